@@ -1,0 +1,53 @@
+// Collectives between the data-parallel ranks of the trainer (Horovod semantics): a sum
+// allreduce over one contiguous float arena, a broadcast of the initial weights, and checks
+// that every rank agrees on what it is about to exchange. Implementations: a ring over MPI
+// point-to-point, MPI_Allreduce (fallback and test oracle), a single-process no-op, NCCL.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace batchai::train {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In place: data[i] = sum over ranks of data[i]. `count` may be any length, also < size().
+  virtual void allreduce_sum(float* data, std::size_t count) = 0;
+  // In place: every rank receives root's data.
+  virtual void broadcast(float* data, std::size_t count, int root) = 0;
+  // Sums a few doubles (metrics such as loss and accuracy); small, latency-bound.
+  virtual void allreduce_sum(double* data, std::size_t count) = 0;
+  virtual void barrier() = 0;
+  // Throws batchai::Error naming the ranks that disagree when `value` differs across ranks
+  // (e.g. the parameter count), so a mismatch fails every rank instead of hanging one.
+  virtual void check_agreement(long long value, const std::string& what) = 0;
+  // Short name for logs and benchmarks: "ring", "mpi", "local", "nccl".
+  virtual std::string name() const = 0;
+};
+
+enum class AllreduceAlgorithm { kRing, kMpi };
+
+// Single-process communicator: size 1, every collective is a no-op.
+std::unique_ptr<Communicator> make_local_communicator();
+// MPI-backed communicator over MPI_COMM_WORLD (MPI must be initialised by the caller,
+// see MpiSession). kRing = own reduce-scatter + allgather; kMpi = MPI_Allreduce.
+std::unique_ptr<Communicator> make_mpi_communicator(AllreduceAlgorithm algorithm);
+
+// RAII MPI_Init/MPI_Finalize; safe to create when the process was not started by mpirun
+// (then size() == 1). Errors are returned (MPI_ERRORS_RETURN) and turned into exceptions.
+class MpiSession {
+ public:
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int rank() const;
+  int size() const;
+  // Ends every rank promptly after a fatal error on this one (MPI_Abort with `code`).
+  [[noreturn]] static void abort_all(int code);
+};
+
+}  // namespace batchai::train
