@@ -1,0 +1,56 @@
+// Starting and stopping real processes (setup tasks, job preparation, jobs, mpirun, supervisors)
+// behind one seam, so launch logic can be tested without processes and fakes can be injected.
+#pragma once
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace batchai {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;                  // argv[0] is looked up on PATH
+  std::map<std::string, std::string> env;         // added to (and overriding) the inherited environment
+  std::vector<std::string> unset_env;             // removed from the inherited environment
+  std::filesystem::path cwd;                      // empty = inherit
+  std::optional<std::filesystem::path> stdout_file;  // nullopt = inherit
+  std::optional<std::filesystem::path> stderr_file;  // nullopt = inherit; may equal stdout_file
+  bool append = false;                            // append to the output files instead of truncating
+  bool stdin_null = true;                         // read /dev/null instead of inheriting stdin
+  bool new_session = true;                        // setsid(): own process group, killable as a tree
+};
+
+struct ProcessExit {
+  int exit_code = -1;   // the child's exit status, or 128 + signal when killed by a signal
+  bool signaled = false;
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  // Starts the process and returns its pid (the process-group id when new_session).
+  virtual pid_t spawn(const ProcessSpec& spec) = 0;
+  // Blocks until `pid` (a child of this process) exits; nullopt when `timeout` passed first.
+  virtual std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) = 0;
+  // spawn + wait.
+  ProcessExit run(const ProcessSpec& spec) { return *wait(spawn(spec), std::nullopt); }
+  // Sends `signal` to the whole process group `pgid`; true when it existed.
+  virtual bool signal_group(pid_t pgid, int signal) = 0;
+  // Starts a fully detached process (double fork, own session, reparented to init) that
+  // survives this process; returns its pid. Used for job supervisors and setup tasks.
+  virtual pid_t spawn_detached(const ProcessSpec& spec) = 0;
+};
+
+std::unique_ptr<ProcessLauncher> make_posix_process_launcher();
+
+// True when a process with this pid exists (kill(pid, 0)).
+bool process_alive(pid_t pid);
+// Path of the running executable (/proc/self/exe), for re-invoking hidden subcommands.
+std::filesystem::path self_executable();
+
+}  // namespace batchai
