@@ -1,0 +1,320 @@
+// POSIX implementation of ProcessLauncher: fork/exec with setsid, redirection, env merge,
+// timed waits, process-group signals and double-fork detaching.
+#include "batchai/common/process.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "batchai/common/errors.hpp"
+
+extern char** environ;
+
+namespace batchai {
+namespace {
+
+// Everything the child needs, prepared before fork() so the child only calls
+// async-signal-safe functions.
+struct PreparedExec {
+  std::vector<std::string> argv_storage;
+  std::vector<std::string> env_storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  std::string program;  // resolved path, or empty when not found
+  std::string cwd;
+  std::string stdout_path;
+  std::string stderr_path;
+  bool has_stdout = false;
+  bool has_stderr = false;
+  bool same_file = false;
+  int open_flags = 0;
+  bool stdin_null = true;
+  bool new_session = true;
+};
+
+std::string lookup_env(const std::vector<std::string>& env, const std::string& key) {
+  const std::string prefix = key + "=";
+  for (const auto& entry : env) {
+    if (entry.compare(0, prefix.size(), prefix) == 0) return entry.substr(prefix.size());
+  }
+  return {};
+}
+
+// PATH lookup as execvp does it, but done in the parent with the child's PATH.
+std::string resolve_program(const std::string& name, const std::vector<std::string>& env,
+                            const std::filesystem::path& cwd) {
+  if (name.find('/') != std::string::npos) {
+    std::filesystem::path p(name);
+    if (p.is_relative() && !cwd.empty()) p = cwd / p;
+    return p.string();
+  }
+  std::string path = lookup_env(env, "PATH");
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::filesystem::path candidate = std::filesystem::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate)) {
+      return candidate.string();
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+PreparedExec prepare(const ProcessSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) {
+    throw InvalidArgument("cannot start a process with an empty command line; give at least argv[0]");
+  }
+  PreparedExec p;
+  p.argv_storage = spec.argv;
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    merged[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& key : spec.unset_env) merged.erase(key);
+  for (const auto& [key, value] : spec.env) merged[key] = value;
+  for (const auto& [key, value] : merged) p.env_storage.push_back(key + "=" + value);
+  for (auto& s : p.argv_storage) p.argv.push_back(s.data());
+  p.argv.push_back(nullptr);
+  for (auto& s : p.env_storage) p.envp.push_back(s.data());
+  p.envp.push_back(nullptr);
+  p.program = resolve_program(spec.argv[0], p.env_storage, spec.cwd);
+  p.cwd = spec.cwd.string();
+  if (spec.stdout_file) {
+    p.has_stdout = true;
+    p.stdout_path = spec.stdout_file->string();
+  }
+  if (spec.stderr_file) {
+    p.has_stderr = true;
+    p.stderr_path = spec.stderr_file->string();
+  }
+  p.same_file = p.has_stdout && p.has_stderr && p.stdout_path == p.stderr_path;
+  p.open_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append ? O_APPEND : O_TRUNC);
+  p.stdin_null = spec.stdin_null;
+  p.new_session = spec.new_session;
+  return p;
+}
+
+// Writes a short message to fd 2 (after redirection, so it lands in the stderr file).
+void child_say(const char* a, const char* b) {
+  auto put = [](const char* s) {
+    if (s != nullptr) {
+      ssize_t ignored = ::write(2, s, std::strlen(s));
+      (void)ignored;
+    }
+  };
+  put("batchai: ");
+  put(a);
+  put(b);
+  put("\n");
+}
+
+// Runs in the forked child; never returns. Exit 127 = not found, 126 = cannot execute.
+[[noreturn]] void exec_child(const PreparedExec& p) {
+  if (p.new_session) ::setsid();
+  // Default signal dispositions and mask for the new program.
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::signal(sig, SIG_DFL);
+  if (p.stdin_null) {
+    int fd = ::open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+      ::dup2(fd, 0);
+      if (fd != 0) ::close(fd);
+    }
+  }
+  if (p.has_stdout) {
+    int fd = ::open(p.stdout_path.c_str(), p.open_flags, 0644);
+    if (fd < 0) {
+      child_say("cannot open stdout file ", p.stdout_path.c_str());
+      ::_exit(126);
+    }
+    ::dup2(fd, 1);
+    if (p.same_file) ::dup2(fd, 2);
+    ::close(fd);
+  }
+  if (p.has_stderr && !p.same_file) {
+    int fd = ::open(p.stderr_path.c_str(), p.open_flags, 0644);
+    if (fd < 0) {
+      child_say("cannot open stderr file ", p.stderr_path.c_str());
+      ::_exit(126);
+    }
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  if (!p.cwd.empty() && ::chdir(p.cwd.c_str()) != 0) {
+    child_say("cannot change directory to ", p.cwd.c_str());
+    ::_exit(126);
+  }
+  if (p.program.empty()) {
+    child_say("command not found: ", p.argv[0]);
+    ::_exit(127);
+  }
+  ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
+  int err = errno;
+  child_say("cannot execute ", p.program.c_str());
+  ::_exit(err == ENOENT ? 127 : 126);
+}
+
+ProcessExit decode_status(int status) {
+  ProcessExit out;
+  if (WIFEXITED(status)) {
+    out.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    out.exit_code = 128 + WTERMSIG(status);
+    out.signaled = true;
+  }
+  return out;
+}
+
+class PosixProcessLauncher final : public ProcessLauncher {
+ public:
+  pid_t spawn(const ProcessSpec& spec) override {
+    PreparedExec p = prepare(spec);
+    // A close-on-exec pipe: EOF tells us the child has run setsid() and exec'd (or exited), so
+    // signal_group(pid) right after spawn() always reaches the new group.
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      throw SystemError(std::string("pipe failed: ") + std::strerror(errno));
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw SystemError(std::string("fork failed: ") + std::strerror(errno) +
+                        "; check the process limit (ulimit -u) and free memory");
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      exec_child(p);
+    }
+    ::close(fds[1]);
+    char byte = 0;
+    while (::read(fds[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(fds[0]);
+    return pid;
+  }
+
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    int status = 0;
+    if (!timeout) {
+      while (true) {
+        pid_t r = ::waitpid(pid, &status, 0);
+        if (r == pid) return decode_status(status);
+        if (r < 0 && errno != EINTR) throw_wait_error(pid);
+      }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + *timeout;
+    auto sleep = std::chrono::milliseconds(1);
+    while (true) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) return decode_status(status);
+      if (r < 0 && errno != EINTR) throw_wait_error(pid);
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return std::nullopt;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      std::this_thread::sleep_for(std::min({sleep, left, std::chrono::milliseconds(50)}));
+      sleep = std::min(sleep * 2, std::chrono::milliseconds(50));
+    }
+  }
+
+  bool signal_group(pid_t pgid, int signal) override {
+    if (pgid <= 1) throw InvalidArgument("refusing to signal process group " + std::to_string(pgid));
+    return ::kill(-pgid, signal) == 0;
+  }
+
+  pid_t spawn_detached(const ProcessSpec& spec) override {
+    PreparedExec p = prepare(spec);
+    p.new_session = true;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      throw SystemError(std::string("pipe failed: ") + std::strerror(errno));
+    }
+    pid_t middle = ::fork();
+    if (middle < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw SystemError(std::string("fork failed: ") + std::strerror(errno));
+    }
+    if (middle == 0) {
+      ::close(fds[0]);
+      ::setsid();
+      pid_t grandchild = ::fork();
+      if (grandchild == 0) {
+        ::close(fds[1]);
+        exec_child(p);  // not a group leader here, so its setsid() gives it its own session
+      }
+      ssize_t ignored = ::write(fds[1], &grandchild, sizeof grandchild);
+      (void)ignored;
+      ::_exit(grandchild < 0 ? 1 : 0);
+    }
+    ::close(fds[1]);
+    pid_t grandchild = -1;
+    ssize_t n;
+    do {
+      n = ::read(fds[0], &grandchild, sizeof grandchild);
+    } while (n < 0 && errno == EINTR);
+    ::close(fds[0]);
+    int status = 0;
+    while (::waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof grandchild) || grandchild <= 0) {
+      throw SystemError("could not start a detached process for '" + spec.argv[0] +
+                        "'; check the process limit (ulimit -u)");
+    }
+    return grandchild;
+  }
+
+ private:
+  [[noreturn]] static void throw_wait_error(pid_t pid) {
+    throw SystemError("waitpid(" + std::to_string(pid) + ") failed: " + std::strerror(errno) +
+                      "; only children of this process can be waited for");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessLauncher> make_posix_process_launcher() {
+  return std::make_unique<PosixProcessLauncher>();
+}
+
+bool process_alive(pid_t pid) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  // A zombie (exited, not yet reaped by its parent) is not alive: it runs nothing.
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  std::string stat(buf, static_cast<std::size_t>(n));
+  auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;
+  char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+std::filesystem::path self_executable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw SystemError("cannot read /proc/self/exe: " + ec.message());
+  return p;
+}
+
+}  // namespace batchai

@@ -1,0 +1,223 @@
+// Tests of the POSIX ProcessLauncher with real processes: exit codes, signals, redirection,
+// environment, working directory, timeouts, process-group kills and detached spawns.
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/common/process.hpp"
+
+namespace batchai {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("batchai-process-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProcessSpec sh(const std::string& script) {
+    ProcessSpec spec;
+    spec.argv = {"sh", "-c", script};
+    return spec;
+  }
+
+  // Waits (bounded) until `pid` is gone; true when it went.
+  static bool wait_gone(pid_t pid, std::chrono::milliseconds limit = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (!process_alive(pid)) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return !process_alive(pid);
+  }
+
+  std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
+  fs::path dir_;
+};
+
+TEST_F(ProcessTest, ExitCodes) {
+  EXPECT_EQ(launcher_->run(sh("exit 0")).exit_code, 0);
+  EXPECT_EQ(launcher_->run(sh("exit 3")).exit_code, 3);
+  ProcessExit e = launcher_->run(sh("exit 255"));
+  EXPECT_EQ(e.exit_code, 255);
+  EXPECT_FALSE(e.signaled);
+}
+
+TEST_F(ProcessTest, SignalGives128PlusN) {
+  ProcessExit e = launcher_->run(sh("kill -TERM $$"));
+  EXPECT_TRUE(e.signaled);
+  EXPECT_EQ(e.exit_code, 128 + SIGTERM);
+  e = launcher_->run(sh("kill -KILL $$"));
+  EXPECT_EQ(e.exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ProcessTest, MissingProgramExits127WithMessage) {
+  ProcessSpec spec;
+  spec.argv = {"batchai-no-such-program-xyz"};
+  spec.stderr_file = dir_ / "err.txt";
+  EXPECT_EQ(launcher_->run(spec).exit_code, 127);
+  EXPECT_NE(read_file(dir_ / "err.txt").find("command not found: batchai-no-such-program-xyz"),
+            std::string::npos);
+}
+
+TEST_F(ProcessTest, EmptyArgvIsRejected) {
+  ProcessSpec spec;
+  EXPECT_THROW(launcher_->spawn(spec), InvalidArgument);
+}
+
+TEST_F(ProcessTest, RedirectionTruncateAppendAndShared) {
+  ProcessSpec spec = sh("echo out; echo err 1>&2");
+  spec.stdout_file = dir_ / "out.txt";
+  spec.stderr_file = dir_ / "err.txt";
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);  // truncates
+  EXPECT_EQ(read_file(dir_ / "out.txt"), "out\n");
+  EXPECT_EQ(read_file(dir_ / "err.txt"), "err\n");
+
+  spec.append = true;
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "out.txt"), "out\nout\n");
+
+  ProcessSpec both = sh("echo one; echo two 1>&2; echo three");
+  both.stdout_file = dir_ / "both.txt";
+  both.stderr_file = dir_ / "both.txt";
+  ASSERT_EQ(launcher_->run(both).exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "both.txt"), "one\ntwo\nthree\n");
+}
+
+TEST_F(ProcessTest, EnvironmentMergeAndUnset) {
+  ::setenv("BATCHAI_PROCESS_TEST_INHERITED", "inherited", 1);
+  ::setenv("BATCHAI_PROCESS_TEST_REMOVED", "removed", 1);
+  ProcessSpec spec = sh(
+      "echo \"$BATCHAI_PROCESS_TEST_INHERITED|$BATCHAI_PROCESS_TEST_NEW|"
+      "${BATCHAI_PROCESS_TEST_REMOVED-unset}\"");
+  spec.env["BATCHAI_PROCESS_TEST_NEW"] = "new value";
+  spec.unset_env = {"BATCHAI_PROCESS_TEST_REMOVED"};
+  spec.stdout_file = dir_ / "env.txt";
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "env.txt"), "inherited|new value|unset\n");
+}
+
+TEST_F(ProcessTest, PathLookupUsesChildPath) {
+  fs::path bin = dir_ / "bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream script(bin / "batchai-test-tool");
+    script << "#!/bin/sh\necho tool ran\n";
+  }
+  fs::permissions(bin / "batchai-test-tool", fs::perms::owner_all);
+  ProcessSpec spec;
+  spec.argv = {"batchai-test-tool"};
+  spec.env["PATH"] = bin.string() + ":/usr/bin:/bin";
+  spec.stdout_file = dir_ / "tool.txt";
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "tool.txt"), "tool ran\n");
+}
+
+TEST_F(ProcessTest, WorkingDirectory) {
+  ProcessSpec spec = sh("pwd > where.txt");
+  spec.cwd = dir_;
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "where.txt"), fs::canonical(dir_).string() + "\n");
+
+  spec.cwd = dir_ / "missing";
+  spec.stderr_file = dir_ / "err.txt";
+  EXPECT_EQ(launcher_->run(spec).exit_code, 126);
+  EXPECT_NE(read_file(dir_ / "err.txt").find("cannot change directory"), std::string::npos);
+}
+
+TEST_F(ProcessTest, WaitTimeoutThenKill) {
+  pid_t pid = launcher_->spawn(sh("sleep 30"));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(launcher_->wait(pid, 100ms).has_value());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+  EXPECT_TRUE(launcher_->signal_group(pid, SIGKILL));
+  auto exit = launcher_->wait(pid, 5s);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ProcessTest, NewSessionMakesTheChildAGroupLeader) {
+  ProcessSpec spec = sh("sleep 30");
+  pid_t pid = launcher_->spawn(spec);
+  EXPECT_EQ(::getpgid(pid), pid);
+  EXPECT_EQ(::getsid(pid), pid);
+  launcher_->signal_group(pid, SIGKILL);
+  launcher_->wait(pid, std::nullopt);
+}
+
+TEST_F(ProcessTest, KillingTheGroupLeavesNoOrphans) {
+  // The child starts two background grandchildren (one of them with a child of its own),
+  // records their pids, then waits.
+  ProcessSpec spec = sh(
+      "sleep 60 & echo $! >> pids.txt; "
+      "sh -c 'sleep 60 & echo $! >> pids.txt; wait' & echo $! >> pids.txt; "
+      "sleep 0.2; echo ready > ready.txt; wait");
+  spec.cwd = dir_;
+  pid_t pid = launcher_->spawn(spec);
+  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready.txt"); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(fs::exists(dir_ / "ready.txt"));
+  std::vector<pid_t> pids;
+  std::ifstream in(dir_ / "pids.txt");
+  for (pid_t p; in >> p;) pids.push_back(p);
+  ASSERT_EQ(pids.size(), 3u);
+  for (pid_t p : pids) EXPECT_TRUE(process_alive(p)) << p;
+
+  EXPECT_TRUE(launcher_->signal_group(pid, SIGKILL));
+  auto exit = launcher_->wait(pid, 5s);
+  ASSERT_TRUE(exit.has_value());
+  for (pid_t p : pids) EXPECT_TRUE(wait_gone(p)) << "pid " << p << " survived the group kill";
+}
+
+TEST_F(ProcessTest, SpawnDetachedSurvivesAndIsNotOurChild) {
+  ProcessSpec spec = sh("echo $$ > detached.txt; sleep 30");
+  spec.cwd = dir_;
+  pid_t pid = launcher_->spawn_detached(spec);
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(process_alive(pid));
+  for (int i = 0; i < 500 && read_file(dir_ / "detached.txt").empty(); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(read_file(dir_ / "detached.txt"), std::to_string(pid) + "\n");
+  EXPECT_EQ(::getsid(pid), pid);
+  // Not a child of ours: waitpid fails instead of blocking.
+  EXPECT_THROW(launcher_->wait(pid, 10ms), SystemError);
+  EXPECT_TRUE(launcher_->signal_group(pid, SIGKILL));
+  EXPECT_TRUE(wait_gone(pid));
+}
+
+TEST_F(ProcessTest, ProcessAliveAndSelfExecutable) {
+  EXPECT_TRUE(process_alive(::getpid()));
+  EXPECT_FALSE(process_alive(0));
+  EXPECT_FALSE(process_alive(-5));
+  pid_t pid = launcher_->spawn(sh("exit 0"));
+  // An exited but unreaped child is a zombie: not alive.
+  EXPECT_TRUE(wait_gone(pid));
+  launcher_->wait(pid, std::nullopt);
+  EXPECT_TRUE(fs::exists(self_executable()));
+  EXPECT_EQ(self_executable().filename().string().rfind("common_tests", 0), 0u);
+}
+
+}  // namespace
+}  // namespace batchai
