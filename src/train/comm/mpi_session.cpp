@@ -1,0 +1,81 @@
+// MpiSession: MPI_Init/MPI_Finalize around the trainer, with MPI errors returned (and turned
+// into exceptions by the communicators) rather than aborting inside the library.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/train/communicator.hpp"
+#include "mpi_error.hpp"
+
+namespace batchai::train {
+namespace detail {
+
+void throw_mpi_error(int rc, const char* operation) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  int rank = -1;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw Error(std::string(operation) + " failed on rank " + std::to_string(rank) + ": " +
+              std::string(text, static_cast<std::size_t>(len)) +
+              ". Another rank has probably exited or the interconnect failed; check the "
+              "other ranks' output for the first error.");
+}
+
+}  // namespace detail
+
+namespace {
+bool g_owns_mpi = false;  // whether this process's MpiSession called MPI_Init
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    // Only the training thread calls MPI; data workers never do.
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+      throw Error("MPI_Init failed: check the Open MPI installation (mpiexec --version) and "
+                  "that the trainer was started by mpiexec or on its own");
+    }
+    g_owns_mpi = true;
+  }
+  detail::check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+                    "MPI_Comm_set_errhandler");
+}
+
+MpiSession::~MpiSession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_owns_mpi && !finalized) MPI_Finalize();
+}
+
+int MpiSession::rank() const {
+  int rank = 0;
+  detail::check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
+int MpiSession::size() const {
+  int size = 1;
+  detail::check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  return size;
+}
+
+void MpiSession::abort_all(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; this covers the no-MPI case
+}
+
+}  // namespace batchai::train

@@ -1,0 +1,99 @@
+// Ring allreduce: P-1 reduce-scatter steps then P-1 allgather steps. After the first phase
+// rank r holds the full sum of segment (r+1) mod P; the second phase circulates those sums.
+#include "ring_allreduce.hpp"
+
+#include <algorithm>
+
+#include "mpi_error.hpp"
+
+namespace batchai::train::detail {
+namespace {
+
+constexpr int kRingTag = 0x5249;  // tag for ring traffic on the communicator's own comm
+// Most messages a step posts at once; chunks grow beyond chunk_bytes to respect it.
+constexpr std::size_t kMaxChunksPerStep = 64;
+// Elements per MPI message must fit an int.
+constexpr std::size_t kMaxMessageFloats = std::size_t{1} << 28;
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+
+}  // namespace
+
+RingAllreduce::RingAllreduce(MPI_Comm comm, std::size_t chunk_bytes)
+    : comm_(comm), chunk_bytes_(chunk_bytes) {
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+}
+
+std::size_t RingAllreduce::seg_begin(std::size_t count, int seg) const {
+  // Balanced split: segment lengths differ by at most one element.
+  const auto p = static_cast<std::size_t>(size_);
+  const auto s = static_cast<std::size_t>(seg);
+  return (count / p) * s + std::min(s, count % p);
+}
+
+void RingAllreduce::sum(float* data, std::size_t count) {
+  if (size_ == 1 || count == 0) return;
+  const std::size_t max_seg = count / static_cast<std::size_t>(size_) + 1;
+  if (scratch_.size() < max_seg) scratch_.resize(max_seg);
+  for (int s = 0; s < size_ - 1; ++s) {
+    step(data, count, mod(rank_ - s, size_), mod(rank_ - s - 1, size_), true);
+  }
+  for (int s = 0; s < size_ - 1; ++s) {
+    step(data, count, mod(rank_ + 1 - s, size_), mod(rank_ - s, size_), false);
+  }
+}
+
+void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_seg,
+                         bool reduce) {
+  const int right = mod(rank_ + 1, size_);
+  const int left = mod(rank_ - 1, size_);
+  const std::size_t send_begin = seg_begin(count, send_seg);
+  const std::size_t send_len = seg_begin(count, send_seg + 1) - send_begin;
+  const std::size_t recv_begin = seg_begin(count, recv_seg);
+  const std::size_t recv_len = seg_begin(count, recv_seg + 1) - recv_begin;
+
+  // Sender and receiver derive the same chunking from the segment length alone.
+  auto chunk_of = [this](std::size_t len) {
+    std::size_t chunk = chunk_bytes_ == 0 ? len : std::max<std::size_t>(chunk_bytes_ / 4, 1);
+    chunk = std::max(chunk, (len + kMaxChunksPerStep - 1) / kMaxChunksPerStep);
+    return std::clamp<std::size_t>(chunk, 1, kMaxMessageFloats);
+  };
+  const std::size_t send_chunk = chunk_of(send_len);
+  const std::size_t recv_chunk = chunk_of(recv_len);
+  const std::size_t n_recv = recv_len == 0 ? 0 : (recv_len + recv_chunk - 1) / recv_chunk;
+  const std::size_t n_send = send_len == 0 ? 0 : (send_len + send_chunk - 1) / send_chunk;
+
+  requests_.assign(n_recv + n_send, MPI_REQUEST_NULL);
+  float* recv_base = reduce ? scratch_.data() : data + recv_begin;
+  for (std::size_t c = 0; c < n_recv; ++c) {
+    const std::size_t off = c * recv_chunk;
+    const int len = static_cast<int>(std::min(recv_chunk, recv_len - off));
+    check_mpi(MPI_Irecv(recv_base + off, len, MPI_FLOAT, left, kRingTag, comm_, &requests_[c]),
+              "MPI_Irecv (ring allreduce)");
+  }
+  for (std::size_t c = 0; c < n_send; ++c) {
+    const std::size_t off = c * send_chunk;
+    const int len = static_cast<int>(std::min(send_chunk, send_len - off));
+    check_mpi(MPI_Isend(data + send_begin + off, len, MPI_FLOAT, right, kRingTag, comm_,
+                        &requests_[n_recv + c]),
+              "MPI_Isend (ring allreduce)");
+  }
+  // Reduce each chunk as soon as it lands while later chunks are still in flight.
+  for (std::size_t c = 0; c < n_recv; ++c) {
+    check_mpi(MPI_Wait(&requests_[c], MPI_STATUS_IGNORE), "MPI_Wait (ring allreduce recv)");
+    if (!reduce) continue;
+    const std::size_t off = c * recv_chunk;
+    const std::size_t len = std::min(recv_chunk, recv_len - off);
+    float* __restrict dst = data + recv_begin + off;
+    const float* __restrict src = scratch_.data() + off;
+    for (std::size_t i = 0; i < len; ++i) dst[i] += src[i];
+  }
+  if (n_send > 0) {
+    check_mpi(MPI_Waitall(static_cast<int>(n_send), requests_.data() + n_recv,
+                          MPI_STATUSES_IGNORE),
+              "MPI_Waitall (ring allreduce send)");
+  }
+}
+
+}  // namespace batchai::train::detail
