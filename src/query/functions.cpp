@@ -1,0 +1,362 @@
+// The built-in JMESPath functions (see functions.hpp). Number results keep jmespath.py's
+// integer/float distinction: abs/sum/max keep ints, avg is always a float, floor/ceil give ints.
+#include "functions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "json_util.hpp"
+
+namespace batchai::query::detail {
+namespace {
+
+using Args = std::vector<Arg>;
+
+Value number_result(double d) {
+  if (d >= -9.2e18 && d <= 9.2e18) return Value::own(Json(static_cast<std::int64_t>(d)));
+  return Value::own(Json(d));
+}
+
+// A result that is `part` of argument `arg`: borrowed when the argument borrows from the input,
+// copied (or moved, when it is the whole argument) when the argument is a temporary.
+Value pass_through(Arg& arg, const Json& part) {
+  if (!arg.value.owned()) return Value::borrow(part);
+  if (&part == &arg.value.get()) return std::move(arg.value);
+  return Value::own(part);
+}
+
+[[noreturn]] void type_error(const Node& call, const std::string& detail) {
+  throw QueryError(ErrorKind::kInvalidType, call.position,
+                   "Invalid JMESPath argument type at position " + std::to_string(call.position) + ": function " +
+                       call.name + "() " + detail);
+}
+
+// Evaluates the &expression of `expref` on every element and checks the keys are all numbers
+// or all strings (the type of the first key decides), as sort_by/max_by/min_by require.
+std::vector<Value> sort_keys(Evaluator& evaluator, const Node& call, const Node& expref, const Json& array) {
+  std::vector<Value> keys;
+  keys.reserve(array.size());
+  const char* required = nullptr;
+  for (const auto& element : array) {
+    Value key = evaluator.eval(expref, element);
+    const char* type = type_name(key.get());
+    if (required == nullptr) required = type;
+    if ((!key.get().is_number() && !key.get().is_string()) || std::string_view(type) != required) {
+      type_error(call, std::string("needs the &expression to give only numbers or only strings, but element ") +
+                           std::to_string(keys.size()) + " gives " + type +
+                           (required != type ? std::string(" after ") + required : std::string()));
+    }
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+int compare_keys(const Json& a, const Json& b) {
+  if (a.is_number()) return compare_numbers(a, b);
+  return a.get_ref<const std::string&>().compare(b.get_ref<const std::string&>());
+}
+
+Value fn_abs(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  if (v.is_number_unsigned()) return pass_through(args[0], v);
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i == std::numeric_limits<std::int64_t>::min()) return Value::own(Json(static_cast<std::uint64_t>(i)));
+    return Value::own(Json(i < 0 ? -i : i));
+  }
+  return Value::own(Json(std::fabs(v.get<double>())));
+}
+
+Value fn_avg(Evaluator&, const Node&, Args& args) {
+  const Json& array = args[0].value.get();
+  if (array.empty()) return {};
+  double sum = 0;
+  for (const auto& v : array) sum += v.get<double>();
+  return Value::own(Json(sum / static_cast<double>(array.size())));
+}
+
+Value fn_ceil(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  if (v.is_number_integer()) return pass_through(args[0], v);
+  return number_result(std::ceil(v.get<double>()));
+}
+
+Value fn_floor(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  if (v.is_number_integer()) return pass_through(args[0], v);
+  return number_result(std::floor(v.get<double>()));
+}
+
+Value fn_contains(Evaluator&, const Node&, Args& args) {
+  const Json& subject = args[0].value.get();
+  const Json& search = args[1].value.get();
+  if (subject.is_string()) {
+    if (!search.is_string()) return Value::own(Json(false));
+    return Value::own(Json(subject.get_ref<const std::string&>().find(search.get_ref<const std::string&>()) !=
+                           std::string::npos));
+  }
+  const bool found = std::any_of(subject.begin(), subject.end(), [&](const Json& e) { return json_equal(e, search); });
+  return Value::own(Json(found));
+}
+
+Value fn_ends_with(Evaluator&, const Node&, Args& args) {
+  const auto& s = args[0].value.get().get_ref<const std::string&>();
+  const auto& suffix = args[1].value.get().get_ref<const std::string&>();
+  return Value::own(Json(s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0));
+}
+
+Value fn_starts_with(Evaluator&, const Node&, Args& args) {
+  const auto& s = args[0].value.get().get_ref<const std::string&>();
+  const auto& prefix = args[1].value.get().get_ref<const std::string&>();
+  return Value::own(Json(s.compare(0, prefix.size(), prefix) == 0));
+}
+
+Value fn_join(Evaluator&, const Node&, Args& args) {
+  const auto& glue = args[0].value.get().get_ref<const std::string&>();
+  std::string out;
+  bool first = true;
+  for (const auto& part : args[1].value.get()) {
+    if (!first) out += glue;
+    first = false;
+    out += part.get_ref<const std::string&>();
+  }
+  return Value::own(Json(std::move(out)));
+}
+
+Value fn_keys(Evaluator&, const Node&, Args& args) {
+  Json out = Json::array();
+  for (const auto& [key, value] : args[0].value.get().items()) out.push_back(key);
+  return Value::own(std::move(out));
+}
+
+Value fn_values(Evaluator&, const Node&, Args& args) {
+  Json out = Json::array();
+  for (const auto& value : args[0].value.get()) out.push_back(value);
+  return Value::own(std::move(out));
+}
+
+Value fn_length(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  const std::size_t n = v.is_string() ? utf8_length(v.get_ref<const std::string&>()) : v.size();
+  return Value::own(Json(static_cast<std::int64_t>(n)));
+}
+
+Value fn_map(Evaluator& evaluator, const Node&, Args& args) {
+  Json out = Json::array();
+  for (const auto& element : args[1].value.get()) out.push_back(evaluator.eval(*args[0].expref, element).take());
+  return Value::own(std::move(out));
+}
+
+Value extreme(Args& args, int sign) {
+  const Json& array = args[0].value.get();
+  if (array.empty()) return {};
+  const Json* best = &array[0];
+  for (const auto& v : array) {
+    if (compare_keys(v, *best) * sign > 0) best = &v;
+  }
+  return pass_through(args[0], *best);
+}
+
+Value fn_max(Evaluator&, const Node&, Args& args) { return extreme(args, 1); }
+Value fn_min(Evaluator&, const Node&, Args& args) { return extreme(args, -1); }
+
+Value extreme_by(Evaluator& evaluator, const Node& call, Args& args, int sign) {
+  const Json& array = args[0].value.get();
+  if (array.empty()) return {};
+  const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    if (compare_keys(keys[i].get(), keys[best].get()) * sign > 0) best = i;
+  }
+  return pass_through(args[0], array[best]);
+}
+
+Value fn_max_by(Evaluator& e, const Node& call, Args& args) { return extreme_by(e, call, args, 1); }
+Value fn_min_by(Evaluator& e, const Node& call, Args& args) { return extreme_by(e, call, args, -1); }
+
+Value fn_merge(Evaluator&, const Node&, Args& args) {
+  if (args.size() == 1) return std::move(args[0].value);
+  Json out = Json::object();
+  for (auto& arg : args) {
+    for (const auto& [key, value] : arg.value.get().items()) out[key] = value;
+  }
+  return Value::own(std::move(out));
+}
+
+Value fn_not_null(Evaluator&, const Node&, Args& args) {
+  for (auto& arg : args) {
+    if (!arg.value.get().is_null()) return std::move(arg.value);
+  }
+  return {};
+}
+
+Value fn_reverse(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  if (v.is_string()) return Value::own(Json(utf8_reverse(v.get_ref<const std::string&>())));
+  Json out = std::move(args[0].value).take();
+  auto& array = out.get_ref<Json::array_t&>();
+  std::reverse(array.begin(), array.end());
+  return Value::own(std::move(out));
+}
+
+Value fn_sort(Evaluator&, const Node&, Args& args) {
+  Json out = std::move(args[0].value).take();
+  auto& array = out.get_ref<Json::array_t&>();
+  std::stable_sort(array.begin(), array.end(), [](const Json& a, const Json& b) { return compare_keys(a, b) < 0; });
+  return Value::own(std::move(out));
+}
+
+Value fn_sort_by(Evaluator& evaluator, const Node& call, Args& args) {
+  const Json& array = args[0].value.get();
+  if (array.empty()) return pass_through(args[0], array);
+  const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
+  std::vector<std::size_t> order(array.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return compare_keys(keys[a].get(), keys[b].get()) < 0; });
+  Json out = Json::array();
+  auto& sorted = out.get_ref<Json::array_t&>();
+  sorted.reserve(order.size());
+  for (std::size_t i : order) sorted.push_back(array[i]);
+  return Value::own(std::move(out));
+}
+
+Value fn_sum(Evaluator&, const Node&, Args& args) {
+  std::int64_t isum = 0;
+  double dsum = 0;
+  bool integral = true;
+  for (const auto& v : args[0].value.get()) {
+    if (integral && v.is_number_integer() && !v.is_number_unsigned() &&
+        !__builtin_add_overflow(isum, v.get<std::int64_t>(), &isum)) {
+      continue;
+    }
+    if (integral) dsum = static_cast<double>(isum);
+    integral = false;
+    dsum += v.get<double>();
+  }
+  return integral ? Value::own(Json(isum)) : Value::own(Json(dsum));
+}
+
+Value fn_to_array(Evaluator&, const Node&, Args& args) {
+  if (args[0].value.get().is_array()) return std::move(args[0].value);
+  Json out = Json::array();
+  out.push_back(std::move(args[0].value).take());
+  return Value::own(std::move(out));
+}
+
+Value fn_to_number(Evaluator&, const Node&, Args& args) {
+  const Json& v = args[0].value.get();
+  if (v.is_number()) return std::move(args[0].value);
+  if (!v.is_string()) return {};
+  auto parsed = parse_number_like_python(v.get_ref<const std::string&>());
+  return parsed ? Value::own(std::move(*parsed)) : Value();
+}
+
+Value fn_to_string(Evaluator&, const Node&, Args& args) {
+  if (args[0].value.get().is_string()) return std::move(args[0].value);
+  return Value::own(Json(python_dumps(args[0].value.get())));
+}
+
+Value fn_type(Evaluator&, const Node&, Args& args) { return Value::own(Json(type_name(args[0].value.get()))); }
+
+const std::vector<FunctionSpec>& table() {
+  constexpr unsigned kArrayOrString = kTypeArray | kTypeString;
+  constexpr unsigned kNumbersOrStrings = kTypeArrayNumber | kTypeArrayString;
+  static const std::vector<FunctionSpec> kTable = {
+      {"abs", {kTypeNumber}, false, fn_abs},
+      {"avg", {kTypeArrayNumber}, false, fn_avg},
+      {"ceil", {kTypeNumber}, false, fn_ceil},
+      {"contains", {kArrayOrString, kTypeAny}, false, fn_contains},
+      {"ends_with", {kTypeString, kTypeString}, false, fn_ends_with},
+      {"floor", {kTypeNumber}, false, fn_floor},
+      {"join", {kTypeString, kTypeArrayString}, false, fn_join},
+      {"keys", {kTypeObject}, false, fn_keys},
+      {"length", {kTypeString | kTypeArray | kTypeObject}, false, fn_length},
+      {"map", {kTypeExpref, kTypeArray}, false, fn_map},
+      {"max", {kNumbersOrStrings}, false, fn_max},
+      {"max_by", {kTypeArray, kTypeExpref}, false, fn_max_by},
+      {"merge", {kTypeObject}, true, fn_merge},
+      {"min", {kNumbersOrStrings}, false, fn_min},
+      {"min_by", {kTypeArray, kTypeExpref}, false, fn_min_by},
+      {"not_null", {kTypeAny}, true, fn_not_null},
+      {"reverse", {kArrayOrString}, false, fn_reverse},
+      {"sort", {kNumbersOrStrings}, false, fn_sort},
+      {"sort_by", {kTypeArray, kTypeExpref}, false, fn_sort_by},
+      {"starts_with", {kTypeString, kTypeString}, false, fn_starts_with},
+      {"sum", {kTypeArrayNumber}, false, fn_sum},
+      {"to_array", {kTypeAny}, false, fn_to_array},
+      {"to_number", {kTypeAny}, false, fn_to_number},
+      {"to_string", {kTypeAny}, false, fn_to_string},
+      {"type", {kTypeAny}, false, fn_type},
+      {"values", {kTypeObject}, false, fn_values},
+  };
+  return kTable;
+}
+
+bool matches(unsigned allowed, const Arg& arg) {
+  if (arg.expref != nullptr) return (allowed & kTypeExpref) != 0;
+  const Json& v = arg.value.get();
+  switch (v.type()) {
+    case Json::value_t::null: return (allowed & kTypeNull) != 0;
+    case Json::value_t::boolean: return (allowed & kTypeBoolean) != 0;
+    case Json::value_t::string: return (allowed & kTypeString) != 0;
+    case Json::value_t::object: return (allowed & kTypeObject) != 0;
+    case Json::value_t::array: {
+      if ((allowed & kTypeArray) != 0) return true;
+      const bool numbers = std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_number(); });
+      if ((allowed & kTypeArrayNumber) != 0 && numbers) return true;
+      const bool strings = std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+      return (allowed & kTypeArrayString) != 0 && strings;
+    }
+    default: return (allowed & kTypeNumber) != 0;
+  }
+}
+
+std::string describe_types(unsigned allowed) {
+  if ((allowed & kTypeAny) == kTypeAny) return "any value";
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {kTypeNumber, "a number"},           {kTypeString, "a string"},
+      {kTypeBoolean, "a boolean"},         {kTypeArray, "an array"},
+      {kTypeObject, "an object"},          {kTypeNull, "null"},
+      {kTypeExpref, "an &expression"},     {kTypeArrayNumber, "an array of numbers"},
+      {kTypeArrayString, "an array of strings"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((allowed & bit) == 0) continue;
+    if (!out.empty()) out += " or ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace
+
+const FunctionSpec* find_function(std::string_view name) {
+  for (const auto& spec : table()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::string check_arity(const FunctionSpec& spec, std::size_t count) {
+  const std::size_t n = spec.params.size();
+  if (spec.variadic ? count >= n : count == n) return {};
+  const std::string plural = n == 1 ? " argument" : " arguments";
+  return "function " + std::string(spec.name) + "() takes " + (spec.variadic ? "at least " : "") +
+         std::to_string(n) + plural + " but " + std::to_string(count) + (count == 1 ? " was" : " were") + " given";
+}
+
+void check_types(const FunctionSpec& spec, const Node& call, const std::vector<Arg>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const unsigned allowed = spec.params[std::min(i, spec.params.size() - 1)];
+    if (matches(allowed, args[i])) continue;
+    const std::string got = args[i].expref != nullptr ? "an &expression" : type_name(args[i].value.get());
+    type_error(call, "expects argument " + std::to_string(i + 1) + " to be " + describe_types(allowed) +
+                         ", but got " + got);
+  }
+}
+
+}  // namespace batchai::query::detail
