@@ -1,0 +1,95 @@
+// The kernel seam of the trainer: every numeric operation of a training step, on buffers the
+// backend owns (host memory for the CPU backend, device memory for CUDA). Callers never
+// dereference a Buffer; host data crosses only through upload()/download(). Activations are
+// NHWC (channels_last, as Keras), weights in Keras layout, so Flatten is free.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace batchai::train {
+
+// Backend memory: `data` may be a device address; only the owning backend dereferences it.
+struct Buffer {
+  float* data = nullptr;
+  std::size_t size = 0;  // floats
+};
+
+// Conv2D with stride 1, square kernel, NHWC input (n, h, w, c) -> output (n, oh, ow, out).
+struct ConvShape {
+  int n = 0, h = 0, w = 0, c = 0;  // input
+  int out = 0;                     // output channels
+  int k = 3;                       // kernel size
+  int pad = 0;                     // 1 for "same" with k=3, 0 for "valid"
+  int oh() const { return h + 2 * pad - k + 1; }
+  int ow() const { return w + 2 * pad - k + 1; }
+};
+
+// Dense: x (n, in) -> y (n, out); kernel (in, out).
+struct DenseShape {
+  int n = 0, in = 0, out = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Memory. allocate() returns zeroed memory; release() accepts what allocate() returned.
+  virtual Buffer allocate(std::size_t count) = 0;
+  virtual void release(Buffer& buffer) = 0;
+  virtual void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset = 0) = 0;
+  virtual void download(float* host, const Buffer& src, std::size_t count, std::size_t offset = 0) = 0;
+  virtual void fill(Buffer& dst, float value) = 0;
+
+  // y = act(conv(x, w) + b); act = ReLU when `relu`. `w` (k, k, c, out), `b` (out).
+  virtual void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                              std::size_t b_off, Buffer& y, bool relu) = 0;
+  // Given y (the forward output) and dy: when `relu`, dy is masked in place by y > 0; then
+  // dw += grad, db += grad (accumulate; zeroing is explicit), dx = input gradient unless
+  // `dx` is null (first layer). Weight gradients live in `dw` at the same offsets as in `w`.
+  virtual void conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                               const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                               bool relu) = 0;
+  virtual void dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                             std::size_t b_off, Buffer& y, bool relu) = 0;
+  virtual void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                              const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                              bool relu) = 0;
+  // 2x2 max pooling, stride 2, floor: x (n, h, w, c) -> y (n, h/2, w/2, c).
+  virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) = 0;
+  // dx = dy routed to the first maximum of each window (recomputed from x and y); other dx = 0.
+  virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
+                                 const Buffer& dy, Buffer& dx) = 0;
+  // Inverted dropout over x.size floats: mask[i] = 0 or 1/(1-rate) drawn from (seed, stream, i);
+  // y = x * mask. Backward: dx = dy * mask.
+  virtual void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
+                               std::uint64_t stream) = 0;
+  virtual void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) = 0;
+  // Softmax + categorical cross entropy over logits (n, classes) with labels (n) given as class
+  // indices stored as floats. Writes dlogits = (softmax - onehot) / n and, on the host, the summed
+  // loss and the number of correct arg-max predictions.
+  virtual void softmax_cross_entropy(int n, int classes, const Buffer& logits, const Buffer& labels,
+                                     Buffer* dlogits, double* loss_sum, int* correct) = 0;
+  // Keras RMSprop: ms = rho*ms + (1-rho)*g^2; p -= lr * g / (sqrt(ms) + eps).
+  virtual void rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
+                              float eps) = 0;
+  virtual void scale(Buffer& x, float factor) = 0;
+  // Worker threads used inside kernels (CPU); ignored by device backends.
+  virtual void set_threads(int threads) = 0;
+};
+
+enum class BackendKind { kCpu, kCuda, kAuto };
+
+// kCpu: the CPU backend. kCuda: throws batchai::Error("CUDA backend not built ...") unless the
+// CUDA target registered a factory. kAuto: CUDA when available and a device exists, else CPU.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads);
+BackendKind parse_backend_kind(const std::string& text);  // "cpu" | "cuda" | "auto"
+
+// Hook for the optional CUDA target: it sets this factory from a static initialiser or from
+// the composition root. Returns null when no device is present.
+using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
+void register_cuda_backend_factory(BackendFactory factory);
+
+}  // namespace batchai::train

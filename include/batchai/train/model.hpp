@@ -1,0 +1,96 @@
+// The trainer's network: a sequential stack of Conv2D / MaxPool2 / Dropout / Dense layers over
+// NHWC activations (Flatten is free in NHWC and matches Keras' channels_last order), with its
+// parameters and gradients in one arena each, and every activation buffer allocated once for
+// the largest batch. Forward/backward run on a Backend; zeroing of gradients is explicit.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "batchai/train/backend.hpp"
+#include "batchai/train/param_table.hpp"
+
+namespace batchai::train {
+
+enum class LayerKind { kConv, kMaxPool, kDropout, kDense };
+
+struct LayerSpec {
+  LayerKind kind;
+  std::string name;   // Keras name for layers with weights ("conv2d_1"), informative otherwise
+  int units = 0;      // conv filters or dense units
+  bool same = false;  // conv padding "same" (else "valid")
+  bool relu = false;  // ReLU fused after conv/dense
+  float rate = 0.0f;  // dropout rate
+};
+
+// The tutorial's cifar10_cnn (1,250,858 parameters); Dense(10) is linear, softmax sits in the loss.
+std::vector<LayerSpec> tutorial_network();
+// Keras-layout table for a stack on an (h, w, c) input.
+ParamTable param_table_for(const std::vector<LayerSpec>& specs, int h, int w, int c);
+
+struct BatchStats {
+  double loss_sum = 0.0;  // summed over the batch's images
+  int correct = 0;
+  int count = 0;
+};
+
+class Model {
+ public:
+  // Allocates every buffer for batches up to `max_batch` images of (h, w, c).
+  Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int h = 32, int w = 32, int c = 3,
+        int classes = 10);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ParamTable& table() const { return table_; }
+  std::size_t param_count() const { return params_.size; }
+  int max_batch() const { return max_batch_; }
+  int input_size() const { return h_ * w_ * c_; }
+  Buffer& params() { return params_; }
+  Buffer& grads() { return grads_; }
+  Backend& backend() { return backend_; }
+
+  // Keras initialisers: Glorot-uniform kernels, zero biases, from a deterministic stream.
+  void init_glorot(std::uint64_t seed);
+  void set_params(const std::vector<float>& host);
+  std::vector<float> get_params() const;
+  std::vector<float> get_grads() const;
+  void zero_grads();
+
+  // One training pass over n <= max_batch images: x is host NHWC floats in [0,1], labels host
+  // class indices. Zeroes the gradients, then leaves grads = d(mean loss over the n images)/dw.
+  // Dropout masks come from (dropout_seed, step) so ranks and reruns are reproducible.
+  BatchStats train_batch(const float* x, const float* labels, int n, bool dropout,
+                         std::uint64_t dropout_seed, std::uint64_t step);
+  // Forward only (no dropout): loss and accuracy for n <= max_batch images.
+  BatchStats evaluate_batch(const float* x, const float* labels, int n);
+  // Logits of the last forward pass (n x classes), for tests.
+  std::vector<float> logits(int n) const;
+
+  // Per-layer forward+backward seconds accumulated since the last reset (for the benchmark).
+  struct LayerTime {
+    std::string name;
+    double forward_s = 0.0, backward_s = 0.0;
+  };
+  void enable_timing(bool on) { timing_ = on; }
+  const std::vector<LayerTime>& layer_times() const { return times_; }
+  void reset_timing();
+
+ private:
+  struct Layer;
+  BatchStats forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
+                     std::uint64_t step, bool want_grad);
+  void backward(int n);
+
+  Backend& backend_;
+  std::vector<LayerSpec> specs_;
+  int max_batch_, h_, w_, c_, classes_;
+  ParamTable table_;
+  Buffer params_, grads_, input_, labels_, dlogits_;
+  std::vector<Layer> layers_;
+  bool timing_ = false;
+  std::vector<LayerTime> times_;
+};
+
+}  // namespace batchai::train

@@ -1,0 +1,289 @@
+// CPU backend: the Backend operations over host memory (see cpu_backend.hpp for the plan).
+#include "cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "batchai/common/errors.hpp"
+
+extern "C" void openblas_set_num_threads(int num_threads);
+
+namespace batchai::train::cpu {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// C[m, n] (+)= A[m, k] * B[k, n] (row-major), with optional transposes.
+void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+          float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k,
+              1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) { set_threads(threads); }
+CpuBackend::~CpuBackend() = default;
+
+void CpuBackend::set_threads(int threads) {
+  threads_ = std::max(1, threads);
+  // Parallelism is ours (one GEMM per part); OpenBLAS runs each call on its caller's thread.
+  openblas_set_num_threads(1);
+  pool_ = std::make_unique<ThreadPool>(threads_);
+  scratch_.assign(threads_, std::vector<std::vector<float>>(4));
+}
+
+float* CpuBackend::scratch(int part, int slot, std::size_t count) {
+  auto& v = scratch_[part][slot];
+  if (v.size() < count) v.resize(count);
+  return v.data();
+}
+
+void CpuBackend::split(int total, int parts, int part, int& begin, int& end) {
+  begin = static_cast<int>(static_cast<long long>(total) * part / parts);
+  end = static_cast<int>(static_cast<long long>(total) * (part + 1) / parts);
+}
+
+Buffer CpuBackend::allocate(std::size_t count) {
+  Buffer b;
+  b.data = new float[count]();
+  b.size = count;
+  return b;
+}
+
+void CpuBackend::release(Buffer& buffer) {
+  delete[] buffer.data;
+  buffer = Buffer{};
+}
+
+void CpuBackend::upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) {
+  if (offset + count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
+  std::memcpy(dst.data + offset, host, count * sizeof(float));
+}
+
+void CpuBackend::download(float* host, const Buffer& src, std::size_t count, std::size_t offset) {
+  if (offset + count > src.size) throw Error("download past the end of a backend buffer (internal error)");
+  std::memcpy(host, src.data + offset, count * sizeof(float));
+}
+
+void CpuBackend::fill(Buffer& dst, float value) { std::fill(dst.data, dst.data + dst.size, value); }
+
+void CpuBackend::conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                                std::size_t b_off, Buffer& y, bool relu) {
+  const int kdim = s.k * s.k * s.c, pix = s.oh() * s.ow();
+  const int parts = std::min(threads_, s.n);
+  pool_->run(parts, [&](int part) {
+    int n0, n1;
+    split(s.n, parts, part, n0, n1);
+    if (n0 == n1) return;
+    const int rows = (n1 - n0) * pix;
+    float* col = scratch(part, 0, static_cast<std::size_t>(rows) * kdim);
+    im2col_nhwc(s, x.data, n0, n1, col);
+    float* out = y.data + static_cast<std::size_t>(n0) * pix * s.out;
+    gemm(false, false, rows, s.out, kdim, col, kdim, w.data + w_off, s.out, 0.0f, out, s.out);
+    bias_act_rows(out, rows, s.out, w.data + b_off, relu);
+  });
+}
+
+void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                                 const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                                 bool relu) {
+  const int kdim = s.k * s.k * s.c, pix = s.oh() * s.ow();
+  const std::size_t wsize = static_cast<std::size_t>(kdim) * s.out;
+  const int parts = std::min(threads_, s.n);
+  pool_->run(parts, [&](int part) {
+    int n0, n1;
+    split(s.n, parts, part, n0, n1);
+    const int rows = (n1 - n0) * pix;
+    // Part 0 accumulates straight into dw; the others into zeroed private sums added below.
+    float* gw = part == 0 ? dw.data + w_off : scratch(part, 2, wsize + s.out);
+    float* gb = part == 0 ? dw.data + b_off : gw + wsize;
+    if (part != 0) std::fill(gw, gw + wsize + s.out, 0.0f);
+    if (rows == 0) return;
+    const std::size_t off = static_cast<std::size_t>(n0) * pix * s.out;
+    float* g = dy.data + off;
+    if (relu) relu_mask_rows(g, y.data + off, static_cast<std::size_t>(rows) * s.out);
+    column_sums_add(g, rows, s.out, gb);
+    float* col = scratch(part, 0, static_cast<std::size_t>(rows) * kdim);
+    im2col_nhwc(s, x.data, n0, n1, col);
+    gemm(true, false, kdim, s.out, rows, col, kdim, g, s.out, 1.0f, gw, s.out);
+    if (dx != nullptr) {
+      float* dcol = scratch(part, 1, static_cast<std::size_t>(rows) * kdim);
+      gemm(false, true, rows, kdim, s.out, g, s.out, w.data + w_off, s.out, 0.0f, dcol, kdim);
+      col2im_nhwc(s, dcol, n0, n1, dx->data);
+    }
+  });
+  for (int part = 1; part < parts; ++part) {
+    const float* gw = scratch_[part][2].data();
+    float* dst = dw.data + w_off;
+    for (std::size_t i = 0; i < wsize; ++i) dst[i] += gw[i];
+    float* dstb = dw.data + b_off;
+    for (int j = 0; j < s.out; ++j) dstb[j] += gw[wsize + j];
+  }
+}
+
+void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                               std::size_t b_off, Buffer& y, bool relu) {
+  // Split by output columns: each part reads all of x and its own slice of the kernel.
+  const int parts = std::min(threads_, std::max(1, s.out / 16));
+  pool_->run(parts, [&](int part) {
+    int o0, o1;
+    split(s.out, parts, part, o0, o1);
+    const int cols = o1 - o0;
+    float* out = y.data + o0;
+    gemm(false, false, s.n, cols, s.in, x.data, s.in, w.data + w_off + o0, s.out, 0.0f, out, s.out);
+    const float* bias = w.data + b_off + o0;
+    for (int r = 0; r < s.n; ++r) {
+      float* row = out + static_cast<std::size_t>(r) * s.out;
+      for (int j = 0; j < cols; ++j) row[j] = relu ? std::max(row[j] + bias[j], 0.0f) : row[j] + bias[j];
+    }
+  });
+}
+
+void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                                const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                                bool relu) {
+  const std::size_t count = static_cast<std::size_t>(s.n) * s.out;
+  if (relu) relu_mask_rows(dy.data, y.data, count);
+  const int parts = std::min(threads_, std::max(1, s.out / 16));
+  pool_->run(parts, [&](int part) {
+    int o0, o1;
+    split(s.out, parts, part, o0, o1);
+    const int cols = o1 - o0;
+    const float* g = dy.data + o0;
+    // dW[:, o0:o1] += x^T dy[:, o0:o1]; db[o0:o1] += column sums.
+    gemm(true, false, s.in, cols, s.n, x.data, s.in, g, s.out, 1.0f, dw.data + w_off + o0, s.out);
+    float* db = dw.data + b_off + o0;
+    for (int r = 0; r < s.n; ++r) {
+      const float* row = g + static_cast<std::size_t>(r) * s.out;
+      for (int j = 0; j < cols; ++j) db[j] += row[j];
+    }
+  });
+  if (dx != nullptr) {
+    const int xparts = std::min(threads_, std::max(1, s.in / 16));
+    pool_->run(xparts, [&](int part) {
+      int i0, i1;
+      split(s.in, xparts, part, i0, i1);
+      // dx[:, i0:i1] = dy * W[i0:i1, :]^T
+      gemm(false, true, s.n, i1 - i0, s.out, dy.data, s.out, w.data + w_off + static_cast<std::size_t>(i0) * s.out,
+           s.out, 0.0f, dx->data + i0, s.in);
+    });
+  }
+}
+
+void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) {
+  const int ph = h / 2, pw = w / 2;
+  for (int img = 0; img < n; ++img) {
+    for (int py = 0; py < ph; ++py) {
+      for (int px = 0; px < pw; ++px) {
+        const float* a = x.data + ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
+        const float* b = a + c;
+        const float* d = a + static_cast<std::size_t>(w) * c;
+        const float* e = d + c;
+        float* o = y.data + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
+        for (int ch = 0; ch < c; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
+      }
+    }
+  }
+}
+
+void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
+                                   const Buffer& dy, Buffer& dx) {
+  const int ph = h / 2, pw = w / 2;
+  std::fill(dx.data, dx.data + static_cast<std::size_t>(n) * h * w * c, 0.0f);
+  for (int img = 0; img < n; ++img) {
+    for (int py = 0; py < ph; ++py) {
+      for (int px = 0; px < pw; ++px) {
+        const std::size_t base = ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
+        const std::size_t offs[4] = {base, base + c, base + static_cast<std::size_t>(w) * c,
+                                     base + static_cast<std::size_t>(w) * c + c};
+        const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
+        for (int ch = 0; ch < c; ++ch) {
+          const float m = y.data[o + ch];
+          for (std::size_t q : offs) {
+            if (x.data[q + ch] == m) {
+              dx.data[q + ch] += dy.data[o + ch];
+              break;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
+                                 std::uint64_t stream) {
+  const float keep = 1.0f / (1.0f - rate);
+  const std::uint64_t base = splitmix64(seed ^ splitmix64(stream));
+  const std::uint64_t threshold =
+      static_cast<std::uint64_t>(static_cast<double>(rate) * 18446744073709551616.0);
+  for (std::size_t i = 0; i < x.size; ++i) {
+    const float m = splitmix64(base + i) < threshold ? 0.0f : keep;
+    mask.data[i] = m;
+    y.data[i] = x.data[i] * m;
+  }
+}
+
+void CpuBackend::dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) {
+  for (std::size_t i = 0; i < dy.size; ++i) dx.data[i] = dy.data[i] * mask.data[i];
+}
+
+void CpuBackend::softmax_cross_entropy(int n, int classes, const Buffer& logits, const Buffer& labels,
+                                       Buffer* dlogits, double* loss_sum, int* correct) {
+  double loss = 0.0;
+  int hits = 0;
+  for (int r = 0; r < n; ++r) {
+    const float* z = logits.data + static_cast<std::size_t>(r) * classes;
+    const int label = static_cast<int>(labels.data[r]);
+    int best = 0;
+    for (int j = 1; j < classes; ++j) best = z[j] > z[best] ? j : best;
+    hits += best == label ? 1 : 0;
+    const double zmax = z[best];
+    double sum = 0.0;
+    for (int j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(z[j]) - zmax);
+    // Keras clips probabilities to [1e-7, 1 - 1e-7] before the log.
+    const double p_label = std::exp(static_cast<double>(z[label]) - zmax) / sum;
+    loss -= std::log(std::clamp(p_label, 1e-7, 1.0 - 1e-7));
+    if (dlogits != nullptr) {
+      float* g = dlogits->data + static_cast<std::size_t>(r) * classes;
+      for (int j = 0; j < classes; ++j) {
+        const double p = std::exp(static_cast<double>(z[j]) - zmax) / sum;
+        g[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
+      }
+    }
+  }
+  if (loss_sum != nullptr) *loss_sum = loss;
+  if (correct != nullptr) *correct = hits;
+}
+
+void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
+                                float eps) {
+  const int parts = threads_;
+  pool_->run(parts, [&](int part) {
+    int b0, b1;
+    split(static_cast<int>(params.size), parts, part, b0, b1);
+    float* p = params.data;
+    const float* g = grads.data;
+    float* m = ms.data;
+    for (int i = b0; i < b1; ++i) {
+      m[i] = rho * m[i] + (1.0f - rho) * g[i] * g[i];
+      p[i] -= lr * g[i] / (std::sqrt(m[i]) + eps);
+    }
+  });
+}
+
+void CpuBackend::scale(Buffer& x, float factor) {
+  for (std::size_t i = 0; i < x.size; ++i) x.data[i] *= factor;
+}
+
+}  // namespace batchai::train::cpu

@@ -1,0 +1,66 @@
+// The CPU backend: NHWC activations, im2col + OpenBLAS sgemm with the batch folded into the
+// GEMM rows, bias and ReLU fused in one pass after each GEMM, and work split across a fixed
+// thread pool by images (conv) or output columns (dense). Buffers and workspaces are
+// allocated once and reused every step.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "batchai/train/backend.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace batchai::train::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads);
+  ~CpuBackend() override;
+  std::string name() const override { return "cpu"; }
+
+  Buffer allocate(std::size_t count) override;
+  void release(Buffer& buffer) override;
+  void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) override;
+  void download(float* host, const Buffer& src, std::size_t count, std::size_t offset) override;
+  void fill(Buffer& dst, float value) override;
+
+  void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                      std::size_t b_off, Buffer& y, bool relu) override;
+  void conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                       const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                       bool relu) override;
+  void dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                     std::size_t b_off, Buffer& y, bool relu) override;
+  void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                      const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                      bool relu) override;
+  void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) override;
+  void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
+                         const Buffer& dy, Buffer& dx) override;
+  void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
+                       std::uint64_t stream) override;
+  void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) override;
+  void softmax_cross_entropy(int n, int classes, const Buffer& logits, const Buffer& labels,
+                             Buffer* dlogits, double* loss_sum, int* correct) override;
+  void rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
+                      float eps) override;
+  void scale(Buffer& x, float factor) override;
+  void set_threads(int threads) override;
+
+ private:
+  // Per-thread scratch that only grows (sized by the first step, then reused).
+  float* scratch(int part, int slot, std::size_t count);
+  // Splits [0, total) into `parts` near-equal ranges.
+  static void split(int total, int parts, int part, int& begin, int& end);
+  int threads_ = 1;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::vector<std::vector<float>>> scratch_;  // [part][slot]
+};
+
+// Kernels shared by the backend's parallel parts (cpu_conv.cpp).
+void im2col_nhwc(const ConvShape& s, const float* x, int n0, int n1, float* col);
+void col2im_nhwc(const ConvShape& s, const float* col, int n0, int n1, float* dx);
+void bias_act_rows(float* y, std::size_t rows, int cols, const float* bias, bool relu);
+void relu_mask_rows(float* dy, const float* y, std::size_t count);
+void column_sums_add(const float* dy, std::size_t rows, int cols, float* db);
+
+}  // namespace batchai::train::cpu

@@ -1,0 +1,266 @@
+// The sequential model: shape inference, buffer allocation, Glorot init, forward and backward.
+#include "batchai/train/model.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "batchai/common/errors.hpp"
+
+namespace batchai::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A view of the first `count` floats of a buffer (the current batch of a max-batch buffer).
+Buffer view(const Buffer& b, std::size_t count) { return Buffer{b.data, count}; }
+
+}  // namespace
+
+std::vector<LayerSpec> tutorial_network() {
+  return {
+      {LayerKind::kConv, "conv2d_1", 32, true, true, 0.0f},
+      {LayerKind::kConv, "conv2d_2", 32, false, true, 0.0f},
+      {LayerKind::kMaxPool, "max_pooling2d_1", 0, false, false, 0.0f},
+      {LayerKind::kDropout, "dropout_1", 0, false, false, 0.25f},
+      {LayerKind::kConv, "conv2d_3", 64, true, true, 0.0f},
+      {LayerKind::kConv, "conv2d_4", 64, false, true, 0.0f},
+      {LayerKind::kMaxPool, "max_pooling2d_2", 0, false, false, 0.0f},
+      {LayerKind::kDropout, "dropout_2", 0, false, false, 0.25f},
+      {LayerKind::kDense, "dense_1", 512, false, true, 0.0f},  // after the implicit Flatten
+      {LayerKind::kDropout, "dropout_3", 0, false, false, 0.5f},
+      {LayerKind::kDense, "dense_2", 10, false, false, 0.0f},
+  };
+}
+
+ParamTable param_table_for(const std::vector<LayerSpec>& specs, int h, int w, int c) {
+  ParamTable table;
+  std::size_t offset = 0;
+  auto add = [&](const std::string& layer, const std::string& weight, std::vector<int> shape) {
+    ParamEntry e{layer, weight, std::move(shape), offset};
+    offset += e.size();
+    table.push_back(std::move(e));
+  };
+  for (const auto& s : specs) {
+    switch (s.kind) {
+      case LayerKind::kConv:
+        add(s.name, "kernel:0", {3, 3, c, s.units});
+        add(s.name, "bias:0", {s.units});
+        if (!s.same) h -= 2, w -= 2;
+        c = s.units;
+        break;
+      case LayerKind::kMaxPool:
+        h /= 2, w /= 2;
+        break;
+      case LayerKind::kDropout:
+        break;
+      case LayerKind::kDense:
+        add(s.name, "kernel:0", {h * w * c, s.units});
+        add(s.name, "bias:0", {s.units});
+        h = 1, w = 1, c = s.units;
+        break;
+    }
+  }
+  return table;
+}
+
+// One layer's shapes, parameter offsets and max-batch buffers (output and its gradient).
+struct Model::Layer {
+  LayerSpec spec;
+  int ih, iw, ic, oh, ow, oc;  // per-image input and output dims
+  std::size_t w_off = 0, b_off = 0;
+  Buffer y, dy, mask;
+  std::size_t out_size() const { return static_cast<std::size_t>(oh) * ow * oc; }
+  ConvShape conv(int n) const { return ConvShape{n, ih, iw, ic, oc, 3, spec.same ? 1 : 0}; }
+  DenseShape dense(int n) const { return DenseShape{n, ih * iw * ic, oc}; }
+};
+
+Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int h, int w, int c, int classes)
+    : backend_(backend), specs_(std::move(specs)), max_batch_(max_batch), h_(h), w_(w), c_(c),
+      classes_(classes), table_(param_table_for(specs_, h, w, c)) {
+  if (max_batch <= 0) throw InvalidArgument("batch size must be positive");
+  params_ = backend_.allocate(train::param_count(table_));
+  grads_ = backend_.allocate(train::param_count(table_));
+  input_ = backend_.allocate(static_cast<std::size_t>(max_batch) * h * w * c);
+  labels_ = backend_.allocate(static_cast<std::size_t>(max_batch));
+  std::size_t entry = 0;
+  for (const auto& s : specs_) {
+    Layer l{s, h, w, c, h, w, c, 0, 0, {}, {}, {}};
+    if (s.kind == LayerKind::kConv) {
+      l.oh = s.same ? h : h - 2, l.ow = s.same ? w : w - 2, l.oc = s.units;
+    } else if (s.kind == LayerKind::kMaxPool) {
+      l.oh = h / 2, l.ow = w / 2;
+    } else if (s.kind == LayerKind::kDense) {
+      l.oh = 1, l.ow = 1, l.oc = s.units;
+    }
+    if (s.kind == LayerKind::kConv || s.kind == LayerKind::kDense) {
+      l.w_off = table_[entry++].offset;
+      l.b_off = table_[entry++].offset;
+    }
+    l.y = backend_.allocate(max_batch * l.out_size());
+    l.dy = backend_.allocate(max_batch * l.out_size());
+    if (s.kind == LayerKind::kDropout) l.mask = backend_.allocate(max_batch * l.out_size());
+    h = l.oh, w = l.ow, c = l.oc;
+    layers_.push_back(l);
+  }
+  if (layers_.empty() || h * w * c != classes) {
+    throw InvalidArgument("the network must end in " + std::to_string(classes) + " outputs");
+  }
+  dlogits_ = layers_.back().dy;
+  times_.resize(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) times_[i].name = layers_[i].spec.name;
+}
+
+Model::~Model() {
+  for (auto& l : layers_) {
+    backend_.release(l.y);
+    backend_.release(l.dy);
+    if (l.mask.data != nullptr) backend_.release(l.mask);
+  }
+  backend_.release(params_);
+  backend_.release(grads_);
+  backend_.release(input_);
+  backend_.release(labels_);
+}
+
+void Model::init_glorot(std::uint64_t seed) {
+  std::vector<float> host(params_.size, 0.0f);
+  std::uint64_t counter = mix64(seed);
+  for (const auto& e : table_) {
+    if (e.weight != "kernel:0") continue;  // biases stay zero
+    const double receptive = e.shape.size() == 4 ? e.shape[0] * e.shape[1] : 1.0;
+    const double fan_in = receptive * e.shape[e.shape.size() - 2];
+    const double fan_out = receptive * e.shape.back();
+    const double limit = std::sqrt(6.0 / (fan_in + fan_out));
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const double u = static_cast<double>(mix64(counter++) >> 11) * 0x1.0p-53;  // [0, 1)
+      host[e.offset + i] = static_cast<float>((2.0 * u - 1.0) * limit);
+    }
+  }
+  set_params(host);
+}
+
+void Model::set_params(const std::vector<float>& host) {
+  if (host.size() != params_.size) {
+    throw InvalidArgument("expected " + std::to_string(params_.size) + " parameters, got " +
+                          std::to_string(host.size()));
+  }
+  backend_.upload(params_, host.data(), host.size());
+}
+
+std::vector<float> Model::get_params() const {
+  std::vector<float> host(params_.size);
+  backend_.download(host.data(), params_, host.size());
+  return host;
+}
+
+std::vector<float> Model::get_grads() const {
+  std::vector<float> host(grads_.size);
+  backend_.download(host.data(), grads_, host.size());
+  return host;
+}
+
+void Model::zero_grads() { backend_.fill(grads_, 0.0f); }
+
+void Model::reset_timing() {
+  for (auto& t : times_) t.forward_s = t.backward_s = 0.0;
+}
+
+std::vector<float> Model::logits(int n) const {
+  std::vector<float> host(static_cast<std::size_t>(n) * classes_);
+  backend_.download(host.data(), layers_.back().y, host.size());
+  return host;
+}
+
+BatchStats Model::train_batch(const float* x, const float* labels, int n, bool dropout,
+                              std::uint64_t dropout_seed, std::uint64_t step) {
+  zero_grads();
+  BatchStats stats = forward(x, labels, n, dropout, dropout_seed, step, true);
+  backward(n);
+  return stats;
+}
+
+BatchStats Model::evaluate_batch(const float* x, const float* labels, int n) {
+  return forward(x, labels, n, false, 0, 0, false);
+}
+
+BatchStats Model::forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
+                          std::uint64_t step, bool want_grad) {
+  if (n <= 0 || n > max_batch_) {
+    throw InvalidArgument("batch of " + std::to_string(n) + " images does not fit the model's batch size " +
+                          std::to_string(max_batch_));
+  }
+  backend_.upload(input_, x, static_cast<std::size_t>(n) * h_ * w_ * c_);
+  backend_.upload(labels_, labels, static_cast<std::size_t>(n));
+  const Buffer* in = &input_;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& l = layers_[i];
+    const auto t0 = timing_ ? Clock::now() : Clock::time_point{};
+    switch (l.spec.kind) {
+      case LayerKind::kConv:
+        backend_.conv2d_forward(l.conv(n), *in, params_, l.w_off, l.b_off, l.y, l.spec.relu);
+        break;
+      case LayerKind::kDense:
+        backend_.dense_forward(l.dense(n), *in, params_, l.w_off, l.b_off, l.y, l.spec.relu);
+        break;
+      case LayerKind::kMaxPool:
+        backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.y);
+        break;
+      case LayerKind::kDropout: {
+        Buffer out = view(l.y, n * l.out_size());
+        if (dropout && l.spec.rate > 0.0f) {
+          Buffer mask = view(l.mask, out.size);
+          backend_.dropout_forward(view(*in, out.size), out, mask, l.spec.rate, seed, step * 64 + i);
+        } else {
+          Buffer ones = view(l.mask, out.size);
+          backend_.fill(ones, 1.0f);
+          backend_.dropout_backward(view(*in, out.size), ones, out);  // identity copy
+        }
+        break;
+      }
+    }
+    if (timing_) times_[i].forward_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    in = &l.y;
+  }
+  BatchStats stats;
+  stats.count = n;
+  Buffer* dlogits = want_grad ? &dlogits_ : nullptr;
+  backend_.softmax_cross_entropy(n, classes_, layers_.back().y, labels_, dlogits, &stats.loss_sum,
+                                 &stats.correct);
+  return stats;
+}
+
+void Model::backward(int n) {
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    Layer& l = layers_[i];
+    const Buffer& x = i == 0 ? input_ : layers_[i - 1].y;
+    Buffer* dx = i == 0 ? nullptr : &layers_[i - 1].dy;
+    const auto t0 = timing_ ? Clock::now() : Clock::time_point{};
+    switch (l.spec.kind) {
+      case LayerKind::kConv:
+        backend_.conv2d_backward(l.conv(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off, l.spec.relu);
+        break;
+      case LayerKind::kDense:
+        backend_.dense_backward(l.dense(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off, l.spec.relu);
+        break;
+      case LayerKind::kMaxPool:
+        if (dx != nullptr) backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.y, l.dy, *dx);
+        break;
+      case LayerKind::kDropout:
+        if (dx != nullptr) {
+          Buffer out = view(*dx, n * l.out_size());
+          backend_.dropout_backward(view(l.dy, out.size), view(l.mask, out.size), out);
+        }
+        break;
+    }
+    if (timing_) times_[i].backward_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+}
+
+}  // namespace batchai::train

@@ -1,0 +1,81 @@
+// The tutorial model's structure: parameter count, Keras table, Glorot ranges, batch limits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "batchai/train/model.hpp"
+
+namespace batchai::train {
+namespace {
+
+TEST(Model, TutorialTableMatchesKeras) {
+  const ParamTable t = tutorial_param_table();
+  EXPECT_EQ(param_count(t), 1250858u);
+  ASSERT_EQ(t.size(), 12u);
+  EXPECT_EQ(t[0].layer, "conv2d_1");
+  EXPECT_EQ(t[0].weight, "kernel:0");
+  EXPECT_EQ(t[0].shape, (std::vector<int>{3, 3, 3, 32}));
+  EXPECT_EQ(find_param(t, "conv2d_4", "kernel:0").shape, (std::vector<int>{3, 3, 64, 64}));
+  EXPECT_EQ(find_param(t, "dense_1", "kernel:0").shape, (std::vector<int>{2304, 512}));
+  EXPECT_EQ(find_param(t, "dense_2", "bias:0").shape, (std::vector<int>{10}));
+  EXPECT_THROW(find_param(t, "dense_3", "kernel:0"), std::exception);
+}
+
+TEST(Model, KerasExportImportRoundTrip) {
+  ParamArena arena;
+  for (std::size_t i = 0; i < arena.values.size(); ++i) arena.values[i] = static_cast<float>(i % 97);
+  std::vector<float> keras;
+  export_keras(arena, keras);
+  ParamArena back;
+  import_keras(back, keras);
+  EXPECT_EQ(back.values, arena.values);
+  keras.pop_back();
+  EXPECT_THROW(import_keras(back, keras), std::exception);
+}
+
+TEST(Model, GlorotUniformKernelsZeroBiases) {
+  auto be = make_backend(BackendKind::kCpu, 1);
+  Model m(*be, tutorial_network(), 4);
+  m.init_glorot(1);
+  const auto p = m.get_params();
+  for (const auto& e : m.table()) {
+    float lo = 0, hi = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      lo = std::min(lo, p[e.offset + i]);
+      hi = std::max(hi, p[e.offset + i]);
+    }
+    if (e.weight == "bias:0") {
+      EXPECT_EQ(lo, 0.0f);
+      EXPECT_EQ(hi, 0.0f);
+    } else {
+      const double r = e.shape.size() == 4 ? 9.0 : 1.0;
+      const double limit = std::sqrt(6.0 / (r * e.shape[e.shape.size() - 2] + r * e.shape.back()));
+      EXPECT_LE(hi, limit);
+      EXPECT_GE(lo, -limit);
+      EXPECT_GT(hi, 0.9 * limit) << e.layer;
+    }
+  }
+}
+
+TEST(Model, RejectsOversizedBatch) {
+  auto be = make_backend(BackendKind::kCpu, 1);
+  Model m(*be, tutorial_network(), 2);
+  std::vector<float> x(3 * 32 * 32 * 3, 0.5f), y(3, 1.0f);
+  EXPECT_THROW(m.train_batch(x.data(), y.data(), 3, false, 0, 0), std::exception);
+  const BatchStats s = m.evaluate_batch(x.data(), y.data(), 2);
+  EXPECT_EQ(s.count, 2);
+  EXPECT_GT(s.loss_sum, 0.0);
+}
+
+TEST(Model, CudaBackendAbsentIsAClearError) {
+  try {
+    make_backend(BackendKind::kCuda, 1);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA backend not built"), std::string::npos);
+  }
+  EXPECT_EQ(make_backend(BackendKind::kAuto, 1)->name(), "cpu");
+}
+
+}  // namespace
+}  // namespace batchai::train
