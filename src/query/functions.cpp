@@ -228,8 +228,12 @@ Value fn_sum(Evaluator&, const Node&, Args& args) {
   double dsum = 0;
   bool integral = true;
   for (const auto& v : args[0].value.get()) {
-    if (integral && v.is_number_integer() && !v.is_number_unsigned() &&
-        !__builtin_add_overflow(isum, v.get<std::int64_t>(), &isum)) {
+    const bool fits = v.is_number_integer() &&
+                      (!v.is_number_unsigned() ||
+                       v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+    std::int64_t next = 0;
+    if (integral && fits && !__builtin_add_overflow(isum, v.get<std::int64_t>(), &next)) {
+      isum = next;
       continue;
     }
     if (integral) dsum = static_cast<double>(isum);
