@@ -7,6 +7,7 @@ packages=(
   libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev libopenblas-dev libhdf5-dev libyaml-cpp-dev libcurl4-openssl-dev
   python3 python3-jmespath
+  json-schema-test-suite
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
