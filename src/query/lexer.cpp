@@ -22,9 +22,9 @@ class Lexer {
  public:
   explicit Lexer(std::string_view text) : text_(text) {}
 
-  std::vector<Token> run() {
-    std::vector<Token> tokens;
-    tokens.reserve(text_.size() / 2 + 2);
+  Tokens run() {
+    auto& tokens = out_.tokens;
+    tokens.reserve(text_.size() + 1);  // at most one token per character, plus end
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
       if (is_space(c)) {
@@ -40,7 +40,7 @@ class Lexer {
     Token eof;
     eof.start = text_.size();
     tokens.push_back(std::move(eof));
-    return tokens;
+    return std::move(out_);
   }
 
  private:
@@ -151,8 +151,7 @@ class Lexer {
   void lex_raw_string(Token& token) {
     std::string lexeme = consume_until('\'');
     replace_all(lexeme, "\\'", "'");
-    token.type = TokenType::kLiteral;
-    token.value = Json(std::move(lexeme));
+    add_literal(token, Json(std::move(lexeme)));
   }
 
   void lex_quoted_identifier(Token& token) {
@@ -178,12 +177,18 @@ class Lexer {
       parsed = Json::parse(legacy, nullptr, false);
       if (parsed.is_discarded()) throw_syntax(start, "invalid JSON literal `" + lexeme + "`");
     }
+    add_literal(token, std::move(parsed));
+  }
+
+  void add_literal(Token& token, Json value) {
     token.type = TokenType::kLiteral;
-    token.value = std::move(parsed);
+    token.literal = out_.literals.size();
+    out_.literals.push_back(std::move(value));
   }
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  Tokens out_;
 };
 
 }  // namespace
@@ -200,6 +205,6 @@ std::string describe(const Token& token, std::string_view expression) {
   return "token '" + text + "'";
 }
 
-std::vector<Token> tokenize(std::string_view expression) { return Lexer(expression).run(); }
+Tokens tokenize(std::string_view expression) { return Lexer(expression).run(); }
 
 }  // namespace batchai::query::detail

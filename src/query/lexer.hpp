@@ -46,16 +46,21 @@ struct Token {
   TokenType type = TokenType::kEof;
   std::size_t start = 0;
   std::size_t length = 0;
-  std::string text;      // identifier name or raw string value
-  Json value;            // literal value (backtick JSON or raw string)
+  std::string text;          // identifier name
+  std::size_t literal = 0;   // index into Tokens::literals for kLiteral
   std::int64_t number = 0;
+};
+
+struct Tokens {
+  std::vector<Token> tokens;  // ends with kEof
+  std::vector<Json> literals; // values of backtick literals and raw strings, kept apart so tokens stay small
 };
 
 // How a token reads in an error message, e.g. "']'" or "end of expression".
 std::string describe(const Token& token, std::string_view expression);
 
 // Throws QueryError(kSyntax) with the offending position on malformed input.
-std::vector<Token> tokenize(std::string_view expression);
+Tokens tokenize(std::string_view expression);
 
 // "Invalid JMESPath expression at position N: <detail>".
 [[noreturn]] void throw_syntax(std::size_t position, const std::string& detail);

@@ -39,7 +39,7 @@ int binding_power(TokenType type) {
 
 class Parser {
  public:
-  explicit Parser(std::string_view text) : text_(text), tokens_(tokenize(text)) {}
+  explicit Parser(std::string_view text) : text_(text), lexed_(tokenize(text)), tokens_(lexed_.tokens) {}
 
   NodePtr run() {
     NodePtr root = expression(0);
@@ -117,7 +117,7 @@ class Parser {
     switch (token.type) {
       case TokenType::kLiteral: {
         NodePtr node = make(NodeKind::kLiteral, token.start);
-        node->literal = token.value;
+        node->literal = std::move(lexed_.literals[token.literal]);
         return node;
       }
       case TokenType::kUnquotedIdentifier: {
@@ -369,7 +369,8 @@ class Parser {
   }
 
   std::string_view text_;
-  std::vector<Token> tokens_;
+  Tokens lexed_;
+  const std::vector<Token>& tokens_;
   std::size_t index_ = 0;
   std::size_t nesting_ = 0;
   std::optional<QueryError> deferred_;

@@ -1,0 +1,102 @@
+// Times JMESPath compile+evaluate (and compile alone) for every case of the compliance suite's
+// benchmarks.json. Prints a table, or JSON lines with --json for compare_python.py.
+// Usage: query_bench [--json] [--suite DIR] [--target-ms N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "batchai/query/jmespath.hpp"
+
+namespace {
+
+using batchai::query::Expression;
+using batchai::query::Json;
+using Clock = std::chrono::steady_clock;
+
+volatile std::size_t g_sink = 0;  // keeps results observable so nothing is optimised away
+
+std::filesystem::path default_suite() {
+  if (const char* env = std::getenv("BATCHAI_JMESPATH_COMPLIANCE_DIR"); env != nullptr && *env != '\0') return env;
+  return BATCHAI_SOURCE_DIR "/../shared/reference/jmespath-compliance";
+}
+
+// Best-of-5 nanoseconds per call of `fn`, each batch sized to take about target_ms.
+template <typename Fn>
+double time_ns(Fn&& fn, double target_ms) {
+  std::size_t n = 1;
+  while (true) {  // calibrate
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < n; ++i) fn();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (ms >= target_ms / 4 || n >= (1U << 26U)) {
+      n = std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(n) * target_ms / std::max(ms, 1e-3)));
+      break;
+    }
+    n *= 4;
+  }
+  double best = 1e300;
+  for (int batch = 0; batch < 5; ++batch) {
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < n; ++i) fn();
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n);
+    best = std::min(best, ns);
+  }
+  return best;
+}
+
+std::string json_string(const std::string& s) { return Json(s).dump(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool json_output = false;
+  std::filesystem::path suite = default_suite();
+  double target_ms = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      json_output = true;
+    } else if (arg == "--suite" && i + 1 < argc) {
+      suite = argv[++i];
+    } else if (arg == "--target-ms" && i + 1 < argc) {
+      target_ms = std::atof(argv[++i]);
+    } else {
+      std::cerr << "usage: query_bench [--json] [--suite DIR] [--target-ms N]\n";
+      return 2;
+    }
+  }
+  const auto file = suite / "benchmarks.json";
+  std::ifstream in(file);
+  if (!in) {
+    std::cerr << "query_bench: cannot open " << file
+              << "; pass --suite DIR or set BATCHAI_JMESPATH_COMPLIANCE_DIR to the compliance suite folder\n";
+    return 1;
+  }
+  const Json groups = Json::parse(in);
+  if (!json_output) std::printf("%-32s %-6s %14s %14s\n", "case", "bench", "compile+eval ns", "compile ns");
+  for (const auto& group : groups) {
+    const Json& given = group.at("given");
+    for (const auto& test : group.at("cases")) {
+      const std::string expression = test.at("expression").get<std::string>();
+      const std::string comment = test.value("comment", expression);
+      const std::string bench = test.value("bench", "full");
+      const double full_ns = time_ns(
+          [&] { g_sink = g_sink + Expression::compile(expression).evaluate(given).size(); }, target_ms);
+      const double parse_ns = time_ns([&] { g_sink = g_sink + (Expression::compile(expression), 1U); }, target_ms);
+      if (json_output) {
+        std::printf("{\"comment\":%s,\"expression\":%s,\"bench\":%s,\"full_ns\":%.1f,\"parse_ns\":%.1f}\n",
+                    json_string(comment).c_str(), json_string(expression).c_str(), json_string(bench).c_str(),
+                    full_ns, parse_ns);
+      } else {
+        std::printf("%-32s %-6s %14.1f %14.1f\n", comment.substr(0, 32).c_str(), bench.c_str(), full_ns, parse_ns);
+      }
+    }
+  }
+  return 0;
+}
