@@ -45,6 +45,23 @@ def time_ns(fn, target_ms):
     return best
 
 
+def make_resources(count):
+    """The synthetic job list of cli_cases.json (query_bench builds the same one)."""
+    states = ["queued", "running", "succeeded"]
+    out = []
+    for i in range(count):
+        name = "job%d" % i
+        out.append({"id": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/"
+                          "Microsoft.BatchAI/workspaces/ws/experiments/exp/jobs/" + name,
+                    "name": name,
+                    "type": "Microsoft.BatchAI/workspaces/experiments/jobs",
+                    "executionState": states[i % 3],
+                    "priority": i % 7,
+                    "properties": {"nodeCount": i % 4 + 1, "provisioningState": "succeeded",
+                                   "executionInfo": {"exitCode": i % 2, "errors": []}}})
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     default_suite = os.environ.get("BATCHAI_JMESPATH_COMPLIANCE_DIR") or os.path.join(
@@ -65,31 +82,34 @@ def main():
                          check=True, capture_output=True, text=True).stdout
     cpp = [json.loads(line) for line in out.splitlines() if line.strip()]
 
+    with open(os.path.join(here, "cli_cases.json")) as f:
+        cli = json.load(f)
+    resources = make_resources(cli["resources"])
+    cases = [(group["given"], case) for group in groups for case in group["cases"]]
+    cases += [(resources, dict(case, bench="cli")) for case in cli["cases"]]
+
     warnings.simplefilter("ignore")
     rows = []
-    i = 0
-    for group in groups:
-        given = group["given"]
-        for case in group["cases"]:
-            expr = case["expression"]
-            c = cpp[i]
-            i += 1
-            assert c["expression"] == expr, "query_bench and benchmarks.json disagree on case order"
-            # Parser()._do_parse bypasses jmespath.py's parse cache, so both sides really parse.
-            py_full = time_ns(lambda: Parser()._do_parse(expr).search(given), args.target_ms)
-            py_parse = time_ns(lambda: Parser()._do_parse(expr), args.target_ms)
-            py_cached = time_ns(lambda: jmespath.search(expr, given), args.target_ms)
-            rows.append((case.get("comment", expr), case.get("bench", ""), c["full_ns"], py_full,
-                         c["parse_ns"], py_parse, py_cached))
+    if len(cpp) != len(cases):
+        sys.exit("compare_python.py: query_bench timed %d cases, expected %d" % (len(cpp), len(cases)))
+    for (given, case), c in zip(cases, cpp):
+        expr = case["expression"]
+        assert c["expression"] == expr, "query_bench and this script disagree on the cases"
+        # Parser()._do_parse bypasses jmespath.py's parse cache, so both sides really parse.
+        py_full = time_ns(lambda: Parser()._do_parse(expr).search(given), args.target_ms)
+        py_parse = time_ns(lambda: Parser()._do_parse(expr), args.target_ms)
+        py_cached = time_ns(lambda: jmespath.search(expr, given), args.target_ms)
+        rows.append((case.get("comment", expr), case.get("bench", ""), c["full_ns"], py_full,
+                     c["parse_ns"], py_parse, py_cached))
 
     header = ("case", "bench", "C++ ns", "python ns", "ratio", "C++ parse", "py parse", "ratio", "py cached")
-    fmt = "%-30s %-6s %10s %11s %7s %10s %10s %7s %10s"
+    fmt = "%-34s %-6s %10s %11s %7s %10s %10s %7s %10s"
     print("JMESPath compile+evaluate per expression, best of 5 batches (%s ms each)" % args.target_ms)
     print(fmt % header)
     ratios = []
     for name, bench, cf, pf, cp, pp, pc in rows:
         ratios.append(pf / cf)
-        print(fmt % (name[:30], bench, "%.0f" % cf, "%.0f" % pf, "%.1fx" % (pf / cf), "%.0f" % cp, "%.0f" % pp,
+        print(fmt % (name[:34], bench, "%.0f" % cf, "%.0f" % pf, "%.1fx" % (pf / cf), "%.0f" % cp, "%.0f" % pp,
                      "%.1fx" % (pp / cp), "%.0f" % pc))
     geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print("compile+evaluate speed-up (python / C++): min %.1fx, geometric mean %.1fx, max %.1fx over %d cases"
