@@ -1,0 +1,87 @@
+// Launch plans: a pure function from (Job document, the job's nodes and folders) to what must
+// run where — per-node preparation, the toolkit's main tasks (argv, env, cwd, output files),
+// the MPI hostfile, folders to create and programs that must exist (spec §4.7-§4.9).
+// Nothing here starts a process; the supervisor executes plans, tests inspect them.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/common/process.hpp"
+
+namespace batchai::runtime {
+
+// One simulated (or real) node the job runs on.
+struct NodeInfo {
+  std::string id;             // e.g. "tvm-1915592855_1-20180621t171517z"
+  std::filesystem::path dir;  // the node folder (NodeLayout::node): mounts/, jobs/, shared/
+  std::string host = "localhost";  // hostfile / TF host name or IP; nodes on one machine share it
+  int gpus = 0;               // AZ_BATCHAI_NUM_GPUS; ranks get CUDA_VISIBLE_DEVICES when > 0
+};
+
+struct LaunchContext {
+  std::vector<NodeInfo> nodes;                // the job's nodes; nodes[0] is the master
+  bool as_root = false;                       // adds mpirun --allow-run-as-root
+  int cores = 1;                              // cores of the launching machine (oversubscription)
+  std::filesystem::path self_executable;      // batchai itself: rank wrapper and built-in trainer
+  std::map<std::string, std::string> secrets;  // secret name -> real value (JobSpec::secrets)
+};
+
+enum class TaskRole { kPreparation, kMain, kWorker, kParameterServer };
+
+struct TaskPlan {
+  TaskRole role = TaskRole::kMain;
+  int index = 0;            // task index within its role
+  std::size_t node = 0;     // index into LaunchContext::nodes
+  ProcessSpec process;      // argv, env, cwd, stdout/stderr files (new_session set)
+  // False for tasks the job does not wait for (TensorFlow parameter servers): the supervisor
+  // kills them once every waited-for task has exited.
+  bool wait_for = true;
+};
+
+// A program the plan needs; the supervisor fails the job with `reason` when it is missing.
+struct Requirement {
+  std::string program;  // a name looked up on PATH, or a path
+  std::string reason;   // "horovodSettings runs its script with 'python3'"
+};
+
+struct LaunchPlan {
+  std::vector<TaskPlan> preparation;             // jobPreparation on every node (may be empty)
+  std::vector<TaskPlan> tasks;                   // the toolkit's processes
+  std::filesystem::path stdouterr_dir;           // {prefix}/{segment}/stdouterr
+  std::filesystem::path execution_log;           // stdouterr_dir / "execution.log"
+  std::filesystem::path hostfile;                // AZ_BATCHAI_MPI_HOST_FILE
+  std::string hostfile_contents;                 // "localhost slots=4\n"
+  std::filesystem::path rank_nodes_file;         // the rank wrapper's --nodes-file (MPI jobs)
+  std::string rank_nodes_contents;               // JSON, see run_rank_exec
+  std::map<std::string, std::filesystem::path> output_directories;  // id -> node 0's folder
+  std::vector<std::filesystem::path> directories;  // to create before anything runs
+  std::vector<Requirement> requirements;
+};
+
+// Builds the plan; InvalidArgument when the document or context cannot produce one.
+LaunchPlan make_launch_plan(const Json& job, const LaunchContext& context);
+
+// Expands $VAR and ${VAR} from `env`; unknown variables are left as written ("$HOME" stays).
+std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
+
+// Base environment of spec §4.8 for one node (mount roots, job temps, stdouterr dir, host file,
+// GPUs, host list, inputs/outputs, user variables and secrets).
+std::map<std::string, std::string> node_environment(const Json& job, const LaunchContext& context, std::size_t node);
+
+// Hidden subcommand `batchai _rank-exec --nodes-file <file> -- <program> <args...>`: run by
+// mpirun once per rank. Finds the rank (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK), maps it
+// to a node by the file's slots (node 0 gets the first `slots` ranks, ...), applies that node's
+// environment and working folder, sets CUDA_VISIBLE_DEVICES to the local rank on GPU nodes
+// and execs the program. Returns only on failure (127 unknown program, 2 bad arguments).
+int run_rank_exec(const std::vector<std::string>& args);
+
+// Name of the hidden subcommand and the convention naming the built-in trainer in
+// pythonScriptFilePath ("batchai-train" or "$BATCHAI_TRAIN" -> `<batchai> train <args>`).
+inline constexpr const char* kRankExecCommand = "_rank-exec";
+inline constexpr const char* kBuiltinTrainerScript = "batchai-train";
+
+}  // namespace batchai::runtime
