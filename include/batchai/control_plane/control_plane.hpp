@@ -3,7 +3,9 @@
 // kept, resourceGroup injected), as nlohmann::json, ready for the CLI's output layer.
 // Every call first reconciles simulated state (provisioning, node states, queues) to now().
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +13,12 @@
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/node_layout.hpp"
 #include "batchai/control_plane/options.hpp"
+
+namespace batchai {
+class ProcessLauncher;
+}
 
 namespace batchai::control_plane {
 
@@ -127,10 +134,41 @@ class ControlPlane {
   // Brings simulated state up to clock().now(): provisioning, allocation, node preparation.
   void reconcile();
 
+  // --- hooks for the jobs module (scheduler) and the runtime ---
+  const NodeLayout& layout() const { return layout_; }
+  ProcessLauncher& launcher();
+  void set_process_launcher(std::shared_ptr<ProcessLauncher> launcher);
+  // Nodes an auto-scale cluster should have for its queued + running work; the cluster grows or
+  // shrinks (idle nodes only) towards it, clamped to [minimumNodeCount, maximumNodeCount].
+  // Ignored for manual clusters. Call inside or outside a store transaction.
+  void set_auto_scale_demand(std::int64_t cluster_row_id, int nodes);
+  // Runs after the control plane's own reconcile step, each in its own write transaction.
+  void add_reconcile_hook(std::function<void(ControlPlane&)> hook);
+  // Called inside the deleting transaction, before the rows go ("workspace" | "experiment" |
+  // "cluster", row id), so jobs can be terminated and their folders trashed.
+  using DeleteHook = std::function<void(const std::string& kind, std::int64_t row_id)>;
+  void set_delete_hook(DeleteHook hook) { delete_hook_ = std::move(hook); }
+  // Row id of a cluster (NotFound with the service's message when missing).
+  std::int64_t cluster_row_id(const WorkspaceRef& ref, const std::string& name);
+  // Recomputes a cluster's counters/allocation state and stored document from its node rows.
+  void refresh_cluster(std::int64_t cluster_row_id);
+
  private:
+  void reconcile_clusters(std::int64_t now_us);
+  void reconcile_file_servers(std::int64_t now_us);
+  void start_node_work(std::int64_t cluster_row_id);
+  void empty_trash();
+  void notify_delete(const std::string& kind, std::int64_t row_id) {
+    if (delete_hook_) delete_hook_(kind, row_id);
+  }
+
   Settings settings_;
   std::shared_ptr<Store> store_;
   std::shared_ptr<Clock> clock_;
+  NodeLayout layout_;
+  std::shared_ptr<ProcessLauncher> launcher_;
+  std::vector<std::function<void(ControlPlane&)>> reconcile_hooks_;
+  DeleteHook delete_hook_;
 };
 
 }  // namespace batchai::control_plane

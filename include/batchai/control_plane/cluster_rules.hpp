@@ -1,0 +1,67 @@
+// The client-side rules of `cluster create` / `file-server create` / `job create` as pure
+// functions (spec §4.3.1 scale settings, §4.3.2 image parsing, §4.3.3 admin account, §4.5 storage
+// placeholders and credentials) plus the VM size table used by list-usages. No store, no I/O
+// except reading an ssh key file named by the user.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/options.hpp"
+
+namespace batchai::control_plane {
+
+// §4.3.1: scaleSettings ({"autoScale":..,"manual":..} in output shape) from -t/--min/--max,
+// or `from_config` (output shape or null) when the command line gives none. Throws InvalidArgument.
+Json scale_settings_from_options(std::optional<int> target, std::optional<int> min_nodes,
+                                 std::optional<int> max_nodes, const Json& from_config);
+
+// §4.3.2: {"offer","publisher","sku","version","virtualMachineImageId"}.
+Json parse_image(const std::string& image, const std::optional<std::string>& custom_image);
+// The service default image (Canonical UbuntuServer 16.04-LTS latest).
+Json default_image_reference();
+
+// §4.3.3: {adminUserName, adminUserPassword (kept here; the caller nulls it), adminUserSshPublicKey}.
+// `config` is the wire-form userAccountSettings of a config file (or null). `home` is the user's
+// home for ~/.ssh/id_rsa.pub and ~ expansion; `os_user` the default user name.
+Json resolve_admin_account(const AdminOptions& options, const Json& config, const std::string& home,
+                           const std::string& os_user);
+bool is_valid_ssh_rsa_key(const std::string& key);
+
+// §4.3.4: prints the spec's warnings; spawns ssh-keygen when no key exists. `home` as above.
+void generate_ssh_keys(const std::string& home);
+
+// §4.5.1: effective storage account name and key (empty when unknown).
+struct EffectiveStorage {
+  std::string account_name;
+  std::string account_key;
+};
+// Key of a storage account by name, nullopt when the account does not exist; when it exists but
+// has no key, return "" (the "Cannot find a key" error).
+using KeyLookup = std::function<std::optional<std::string>(const std::string& account)>;
+EffectiveStorage effective_storage(const MountOptions& options, const KeyLookup& lookup);
+
+// §4.5.2: patches a wire-form mountVolumes object in place (placeholders, account names, keys).
+void patch_mount_volumes(Json& mount_volumes, const EffectiveStorage& storage, const KeyLookup& lookup);
+
+// "https://<account>.file.core.windows.net/<share>" → (account, share); nullopt when ill-formed.
+std::optional<std::pair<std::string, std::string>> parse_azure_file_url(const std::string& url);
+
+// Output-shape MountVolumes (all keys, credentials.accountKey null) from the wire form.
+Json normalize_mount_volumes(const Json& wire);
+// Output-shape NodeSetup / SetupTask from the wire form (secret values nulled).
+Json normalize_node_setup(const Json& wire);
+
+struct VmSize {
+  std::string name;    // canonical spelling, e.g. "Standard_NC6"
+  std::string family;  // usage family, e.g. "NC" ("Standard NC Family")
+  int vcpus = 1;
+  int gpus = 0;
+};
+// Case-insensitive lookup; unknown sizes get 1 vCPU and a family derived from the name.
+VmSize vm_size_info(const std::string& vm_size);
+// Every family of the table, in a stable order (for list-usages).
+const std::vector<std::string>& vm_families();
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,311 @@
+// `batchai cluster create` in the exact processing order of spec §4.3 (steps numbered below).
+#include <random>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/storage_paths.hpp"
+#include "batchai/control_plane/store.hpp"
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+constexpr const char* kAutoStorageGroup = "batchaiautostorage";
+
+Json get(const Json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? Json(nullptr) : *it;
+}
+
+// Wire-form scaleSettings of a config file → output shape (null when absent).
+Json scale_from_config(const Json& wire) {
+  if (!wire.is_object()) return nullptr;
+  Json manual = get(wire, "manual"), autos = get(wire, "autoScale");
+  if (manual.is_object())
+    return {{"autoScale", nullptr},
+            {"manual",
+             {{"nodeDeallocationOption", manual.value("nodeDeallocationOption", Json("requeue"))},
+              {"targetNodeCount", manual.value("targetNodeCount", Json(0))}}}};
+  if (autos.is_object())
+    return {{"autoScale",
+             {{"initialNodeCount", autos.value("initialNodeCount", Json(0))},
+              {"maximumNodeCount", get(autos, "maximumNodeCount")},
+              {"minimumNodeCount", get(autos, "minimumNodeCount")}}},
+            {"manual", nullptr}};
+  return nullptr;
+}
+
+std::string random_digits(std::size_t n) { return random_string(n, "0123456789"); }
+
+std::string random_public_ip() {
+  std::random_device rd;
+  return "13." + std::to_string(64 + rd() % 128) + "." + std::to_string(rd() % 256) + "." +
+         std::to_string(1 + rd() % 254);
+}
+
+struct NfsTarget {
+  WorkspaceRef where;
+  std::string name;
+};
+
+NfsTarget resolve_nfs(const std::string& nfs, const WorkspaceRef& where) {
+  if (auto id = parse_arm_id(nfs)) {
+    auto ws = id->name_of("workspaces");
+    if (!ws || id->path.empty()) throw InvalidArgument("Ill-formed file server resource id: " + nfs);
+    return {{id->resource_group, *ws}, id->path.back().second};
+  }
+  return {where, nfs};
+}
+
+}  // namespace
+
+Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
+  validate_resource_name(o.where.workspace, "workspace_name");
+  validate_resource_name(o.name, "cluster_name");
+  reconcile();
+  const std::string home = user_home();
+  AdminOptions admin = o.admin;
+  // 1. --generate-ssh-keys
+  if (admin.generate_ssh_keys) {
+    generate_ssh_keys(home);
+    if (!admin.ssh_key) admin.ssh_key = (fs::path(home) / ".ssh" / "id_rsa.pub").string();
+  }
+  // 2. refuse an existing cluster
+  auto ws = store_->read([&] {
+    auto w = require_workspace(*store_, o.where);
+    auto st = store_->prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, w.id).bind(2, to_lower(o.name));
+    if (st.step())
+      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
+                          "\" resource group under " + o.where.workspace + " resource group.");
+    return w;
+  });
+  // 3./4. --nfs and --subnet
+  std::optional<NfsTarget> nfs;
+  if (o.mounts.nfs) nfs = resolve_nfs(*o.mounts.nfs, o.where);
+  if (o.subnet) {
+    if (!looks_like_arm_id(*o.subnet)) throw InvalidArgument("Ill-formed subnet resource id");
+    if (nfs) {
+      std::optional<Json> server;
+      try {
+        server = file_server_show(nfs->where, nfs->name);
+      } catch (const NotFound&) {
+      }
+      if (server && server->contains("subnet") && (*server)["subnet"].is_object() &&
+          !iequals(value_or<std::string>((*server)["subnet"], "id", ""), *o.subnet))
+        throw InvalidArgument("Cluster and mounted NFS must be in the same subnet.");
+    }
+  }
+  // 5. config file
+  Json props = Json::object();
+  if (o.config_file) {
+    Json file = load_json_file(*o.config_file);
+    if (file.is_object() && file.contains("properties") && file["properties"].is_object()) props = file["properties"];
+  }
+  KeyLookup lookup = [this](const std::string& account) -> std::optional<std::string> {
+    return store_->read([&]() -> std::optional<std::string> {
+      auto st = store_->prepare("SELECT key1 FROM storage_accounts WHERE name_lc = ?");
+      st.bind(1, to_lower(account));
+      if (!st.step()) return std::nullopt;
+      return st.text(0);
+    });
+  };
+  // 6. patch the config's mount volumes
+  Json node_setup_wire = get(props, "nodeSetup");
+  if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") &&
+      node_setup_wire["mountVolumes"].is_object())
+    patch_mount_volumes(node_setup_wire["mountVolumes"], effective_storage(o.mounts, lookup), lookup);
+  // 7. admin account
+  Json user = resolve_admin_account(admin, get(props, "userAccountSettings"), home, os_user_name());
+  user["adminUserPassword"] = nullptr;  // never echoed
+  // 8. nodes: VM size, priority, image, scale
+  std::string vm_size = o.vm_size.value_or(value_or<std::string>(props, "vmSize", ""));
+  if (vm_size.empty()) throw InvalidArgument("Please provide VM size");
+  std::string priority = o.vm_priority && !o.vm_priority->empty() ? *o.vm_priority
+                                                                  : value_or<std::string>(props, "vmPriority", "dedicated");
+  Json image = default_image_reference();
+  if (Json cfg = get(get(props, "virtualMachineConfiguration"), "imageReference"); cfg.is_object())
+    image = {{"offer", get(cfg, "offer")},
+             {"publisher", get(cfg, "publisher")},
+             {"sku", get(cfg, "sku")},
+             {"version", get(cfg, "version")},
+             {"virtualMachineImageId", get(cfg, "virtualMachineImageId")}};
+  if (o.custom_image && !o.image)
+    throw InvalidArgument("You need to specify --image argument with information about the custom image");
+  if (o.image) image = parse_image(*o.image, o.custom_image);
+  Json scale = scale_settings_from_options(o.target, o.min_nodes, o.max_nodes, scale_from_config(get(props, "scaleSettings")));
+  // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
+  Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
+  if (!mounts.is_object()) mounts = Json::object();
+  auto append = [&](const char* list, Json entry) {
+    if (!mounts.contains(list) || !mounts[list].is_array()) mounts[list] = Json::array();
+    mounts[list].push_back(std::move(entry));
+  };
+  if (nfs) {
+    if (o.mounts.nfs_mount_path.empty()) throw InvalidArgument("File server relative mount path cannot be empty.");
+    Json server = file_server_show(nfs->where, nfs->name);
+    append("fileServers", {{"fileServer", {{"id", server["id"]}}},
+                           {"relativeMountPath", o.mounts.nfs_mount_path},
+                           {"mountOptions", "rw"}});
+  }
+  if (o.mounts.afs_name || o.mounts.bfs_name) {
+    auto storage = effective_storage(o.mounts, lookup);
+    if (storage.account_name.empty())
+      throw InvalidArgument(
+          "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account "
+          "value in batchai section of your az configuration file.");
+    if (storage.account_key.empty())
+      throw InvalidArgument(
+          "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
+          "batchai section of your az configuration file.");
+    if (o.mounts.afs_name) {
+      if (o.mounts.afs_mount_path.empty())
+        throw InvalidArgument("Azure File share relative mount path cannot be empty.");
+      append("azureFileShares",
+             {{"accountName", storage.account_name},
+              {"azureFileUrl", "https://" + storage.account_name + ".file.core.windows.net/" + *o.mounts.afs_name},
+              {"credentials", {{"accountKey", storage.account_key}}},
+              {"relativeMountPath", o.mounts.afs_mount_path}});
+    }
+    if (o.mounts.bfs_name) {
+      if (o.mounts.bfs_mount_path.empty())
+        throw InvalidArgument("Azure Storage Container relative mount path cannot be empty.");
+      append("azureBlobFileSystems", {{"accountName", storage.account_name},
+                                      {"containerName", *o.mounts.bfs_name},
+                                      {"credentials", {{"accountKey", storage.account_key}}},
+                                      {"relativeMountPath", o.mounts.bfs_mount_path}});
+    }
+  }
+  if (o.use_auto_storage) {
+    std::string account;
+    if (group_exists(kAutoStorageGroup)) {
+      log::warning("BatchAI will use existing batchaiautostorage resource group for auto-storage account");
+    } else {
+      log::warning("Creating batchaiautostorage resource group for auto-storage account");
+      group_create(kAutoStorageGroup, ws.location, std::nullopt);
+    }
+    for (const auto& a : storage_account_list(std::string(kAutoStorageGroup)))
+      if (a.value("primaryLocation", "") == ws.location) {
+        account = a["name"].get<std::string>();
+        log::warning("Using existing " + account + " storage account as an auto-storage account");
+        break;
+      }
+    while (account.empty()) {
+      std::string candidate = "bai" + random_string(12);
+      try {
+        storage_account_create(kAutoStorageGroup, candidate, ws.location, "Standard_LRS", "Storage");
+        account = candidate;
+        log::warning("Created auto storage account " + account);
+      } catch (const AlreadyExists&) {
+      }
+    }
+    std::string key = *lookup(account);
+    share_create({account, key}, "batchaishare");
+    container_create({account, key}, "batchaicontainer");
+    append("azureFileShares", {{"accountName", account},
+                               {"azureFileUrl", "https://" + account + ".file.core.windows.net/batchaishare"},
+                               {"credentials", {{"accountKey", key}}},
+                               {"relativeMountPath", "autoafs"}});
+    append("azureBlobFileSystems", {{"accountName", account},
+                                    {"containerName", "batchaicontainer"},
+                                    {"credentials", {{"accountKey", key}}},
+                                    {"relativeMountPath", "autobfs"}});
+  }
+  for (const char* list : {"azureFileShares", "azureBlobFileSystems", "fileServers", "unmanagedFileSystems"})
+    if (mounts.contains(list) && mounts[list].is_array())
+      for (const auto& m : mounts[list]) check_relative_path(value_or<std::string>(m, "relativeMountPath", ""), "Relative mount path");
+  // 10. subnet
+  Json subnet = get(props, "subnet");
+  if (o.subnet) subnet = {{"id", *o.subnet}};
+  if (subnet.is_object()) subnet = {{"id", get(subnet, "id")}};
+  // 11. setup task
+  Json setup_task = node_setup_wire.is_object() ? get(node_setup_wire, "setupTask") : Json(nullptr);
+  if (o.setup_task) {
+    if (!o.setup_task_output) throw InvalidArgument("--setup-task requires providing of --setup-task-output");
+    setup_task = {{"commandLine", *o.setup_task}, {"stdOutErrPathPrefix", *o.setup_task_output}};
+  }
+  Json private_data = {{"setupSecrets", Json::array()}};
+  if (setup_task.is_object()) {
+    setup_task["stdOutErrPathSuffix"] = subscription_id() + "/" + ws.resource_group + "/workspaces/" + ws.name +
+                                        "/clusters/" + o.name + "/" + new_uuid();
+    if (setup_task.contains("secrets") && setup_task["secrets"].is_array())
+      for (const auto& s : setup_task["secrets"])
+        private_data["setupSecrets"].push_back({{"name", get(s, "name")}, {"value", get(s, "value")}});
+  }
+  Json node_setup_out;
+  if (node_setup_wire.is_object() || !mounts.empty() || setup_task.is_object()) {
+    Json wire = node_setup_wire.is_object() ? node_setup_wire : Json::object();
+    wire["mountVolumes"] = mounts.empty() ? Json(nullptr) : mounts;
+    wire["setupTask"] = setup_task;
+    node_setup_out = normalize_node_setup(wire);
+  }
+  // 12. PUT: one transaction; folders appear when reconcile allocates nodes.
+  const auto now = to_us(clock_->now());
+  const bool is_auto = scale["autoScale"].is_object();
+  const int target = is_auto ? scale["autoScale"]["initialNodeCount"].get<int>()
+                             : scale["manual"]["targetNodeCount"].get<int>();
+  const int min_nodes = is_auto ? scale["autoScale"]["minimumNodeCount"].get<int>() : 0;
+  const int max_nodes = is_auto ? scale["autoScale"]["maximumNodeCount"].get<int>() : 0;
+  ClusterRow sim;
+  sim.scale_mode = is_auto ? "auto" : "manual";
+  sim.target = target;
+  sim.min_nodes = min_nodes;
+  sim.max_nodes = max_nodes;
+  const int desired = desired_nodes(sim);
+  std::string vm_upper = vm_size;
+  for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  Json doc = {{"allocationState", desired > 0 ? "resizing" : "steady"},
+              {"allocationStateTransitionTime", iso_us(now)},
+              {"creationTime", iso_us(now)},
+              {"currentNodeCount", 0},
+              {"errors", nullptr},
+              {"id", arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}, {"clusters", o.name}})},
+              {"name", o.name},
+              {"nodeSetup", node_setup_out},
+              {"nodeStateCounts",
+               {{"idleNodeCount", 0}, {"leavingNodeCount", 0}, {"preparingNodeCount", 0}, {"runningNodeCount", 0},
+                {"unusableNodeCount", 0}}},
+              {"provisioningState", "succeeded"},
+              {"provisioningStateTransitionTime", iso_us(now)},
+              {"scaleSettings", scale},
+              {"subnet", subnet},
+              {"type", "Microsoft.BatchAI/workspaces/clusters"},
+              {"userAccountSettings", user},
+              {"virtualMachineConfiguration", {{"imageReference", image}}},
+              {"vmPriority", priority},
+              {"vmSize", vm_upper}};
+  inject_resource_group(doc);
+  const fs::path folder = layout_.cluster(ws.resource_group, ws.name, o.name);
+  store_->write([&] {
+    auto st = store_->prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, ws.id).bind(2, to_lower(o.name));
+    if (st.step())  // created by a concurrent command since step 2
+      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
+                          "\" resource group under " + o.where.workspace + " resource group.");
+    require_workspace(*store_, o.where);
+    store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
+    store_->prepare(
+              "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
+              "target, min_nodes, max_nodes, alloc_started_us, alloc_state, alloc_changed_us, pending, node_prefix, "
+              "public_ip, private) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+        .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ws.location)
+        .bind(6, vm_upper).bind(7, priority).bind(8, sim.scale_mode).bind(9, target).bind(10, min_nodes)
+        .bind(11, max_nodes).bind(12, now).bind(13, desired > 0 ? "resizing" : "steady").bind(14, now)
+        .bind(15, desired > 0 ? 1 : 0).bind(16, "tvm-" + random_digits(10)).bind(17, random_public_ip())
+        .bind(18, dump_doc(private_data)).run();
+  });
+  std::error_code ec;
+  fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name
+  fs::create_directories(folder / "nodes", ec);
+  return doc;
+}
+
+}  // namespace batchai::control_plane

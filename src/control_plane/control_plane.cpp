@@ -1,0 +1,112 @@
+// ControlPlane construction, settings from the environment, reconcile driver and hooks.
+#include "batchai/control_plane/control_plane.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/control_plane/store.hpp"
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+Settings Settings::from_environment() {
+  Settings s;
+  if (const char* home = std::getenv("BATCHAI_HOME"); home && *home) {
+    s.home = home;
+  } else {
+    s.home = fs::path(user_home()) / ".batchai";
+  }
+  if (const char* delay = std::getenv("BATCHAI_SIM_DELAY_S"); delay && *delay) {
+    char* end = nullptr;
+    double seconds = std::strtod(delay, &end);
+    if (end == delay || seconds < 0)
+      throw InvalidArgument(std::string("BATCHAI_SIM_DELAY_S must be a number of seconds >= 0, got '") + delay + "'");
+    s.provisioning_delay = Micros(static_cast<long long>(seconds * 1e6));
+    s.node_preparation_delay = s.provisioning_delay;
+  }
+  return s;
+}
+
+ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, std::shared_ptr<Clock> clock)
+    : settings_(std::move(settings)), store_(std::move(store)), clock_(std::move(clock)), layout_(settings_.home) {}
+
+ControlPlane::~ControlPlane() = default;
+
+std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, std::shared_ptr<Clock> clock) {
+  std::error_code ec;
+  bool fresh = !fs::exists(settings.home, ec);
+  fs::create_directories(settings.home, ec);
+  if (ec) throw SystemError("Cannot create BATCHAI_HOME '" + settings.home.string() + "': " + ec.message());
+  if (fresh) ::chmod(settings.home.c_str(), 0700);
+  auto store = Store::open(settings.home / "state.db");
+  return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(clock));
+}
+
+ProcessLauncher& ControlPlane::launcher() {
+  if (!launcher_) launcher_ = make_posix_process_launcher();
+  return *launcher_;
+}
+
+void ControlPlane::set_process_launcher(std::shared_ptr<ProcessLauncher> launcher) { launcher_ = std::move(launcher); }
+
+void ControlPlane::add_reconcile_hook(std::function<void(ControlPlane&)> hook) {
+  reconcile_hooks_.push_back(std::move(hook));
+}
+
+std::int64_t ControlPlane::cluster_row_id(const WorkspaceRef& ref, const std::string& name) {
+  return store_->read([&] { return require_cluster(*store_, ref, name).id; });
+}
+
+void ControlPlane::set_auto_scale_demand(std::int64_t cluster_row_id, int nodes) {
+  store_->write([&] {
+    auto st = store_->prepare(
+        "UPDATE clusters SET auto_demand = ?, pending = 1 WHERE id = ? AND scale_mode = 'auto' AND "
+        "(auto_demand IS NULL OR auto_demand <> ?)");
+    st.bind(1, nodes).bind(2, cluster_row_id).bind(3, nodes).run();
+  });
+}
+
+void ControlPlane::reconcile() {
+  const std::int64_t now = to_us(clock_->now());
+  // A cheap read first: most commands find nothing pending and never take the write lock.
+  bool pending = store_->read([&] {
+    auto st = store_->prepare(
+        "SELECT EXISTS(SELECT 1 FROM clusters WHERE pending = 1) OR EXISTS(SELECT 1 FROM file_servers WHERE "
+        "pending = 1) OR EXISTS(SELECT 1 FROM trash)");
+    return st.step() && st.integer(0) != 0;
+  });
+  if (pending) {
+    reconcile_file_servers(now);
+    reconcile_clusters(now);
+    empty_trash();
+  }
+  for (auto& hook : reconcile_hooks_) hook(*this);
+}
+
+void ControlPlane::empty_trash() {
+  std::vector<std::string> paths = store_->read([&] {
+    std::vector<std::string> out;
+    auto st = store_->prepare("SELECT path FROM trash");
+    while (st.step()) out.push_back(st.text(0));
+    return out;
+  });
+  for (const auto& p : paths) {
+    std::error_code ec;
+    fs::remove_all(p, ec);  // tolerate folders already gone or half-removed
+    if (ec) {
+      log::warning("Could not remove '" + p + "': " + ec.message() + "; will retry on the next command.");
+      continue;
+    }
+    store_->write([&] { store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, p).run(); });
+  }
+}
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,185 @@
+// `batchai file-server ...` (spec §4.6): a simulated NFS server whose export is a folder under
+// $BATCHAI_HOME/fileservers/; it becomes `succeeded` with mountSettings after the provisioning delay.
+#include <random>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/store.hpp"
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+Json get(const Json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? Json(nullptr) : *it;
+}
+
+Json mount_settings() {
+  std::random_device rd;
+  return {{"fileServerInternalIp", "10.0.0.4"},
+          {"fileServerPublicIp", "13." + std::to_string(64 + rd() % 128) + "." + std::to_string(rd() % 256) + "." +
+                                     std::to_string(1 + rd() % 254)},
+          {"mountPoint", "/mnt/data"}};
+}
+
+[[noreturn]] void file_server_not_found(const std::string& name) {
+  throw NotFound("The specified file server " + name + " is not found", "FileServerNotFound");
+}
+
+}  // namespace
+
+std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptions& o) {
+  validate_resource_name(o.where.workspace, "workspace_name");
+  validate_resource_name(o.name, "file_server_name");
+  const std::string home = user_home();
+  AdminOptions admin = o.admin;
+  // 1. --generate-ssh-keys
+  if (admin.generate_ssh_keys) {
+    generate_ssh_keys(home);
+    if (!admin.ssh_key) admin.ssh_key = (fs::path(home) / ".ssh" / "id_rsa.pub").string();
+  }
+  // 2. refuse an existing file server
+  auto ws = store_->read([&] {
+    auto w = require_workspace(*store_, o.where);
+    auto st = store_->prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, w.id).bind(2, to_lower(o.name));
+    if (st.step())
+      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
+                          "\" resource group under " + o.where.workspace + " resource group.");
+    return w;
+  });
+  // 3. config file
+  Json props = Json::object();
+  if (o.config_file) {
+    Json file = load_json_file(*o.config_file);
+    if (file.is_object() && file.contains("properties") && file["properties"].is_object()) props = file["properties"];
+  }
+  // 4. admin account (5. location is the workspace's; the 2018-05-01 model prints none)
+  Json ssh = get(props, "sshConfiguration");
+  Json user = resolve_admin_account(admin, get(ssh, "userAccountSettings"), home, os_user_name());
+  user["adminUserPassword"] = nullptr;
+  Json ips = get(ssh, "publicIPsToAllow");
+  // 6. disks
+  Json disks = get(props, "dataDisks");
+  std::optional<int> size = o.disk_size;
+  if (!size && disks.is_object() && disks["diskSizeInGB"].is_number_integer()) size = disks["diskSizeInGB"].get<int>();
+  std::optional<int> count = o.disk_count;
+  if (!count && disks.is_object() && disks["diskCount"].is_number_integer()) count = disks["diskCount"].get<int>();
+  std::string caching = o.caching_type.value_or(value_or<std::string>(disks, "cachingType", "none"));
+  std::string sku = o.storage_sku.value_or(value_or<std::string>(disks, "storageAccountType", ""));
+  if (!size) throw InvalidArgument("Please provide disk size in Gb.");
+  if (!count || *count < 1) throw InvalidArgument("Please provide number of data disks (at least one disk is required).");
+  if (sku.empty()) throw InvalidArgument("Please provide storage account type (storage sku).");
+  // 7. VM size
+  std::string vm_size = o.vm_size.value_or(value_or<std::string>(props, "vmSize", ""));
+  if (vm_size.empty()) throw InvalidArgument("Please provide VM size.");
+  // 8. subnet (the service makes a vnet of its own when none is given)
+  std::string subnet = value_or<std::string>(get(props, "subnet"), "id", "");
+  if (o.subnet) subnet = *o.subnet;
+  if (!subnet.empty() && !looks_like_arm_id(subnet)) throw InvalidArgument("Ill-formed subnet resource id");
+  if (subnet.empty())
+    subnet = arm_id(subscription_id(), ws.resource_group,
+                    {{"virtualNetworks", to_lower(o.name) + "vnet"}, {"subnets", "Subnet-1"}}, "Microsoft.Network");
+  // 9. PUT
+  const auto now = to_us(clock_->now());
+  const bool wait = !o.no_wait;
+  const std::int64_t ready = wait ? now : now + settings_.provisioning_delay.count();
+  const bool done = ready <= now;
+  std::string vm_upper = vm_size;
+  for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  Json doc = {{"creationTime", iso_us(now)},
+              {"dataDisks",
+               {{"cachingType", caching}, {"diskCount", *count}, {"diskSizeInGb", *size}, {"storageAccountType", sku}}},
+              {"id", arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}, {"fileServers", o.name}})},
+              {"mountSettings", done ? mount_settings() : Json(nullptr)},
+              {"name", o.name},
+              {"provisioningState", done ? "succeeded" : "creating"},
+              {"provisioningStateTransitionTime", iso_us(now)},
+              {"sshConfiguration", {{"publicIpsToAllow", ips}, {"userAccountSettings", user}}},
+              {"subnet", {{"id", subnet}}},
+              {"type", "Microsoft.BatchAI/workspaces/fileservers"},
+              {"vmSize", vm_upper}};
+  inject_resource_group(doc);
+  store_->write([&] {
+    auto st = store_->prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, ws.id).bind(2, to_lower(o.name));
+    if (st.step())
+      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
+                          "\" resource group under " + o.where.workspace + " resource group.");
+    require_workspace(*store_, o.where);
+    store_->prepare(
+              "INSERT INTO file_servers(workspace_id, name_lc, name, doc, ready_us, pending) VALUES (?,?,?,?,?,?)")
+        .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ready)
+        .bind(6, done ? 0 : 1).run();
+  });
+  std::error_code ec;
+  fs::create_directories(layout_.file_server_export(ws.resource_group, ws.name, o.name), ec);
+  if (o.no_wait) return std::nullopt;
+  return doc;
+}
+
+void ControlPlane::reconcile_file_servers(std::int64_t now_us) {
+  store_->write([&] {
+    std::vector<std::pair<std::int64_t, Json>> ready;
+    {
+      auto st = store_->prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
+      st.bind(1, now_us);
+      while (st.step()) {
+        Json doc = parse_doc(st.text(1));
+        doc["provisioningState"] = "succeeded";
+        doc["provisioningStateTransitionTime"] = iso_us(st.integer(2));
+        doc["mountSettings"] = mount_settings();
+        ready.emplace_back(st.integer(0), std::move(doc));
+      }
+    }
+    for (const auto& [id, doc] : ready)
+      store_->prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
+  });
+}
+
+Json ControlPlane::file_server_show(const WorkspaceRef& ref, const std::string& name) {
+  reconcile();
+  return store_->read([&] {
+    auto st = store_->prepare(
+        "SELECT f.doc FROM file_servers f JOIN workspaces w ON w.id = f.workspace_id "
+        "WHERE w.rg_lc = ? AND w.name_lc = ? AND f.name_lc = ?");
+    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
+    if (!st.step()) file_server_not_found(name);
+    return parse_doc(st.text(0));
+  });
+}
+
+Json ControlPlane::file_server_list(const WorkspaceRef& ref) {
+  reconcile();
+  return store_->read([&] {
+    auto ws = require_workspace(*store_, ref);
+    Json out = Json::array();
+    auto st = store_->prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
+    st.bind(1, ws.id);
+    while (st.step()) out.push_back(parse_doc(st.text(0)));
+    return out;
+  });
+}
+
+void ControlPlane::file_server_delete(const WorkspaceRef& ref, const std::string& name) {
+  store_->write([&] {
+    auto ws = require_workspace(*store_, ref);
+    auto st = store_->prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, ws.id).bind(2, to_lower(name));
+    if (!st.step()) file_server_not_found(name);
+    std::int64_t id = st.integer(0);
+    trash(*store_, layout_.file_server(ws.resource_group, ws.name, name));
+    store_->prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
+  });
+  empty_trash();
+}
+
+}  // namespace batchai::control_plane

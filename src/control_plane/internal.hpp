@@ -1,0 +1,71 @@
+// Helpers shared by the control plane's source files: time conversion, row lookups with the
+// service's not-found messages, document (de)serialisation and the trash of folders to delete
+// after a transaction commits.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "batchai/common/clock.hpp"
+#include "batchai/common/errors.hpp"
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/options.hpp"
+#include "batchai/control_plane/store.hpp"
+
+namespace batchai::control_plane::detail {
+
+inline std::int64_t to_us(TimePoint t) { return t.time_since_epoch().count(); }
+inline TimePoint from_us(std::int64_t us) { return TimePoint(Micros(us)); }
+inline std::string iso_us(std::int64_t us) { return format_iso(from_us(us)); }
+
+inline Json parse_doc(const std::string& text) { return Json::parse(text); }
+inline std::string dump_doc(const Json& doc) { return doc.dump(); }
+
+struct GroupRow {
+  std::string name;
+  std::string location;
+};
+std::optional<GroupRow> find_group(Store& store, const std::string& name);
+GroupRow require_group(Store& store, const std::string& name);  // NotFound "Resource group ... could not be found."
+
+struct WorkspaceRow {
+  std::int64_t id = 0;
+  std::string resource_group;  // as stored (case preserved)
+  std::string name;
+  std::string location;
+};
+std::optional<WorkspaceRow> find_workspace(Store& store, const WorkspaceRef& ref);
+WorkspaceRow require_workspace(Store& store, const WorkspaceRef& ref);
+
+// Cluster row fields the simulation needs.
+struct ClusterRow {
+  std::int64_t id = 0;
+  std::int64_t workspace_id = 0;
+  std::string resource_group, workspace, name;
+  std::string scale_mode;
+  int target = 0, min_nodes = 0, max_nodes = 0;
+  std::optional<std::int64_t> auto_demand;
+  std::int64_t alloc_started_us = 0;
+  std::string alloc_state;
+  std::int64_t alloc_changed_us = 0;
+  std::int64_t next_ordinal = 0;
+  std::string node_prefix, public_ip;
+  Json doc;
+  Json private_data;
+};
+std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
+ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
+[[noreturn]] void cluster_not_found();
+
+// Records a folder for deletion after commit (call inside a write transaction).
+void trash(Store& store, const std::filesystem::path& folder);
+
+// The OS user's name and home folder (for admin defaults and ~/.ssh).
+std::string os_user_name();
+std::string user_home();
+
+// Number of nodes an auto-scale or manual cluster should have now.
+int desired_nodes(const ClusterRow& c);
+
+}  // namespace batchai::control_plane::detail

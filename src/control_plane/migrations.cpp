@@ -1,0 +1,110 @@
+// Schema steps of the state database. Never edit a released step: append a new version.
+// Conventions: *_lc columns hold lower-cased names (lookups are case-insensitive), `doc` holds
+// the resource document exactly as `show` prints it, times are microseconds since the epoch.
+#include "batchai/control_plane/store.hpp"
+
+namespace batchai::control_plane {
+
+namespace {
+
+constexpr const char* kV1 = R"sql(
+CREATE TABLE resource_groups(
+  name_lc TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  location TEXT NOT NULL,
+  doc TEXT NOT NULL);
+
+CREATE TABLE storage_accounts(
+  name_lc TEXT PRIMARY KEY,
+  rg_lc TEXT NOT NULL REFERENCES resource_groups(name_lc) ON DELETE CASCADE,
+  location TEXT NOT NULL,
+  key1 TEXT NOT NULL,
+  key2 TEXT NOT NULL,
+  doc TEXT NOT NULL);
+CREATE INDEX storage_accounts_rg ON storage_accounts(rg_lc);
+
+CREATE TABLE workspaces(
+  id INTEGER PRIMARY KEY,
+  rg_lc TEXT NOT NULL REFERENCES resource_groups(name_lc) ON DELETE CASCADE,
+  name_lc TEXT NOT NULL,
+  name TEXT NOT NULL,
+  location TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  UNIQUE(rg_lc, name_lc));
+
+CREATE TABLE experiments(
+  id INTEGER PRIMARY KEY,
+  workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name_lc TEXT NOT NULL,
+  name TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  UNIQUE(workspace_id, name_lc));
+
+-- Desired state (mode/target/bounds/demand) and simulation inputs are columns; `doc` is
+-- refreshed from them by reconcile. pending=1 while anything still changes with time.
+CREATE TABLE clusters(
+  id INTEGER PRIMARY KEY,
+  workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name_lc TEXT NOT NULL,
+  name TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  location TEXT NOT NULL,
+  vm_size TEXT NOT NULL,
+  vm_priority TEXT NOT NULL,
+  scale_mode TEXT NOT NULL,            -- 'manual' | 'auto'
+  target INTEGER NOT NULL,             -- manual target / auto-scale initial count
+  min_nodes INTEGER NOT NULL DEFAULT 0,
+  max_nodes INTEGER NOT NULL DEFAULT 0,
+  auto_demand INTEGER,                 -- nodes wanted by queued/running work (jobs set it)
+  alloc_started_us INTEGER NOT NULL,   -- when the current resize began
+  alloc_state TEXT NOT NULL,           -- 'steady' | 'resizing'
+  alloc_changed_us INTEGER NOT NULL,
+  pending INTEGER NOT NULL DEFAULT 1,
+  next_ordinal INTEGER NOT NULL DEFAULT 0,
+  node_prefix TEXT NOT NULL,           -- 'tvm-<digits>'
+  public_ip TEXT NOT NULL,
+  private TEXT NOT NULL DEFAULT '{}',  -- secrets the doc must not show (setup task secrets)
+  UNIQUE(workspace_id, name_lc));
+CREATE INDEX clusters_pending ON clusters(pending) WHERE pending = 1;
+
+-- state: preparing | idle | running | leaving | unusable. job_key: the job using the node.
+-- setup: none | pending | started | done | failed.
+CREATE TABLE nodes(
+  id INTEGER PRIMARY KEY,
+  cluster_id INTEGER NOT NULL REFERENCES clusters(id) ON DELETE CASCADE,
+  node_id TEXT NOT NULL UNIQUE,
+  ordinal INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  created_us INTEGER NOT NULL,
+  ready_us INTEGER NOT NULL,
+  leave_us INTEGER,
+  setup TEXT NOT NULL,
+  setup_exit INTEGER,
+  job_key TEXT);
+CREATE INDEX nodes_cluster ON nodes(cluster_id, state);
+
+CREATE TABLE file_servers(
+  id INTEGER PRIMARY KEY,
+  workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name_lc TEXT NOT NULL,
+  name TEXT NOT NULL,
+  doc TEXT NOT NULL,
+  ready_us INTEGER NOT NULL,
+  pending INTEGER NOT NULL DEFAULT 1,
+  UNIQUE(workspace_id, name_lc));
+CREATE INDEX file_servers_pending ON file_servers(pending) WHERE pending = 1;
+
+-- Folders to remove once the deleting transaction committed (survives a crash in between).
+CREATE TABLE trash(path TEXT PRIMARY KEY);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& control_plane_migrations() {
+  static const std::vector<Migration> steps = {
+      {1, kV1},
+  };
+  return steps;
+}
+
+}  // namespace batchai::control_plane

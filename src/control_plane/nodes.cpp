@@ -1,0 +1,425 @@
+// Simulated nodes: the reconcile step (allocation, preparation, setup task, leaving), node
+// folders with their mounts (layout in node_layout.hpp), node list/exec and cluster file list.
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/storage_paths.hpp"
+#include "batchai/control_plane/store.hpp"
+#include "internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+struct NodeRow {
+  std::int64_t row = 0;
+  std::string node_id, state, setup;
+  std::int64_t ready_us = 0;
+  std::optional<std::int64_t> leave_us;
+};
+
+std::string node_timestamp(std::int64_t us) {
+  std::time_t t = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dt%H%M%Sz", &tm);
+  return buf;
+}
+
+bool has_setup_task(const Json& doc) {
+  return doc.contains("nodeSetup") && doc["nodeSetup"].is_object() && doc["nodeSetup"]["setupTask"].is_object();
+}
+
+int removal_rank(const std::string& state) {
+  if (state == "idle") return 0;
+  if (state == "unusable") return 1;
+  if (state == "preparing") return 2;
+  return 3;  // running: last
+}
+
+void link_mount(const fs::path& mount_root, const std::string& relative, const fs::path& target) {
+  fs::path where = mount_root / check_relative_path(relative, "Relative mount path");
+  std::error_code ec;
+  fs::create_directories(where.parent_path(), ec);
+  if (fs::exists(fs::symlink_status(where, ec))) return;
+  fs::create_directory_symlink(target, where, ec);
+  if (ec) log::warning("Cannot mount '" + relative + "' on a node: " + ec.message());
+}
+
+// Makes the node folder and its mounts; idempotent, so a crash or a second call is harmless.
+void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::path& node) {
+  std::error_code ec;
+  for (const char* sub : {"mounts", "jobs", "shared"}) fs::create_directories(node / sub, ec);
+  const fs::path root = NodeLayout::mount_root(node);
+  Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
+                                                                       : Json();
+  if (!mv.is_object()) return;
+  auto each = [&](const char* list, auto fn) {
+    if (mv.contains(list) && mv[list].is_array())
+      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
+  };
+  each("azureFileShares", [&](const Json& m, const std::string& rel) {
+    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
+      link_mount(root, rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
+  });
+  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
+    link_mount(root, rel,
+               layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
+  });
+  each("fileServers", [&](const Json& m, const std::string& rel) {
+    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
+    if (!id || id->path.empty()) return;
+    link_mount(root, rel, layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""),
+                                                    id->path.back().second));
+  });
+  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
+    fs::create_directories(root / check_relative_path(rel, "Relative mount path"), ec);
+  });
+}
+
+std::map<std::string, std::string> node_environment(const fs::path& node) {
+  return {{"AZ_BATCHAI_MOUNT_ROOT", NodeLayout::mount_root(node).string()},
+          {"AZ_BATCHAI_JOB_TEMP_DIR", NodeLayout::job_temp_dir(node).string()}};
+}
+
+// The setup task's output folder on a node: {prefix with the mount root expanded}/{suffix}.
+fs::path setup_output_dir(const Json& task, const fs::path& node) {
+  std::string prefix = expand_mount_root(value_or<std::string>(task, "stdOutErrPathPrefix", ""), NodeLayout::mount_root(node));
+  return fs::path(prefix) / value_or<std::string>(task, "stdOutErrPathSuffix", "");
+}
+
+void spawn_setup_task(ProcessLauncher& launcher, const ClusterRow& c, const std::string& node_id, const fs::path& node) {
+  const Json& task = c.doc["nodeSetup"]["setupTask"];
+  ProcessSpec spec;
+  spec.env = node_environment(node);
+  spec.env["AZ_BATCHAI_STDOUTERR_DIR"] = setup_output_dir(task, node).string();
+  for (const char* list : {"environmentVariables"})
+    if (task.contains(list) && task[list].is_array())
+      for (const auto& v : task[list]) spec.env[value_or<std::string>(v, "name", "")] = value_or<std::string>(v, "value", "");
+  if (c.private_data.contains("setupSecrets"))
+    for (const auto& v : c.private_data["setupSecrets"])
+      spec.env[value_or<std::string>(v, "name", "")] = value_or<std::string>(v, "value", "");
+  spec.env["BATCHAI_SETUP_COMMAND"] = value_or<std::string>(task, "commandLine", "");
+  spec.env["BATCHAI_NODE_ID"] = node_id;
+  // The exit code lands in .setup_exit atomically; reconcile reads it.
+  spec.argv = {"sh", "-c",
+               "mkdir -p \"$AZ_BATCHAI_STDOUTERR_DIR\" && "
+               "bash -c \"$BATCHAI_SETUP_COMMAND\" >\"$AZ_BATCHAI_STDOUTERR_DIR/stdout-$BATCHAI_NODE_ID.txt\" "
+               "2>\"$AZ_BATCHAI_STDOUTERR_DIR/stderr-$BATCHAI_NODE_ID.txt\"; "
+               "echo $? >.setup_exit.tmp && mv .setup_exit.tmp .setup_exit"};
+  spec.cwd = node;
+  spec.stdout_file = node / ".setup_cmd";
+  spec.stderr_file = node / ".setup_cmd";
+  launcher.spawn_detached(spec);
+}
+
+// One reconcile step of one cluster at `now` (inside a write transaction).
+void step_cluster(Store& store, const Settings& settings, const NodeLayout& layout, std::int64_t id, std::int64_t now) {
+  auto c = load_cluster(store, id);
+  if (!c) return;
+  const std::int64_t prov = settings.provisioning_delay.count();
+  const std::int64_t prep = settings.node_preparation_delay.count();
+  const fs::path cluster_dir = layout.cluster(c->resource_group, c->workspace, c->name);
+  std::vector<NodeRow> nodes;
+  {
+    auto st = store.prepare(
+        "SELECT id, node_id, state, setup, ready_us, leave_us FROM nodes WHERE cluster_id = ? ORDER BY ordinal");
+    st.bind(1, id);
+    while (st.step()) nodes.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.integer(4), st.optional_integer(5)});
+  }
+  auto set_state = [&](NodeRow& n, const std::string& state) {
+    n.state = state;
+    store.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, state).bind(2, n.leave_us).bind(3, n.row).run();
+  };
+  auto remove_node = [&](const NodeRow& n) {
+    store.prepare("DELETE FROM nodes WHERE id = ?").bind(1, n.row).run();
+    trash(store, cluster_dir / "nodes" / n.node_id);
+  };
+  std::int64_t event = now;
+  // Leaving nodes whose time is up are gone.
+  std::erase_if(nodes, [&](const NodeRow& n) {
+    if (n.state != "leaving" || n.leave_us.value_or(0) > now) return false;
+    remove_node(n);
+    event = *n.leave_us;
+    return true;
+  });
+  // Setup tasks that finished, then preparing nodes whose preparation time passed.
+  for (auto& n : nodes) {
+    if (n.setup == "started") {
+      std::ifstream in(cluster_dir / "nodes" / n.node_id / ".setup_exit");
+      int code = 0;
+      if (in >> code) {
+        n.setup = code == 0 ? "done" : "failed";
+        store.prepare("UPDATE nodes SET setup = ?, setup_exit = ? WHERE id = ?").bind(1, n.setup).bind(2, code).bind(3, n.row).run();
+      }
+    }
+    if (n.state == "preparing" && n.ready_us <= now && (n.setup == "none" || n.setup == "done" || n.setup == "failed"))
+      set_state(n, n.setup == "failed" ? "unusable" : "idle");
+  }
+  const int desired = desired_nodes(*c);
+  auto active = static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [](const NodeRow& n) { return n.state != "leaving"; }));
+  if (active < desired) {
+    if (c->alloc_state == "steady") {
+      c->alloc_state = "resizing";
+      c->alloc_started_us = now;
+      c->alloc_changed_us = now;
+    }
+    if (now >= c->alloc_started_us + prov) {
+      const std::int64_t created = c->alloc_started_us + prov;
+      const bool setup = has_setup_task(c->doc);
+      for (int i = active; i < desired; ++i) {
+        const std::int64_t ordinal = c->next_ordinal++;
+        NodeRow n{0, c->node_prefix + "_" + std::to_string(ordinal + 1) + "-" + node_timestamp(created), "preparing",
+                  setup ? "pending" : "none", created + prep, std::nullopt};
+        if (!setup && n.ready_us <= now) n.state = "idle";
+        store.prepare(
+                 "INSERT INTO nodes(cluster_id, node_id, ordinal, state, created_us, ready_us, setup) VALUES (?,?,?,?,?,?,?)")
+            .bind(1, id).bind(2, n.node_id).bind(3, ordinal).bind(4, n.state).bind(5, created).bind(6, n.ready_us)
+            .bind(7, n.setup).run();
+        n.row = store.last_insert_rowid();
+        nodes.push_back(n);
+      }
+      active = desired;
+      event = created;
+    }
+  } else if (active > desired) {
+    std::vector<NodeRow*> order;
+    for (auto& n : nodes)
+      if (n.state != "leaving") order.push_back(&n);
+    std::stable_sort(order.begin(), order.end(), [](const NodeRow* a, const NodeRow* b) {
+      return removal_rank(a->state) < removal_rank(b->state);
+    });
+    for (int i = 0; i < active - desired; ++i) {
+      order[static_cast<std::size_t>(i)]->leave_us = now + prov;
+      set_state(*order[static_cast<std::size_t>(i)], "leaving");
+    }
+    if (c->alloc_state == "steady") {
+      c->alloc_state = "resizing";
+      c->alloc_started_us = now;
+      c->alloc_changed_us = now;
+    }
+    active = desired;
+    if (prov == 0) {  // nothing to wait for
+      std::erase_if(nodes, [&](const NodeRow& n) {
+        if (n.state != "leaving") return false;
+        remove_node(n);
+        return true;
+      });
+    }
+  }
+  const bool leaving = std::any_of(nodes.begin(), nodes.end(), [](const NodeRow& n) { return n.state == "leaving"; });
+  if (c->alloc_state == "resizing" && !leaving && active == desired) {
+    c->alloc_state = "steady";
+    c->alloc_changed_us = std::max(c->alloc_changed_us, std::min(event, now));
+  }
+  const bool busy = c->alloc_state == "resizing" || std::any_of(nodes.begin(), nodes.end(), [](const NodeRow& n) {
+    return n.state == "preparing" || n.state == "leaving";
+  });
+  store.prepare(
+           "UPDATE clusters SET alloc_state = ?, alloc_started_us = ?, alloc_changed_us = ?, next_ordinal = ?, "
+           "pending = ? WHERE id = ?")
+      .bind(1, c->alloc_state).bind(2, c->alloc_started_us).bind(3, c->alloc_changed_us).bind(4, c->next_ordinal)
+      .bind(5, busy ? 1 : 0).bind(6, id).run();
+}
+
+struct NodeTarget {
+  ClusterRow cluster;
+  std::vector<std::pair<std::string, int>> nodes;  // (node id, ordinal), in order
+};
+
+NodeTarget load_nodes(Store& store, const WorkspaceRef& ref, const std::string& cluster) {
+  return store.read([&] {
+    NodeTarget t{require_cluster(store, ref, cluster), {}};
+    auto st = store.prepare("SELECT node_id, ordinal FROM nodes WHERE cluster_id = ? AND state <> 'leaving' ORDER BY ordinal");
+    st.bind(1, t.cluster.id);
+    while (st.step()) t.nodes.emplace_back(st.text(0), static_cast<int>(st.integer(1)));
+    return t;
+  });
+}
+
+}  // namespace
+
+void ControlPlane::reconcile_clusters(std::int64_t now_us) {
+  std::vector<std::int64_t> ids = store_->read([&] {
+    std::vector<std::int64_t> out;
+    auto st = store_->prepare("SELECT id FROM clusters WHERE pending = 1");
+    while (st.step()) out.push_back(st.integer(0));
+    return out;
+  });
+  for (auto id : ids) {
+    store_->write([&] {
+      step_cluster(*store_, settings_, layout_, id, now_us);
+      refresh_cluster(id);
+    });
+    start_node_work(id);
+  }
+}
+
+void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
+  std::vector<std::string> preparing, claimed;
+  auto cluster = store_->write([&] {
+    auto c = load_cluster(*store_, cluster_row_id);
+    if (!c) return c;
+    {
+      auto st = store_->prepare("SELECT node_id, setup FROM nodes WHERE cluster_id = ? AND state = 'preparing'");
+      st.bind(1, cluster_row_id);
+      while (st.step()) {
+        preparing.push_back(st.text(0));
+        if (st.text(1) == "pending") claimed.push_back(st.text(0));
+      }
+    }
+    // Claimed inside the transaction: each setup task starts exactly once across processes.
+    store_->prepare("UPDATE nodes SET setup = 'started' WHERE cluster_id = ? AND setup = 'pending'").bind(1, cluster_row_id).run();
+    return c;
+  });
+  if (!cluster) return;
+  for (const auto& node_id : preparing) {
+    fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
+    if (!fs::exists(node / "mounts")) ensure_node_folder(layout_, cluster->doc, node);
+  }
+  for (const auto& node_id : claimed) {
+    fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
+    try {
+      spawn_setup_task(launcher(), *cluster, node_id, node);
+    } catch (const Error& e) {
+      std::ofstream(node / ".setup_exit") << 127 << "\n";  // the node becomes unusable with a clear error
+      log::warning(std::string("Cannot start the setup task on node ") + node_id + ": " + e.what());
+    }
+  }
+  // Idle nodes created with no setup task and zero delay still need their folders.
+  store_->read([&] {
+    auto st = store_->prepare("SELECT node_id FROM nodes WHERE cluster_id = ? AND state = 'idle'");
+    st.bind(1, cluster_row_id);
+    while (st.step()) {
+      fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, st.text(0));
+      if (!fs::exists(node / "mounts")) ensure_node_folder(layout_, cluster->doc, node);
+    }
+  });
+}
+
+Json ControlPlane::cluster_node_list(const WorkspaceRef& ref, const std::string& cluster) {
+  reconcile();
+  auto t = load_nodes(*store_, ref, cluster);
+  Json out = Json::array();
+  for (const auto& [node_id, ordinal] : t.nodes)
+    out.push_back({{"ipAddress", t.cluster.public_ip},
+                   {"nodeId", node_id},
+                   {"port", static_cast<double>(50000 + ordinal)}});
+  return out;
+}
+
+void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
+  if (!options.exec && options.forwards.empty()) return;
+  reconcile();
+  auto t = load_nodes(*store_, ref, cluster);
+  if (t.nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
+  std::string node_id = t.nodes.front().first;
+  if (options.node_id) {
+    auto it = std::find_if(t.nodes.begin(), t.nodes.end(), [&](const auto& n) { return n.first == *options.node_id; });
+    if (it == t.nodes.end()) throw InvalidArgument("Cannot find a node with id=" + *options.node_id);
+    node_id = it->first;
+  }
+  if (!options.forwards.empty())
+    log::warning("Port forwarding (-L) is not needed locally: node services listen on this machine; ignoring -L.");
+  if (!options.exec) return;
+  fs::path node = layout_.node(t.cluster.resource_group, t.cluster.workspace, t.cluster.name, node_id);
+  ensure_node_folder(layout_, t.cluster.doc, node);
+  ProcessSpec spec;
+  spec.env = node_environment(node);
+  spec.env["BATCHAI_EXEC_COMMAND"] = *options.exec;
+  spec.argv = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};  // both streams to stdout
+  spec.cwd = node;
+  spec.new_session = false;  // Ctrl-C reaches the command too
+  launcher().run(spec);      // the remote exit code is not propagated (spec §4.10.6)
+}
+
+Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
+                                     int expiry_minutes) {
+  reconcile();
+  auto c = store_->read([&] { return require_cluster(*store_, ref, cluster); });
+  const Json& setup = c.doc["nodeSetup"];
+  if (!setup.is_object() || !setup["setupTask"].is_object()) return Json::array();
+  const Json& task = setup["setupTask"];
+  const std::string kUnsupported =
+      "List files is supported only for clusters with startup task configure to store its output on Azure File Share "
+      "or Azure Blob Container";
+  std::string prefix = value_or<std::string>(task, "stdOutErrPathPrefix", "");
+  std::string rest;
+  bool under_root = false;
+  for (const std::string token : {"${AZ_BATCHAI_MOUNT_ROOT}", "$AZ_BATCHAI_MOUNT_ROOT"})
+    if (prefix.rfind(token, 0) == 0 && (prefix.size() == token.size() || prefix[token.size()] == '/')) {
+      under_root = true;
+      rest = prefix.substr(token.size());
+      break;
+    }
+  if (!under_root) throw InvalidArgument(kUnsupported);
+  if (task["stdOutErrPathSuffix"].is_null()) throw InvalidArgument("List files is not supported for this cluster");
+  while (!rest.empty() && rest.front() == '/') rest.erase(0, 1);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  // Find the cluster-level share, then container, whose mount path holds the prefix.
+  std::optional<fs::path> root;
+  std::string url_base, remainder;
+  auto match = [&](const Json& m) -> std::optional<std::string> {
+    std::string mp = value_or<std::string>(m, "relativeMountPath", "");
+    while (!mp.empty() && mp.back() == '/') mp.pop_back();
+    while (!mp.empty() && mp.front() == '/') mp.erase(0, 1);
+    if (mp.empty()) return std::nullopt;
+    if (rest == mp) return std::string();
+    if (rest.rfind(mp + "/", 0) == 0) return rest.substr(mp.size() + 1);
+    return std::nullopt;
+  };
+  const Json& mv = setup["mountVolumes"];
+  if (mv.is_object() && mv["azureFileShares"].is_array())
+    for (const auto& m : mv["azureFileShares"])
+      if (auto r = match(m); r && !root) {
+        auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", ""));
+        if (!parsed) continue;
+        root = layout_.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second);
+        url_base = "https://" + value_or<std::string>(m, "accountName", parsed->first) + ".file.core.windows.net/" + parsed->second;
+        remainder = *r;
+      }
+  if (!root && mv.is_object() && mv["azureBlobFileSystems"].is_array())
+    for (const auto& m : mv["azureBlobFileSystems"])
+      if (auto r = match(m); r && !root) {
+        std::string account = value_or<std::string>(m, "accountName", "");
+        std::string container = value_or<std::string>(m, "containerName", "");
+        root = layout_.container(account, container);
+        url_base = "https://" + account + ".blob.core.windows.net/" + container;
+        remainder = *r;
+      }
+  if (!root) throw InvalidArgument(kUnsupported);
+  std::string relative = (fs::path(remainder) / task["stdOutErrPathSuffix"].get<std::string>()).generic_string();
+  if (!path.empty() && path != ".") relative += "/" + check_relative_path(path, "Path");
+  fs::path folder = resolve_inside(*root, relative, "Path");
+  Json out = Json::array();
+  if (!fs::is_directory(folder)) return out;
+  std::vector<fs::directory_entry> entries{fs::directory_iterator(folder), fs::directory_iterator()};
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+  const std::string expiry = format_iso(std::chrono::time_point_cast<Micros>(
+      std::chrono::floor<std::chrono::seconds>(clock_->now()) + std::chrono::minutes(expiry_minutes)));
+  for (const auto& e : entries) {
+    std::string name = e.path().filename().string();
+    if (e.is_directory()) {
+      out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", name}, {"size", nullptr}});
+    } else {
+      out.push_back({{"download_url", url_base + "/" + relative + "/" + name + "?se=" + expiry + "&sp=r&sv=2017-04-17"},
+                     {"is_directory", false},
+                     {"name", name},
+                     {"size", e.file_size()}});
+    }
+  }
+  return out;
+}
+
+}  // namespace batchai::control_plane
