@@ -1,0 +1,130 @@
+// End-to-end supervisor tests with real processes: a custom job, a 2-node customMpi job, a
+// preparation failure, a missing interpreter and a wall-clock timeout.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "batchai/runtime/job_spec.hpp"
+#include "batchai/runtime/supervisor.hpp"
+
+namespace batchai::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    home_ = fs::temp_directory_path() / ("batchai-supervisor-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(home_);
+  }
+  void TearDown() override { fs::remove_all(home_); }
+
+  LaunchPlan plan(const std::string& properties, int nodes) {
+    JobIdentity id{"sub", "rg", "ws", "exp", "job", "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/ws/clusters/cl", "u", ""};
+    auto spec = build_job_spec(Json::parse("{\"properties\": " + properties + "}"), id);
+    LaunchContext c;
+    for (int i = 0; i < nodes; ++i) c.nodes.push_back({"node" + std::to_string(i), home_ / ("n" + std::to_string(i)), "localhost", 0});
+    c.as_root = ::geteuid() == 0;
+    c.cores = 2;
+    c.self_executable = RANK_EXEC_HELPER;
+    return make_launch_plan(spec.document, c);
+  }
+
+  JobOutcome run(const LaunchPlan& p, std::chrono::milliseconds limit = 60s) {
+    SupervisorOptions o;
+    o.max_wall_clock = limit;
+    o.kill_grace = 500ms;
+    o.record = [this](const std::string& state, const JobOutcome*) { states_.push_back(state); };
+    return supervise_job(p, *launcher_, o);
+  }
+
+  fs::path home_;
+  std::vector<std::string> states_;
+  std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
+};
+
+const std::string kPrefix = R"("stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP_DIR")";
+
+TEST_F(SupervisorTest, CustomJobWritesStdoutAndOutput) {
+  auto p = plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "echo hi | tee $AZ_BATCHAI_OUTPUT_OUTPUT/result.txt"},
+      "outputDirectories": [{"id": "OUTPUT", "pathPrefix": "$AZ_BATCHAI_JOB_TEMP_DIR", "pathSuffix": "output"}]})", 1);
+  auto o = run(p);
+  EXPECT_TRUE(o.succeeded);
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(slurp(p.stdouterr_dir / "stdout.txt"), "hi\n");
+  EXPECT_EQ(fs::file_size(p.stdouterr_dir / "stderr.txt"), 0u);
+  EXPECT_EQ(slurp(p.output_directories.at("OUTPUT") / "result.txt"), "hi\n");
+  EXPECT_TRUE(fs::exists(p.execution_log));
+  EXPECT_EQ(states_, (std::vector<std::string>{"running", "succeeded"}));
+}
+
+TEST_F(SupervisorTest, FailingCommandGivesItsExitCode) {
+  auto o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "exit 7"}})", 1));
+  EXPECT_FALSE(o.succeeded);
+  EXPECT_EQ(o.exit_code, 7);
+  EXPECT_EQ(o.errors[0]["code"], "JobFailed");
+}
+
+TEST_F(SupervisorTest, PreparationFailureFailsTheJob) {
+  auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "touch ran"},
+      "jobPreparation": {"commandLine": "echo prep on $AZ_BATCHAI_JOB_TEMP; test $AZ_BATCHAI_JOB_TEMP != )" +
+                (home_ / "n1/jobs/job").string() + R"("}})", 2);
+  auto o = run(p);
+  EXPECT_FALSE(o.succeeded);
+  EXPECT_FALSE(o.exit_code.has_value());
+  EXPECT_EQ(o.errors[0]["code"], "JobPreparationFailed");
+  EXPECT_NE(o.errors[0]["message"].get<std::string>().find("node 1"), std::string::npos);
+  EXPECT_EQ(slurp(p.stdouterr_dir / "stdout-job_prep-node0.txt"), "prep on " + (home_ / "n0/jobs/job").string() + "\n");
+  EXPECT_FALSE(fs::exists(home_ / "n0/jobs/job/ran"));
+  EXPECT_EQ(states_, (std::vector<std::string>{"preparing", "failed"}));
+}
+
+TEST_F(SupervisorTest, MissingInterpreterIsAClearFailure) {
+  auto p = plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "horovodSettings": {"pythonScriptFilePath": "t.py",
+      "pythonInterpreterPath": "/nonexistent/python9"}})", 1);
+  auto o = run(p);
+  EXPECT_FALSE(o.succeeded);
+  EXPECT_EQ(o.errors[0]["code"], "ToolkitNotFound");
+  EXPECT_NE(slurp(p.stdouterr_dir / "stderr.txt").find("/nonexistent/python9"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, WallClockTimeoutKillsTheTree) {
+  auto p = plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "sleep 60 & echo $! > child.pid; wait"}})", 1);
+  auto start = std::chrono::steady_clock::now();
+  auto o = run(p, 500ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  EXPECT_FALSE(o.succeeded);
+  EXPECT_EQ(o.errors[0]["code"], "JobTimedOut");
+  pid_t child = std::stoi(slurp(home_ / "n0/jobs/job/child.pid"));
+  for (int i = 0; i < 200 && process_alive(child); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(process_alive(child));
+}
+
+TEST_F(SupervisorTest, TwoNodeCustomMpiRanksWriteTheirRankAndNode) {
+  if (!program_available("mpirun", {})) GTEST_SKIP() << "mpirun not installed";
+  auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customMpiSettings": {"processCount": 2, "commandLine":
+      "echo $OMPI_COMM_WORLD_RANK $BATCHAI_NODE_ID $AZ_BATCHAI_JOB_TEMP > $AZ_BATCHAI_OUTPUT_OUT/rank-$OMPI_COMM_WORLD_RANK.txt"},
+      "outputDirectories": [{"id": "OUT", "pathPrefix": "$AZ_BATCHAI_JOB_TEMP_DIR"}]})", 2);
+  auto o = run(p);
+  EXPECT_TRUE(o.succeeded) << slurp(p.stdouterr_dir / "stderr.txt");
+  // Each rank sees its own node's folders; OUT resolves per node.
+  EXPECT_EQ(slurp(home_ / "n0/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-0.txt"),
+            "0 node0 " + (home_ / "n0/jobs/job").string() + "\n");
+  EXPECT_EQ(slurp(home_ / "n1/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-1.txt"),
+            "1 node1 " + (home_ / "n1/jobs/job").string() + "\n");
+}
+
+}  // namespace
+}  // namespace batchai::runtime
