@@ -1,7 +1,5 @@
 // MPI-backed Communicator over a private duplicate of MPI_COMM_WORLD: sum allreduce by our
 // own ring (kRing) or MPI_Allreduce (kMpi), broadcast, and the agreement check.
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/communicator.hpp"
+#include "mpi_c.hpp"
 #include "mpi_error.hpp"
 #include "ring_allreduce.hpp"
 

@@ -1,7 +1,7 @@
 // Turns MPI return codes into batchai::Error so the trainer sees exceptions, not hangs or
 // silent aborts (MpiSession sets MPI_ERRORS_RETURN on MPI_COMM_WORLD for this).
 #pragma once
-#include <mpi.h>
+#include "mpi_c.hpp"
 
 namespace batchai::train::detail {
 

@@ -1,13 +1,12 @@
 // MpiSession: MPI_Init/MPI_Finalize around the trainer, with MPI errors returned (and turned
 // into exceptions by the communicators) rather than aborting inside the library.
-#include <mpi.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/communicator.hpp"
+#include "mpi_c.hpp"
 #include "mpi_error.hpp"
 
 namespace batchai::train {

@@ -2,7 +2,7 @@
 // float buffer. Each ring step is cut into chunks so the reduction of one chunk overlaps
 // with the transfer of the next.
 #pragma once
-#include <mpi.h>
+#include "mpi_c.hpp"
 
 #include <cstddef>
 #include <vector>
