@@ -9,47 +9,117 @@
 #include "json_util.hpp"
 
 namespace batchai::query::detail {
-namespace {
-
-Json::array_t& new_array(Json& out, std::size_t reserve) {
-  out = Json::array();
-  auto& array = out.get_ref<Json::array_t&>();
-  array.reserve(reserve);
-  return array;
-}
-
-// Appends the projection result `r` of element `element` of `base`: moved out of `base` when
-// base is a temporary and `r` is the element itself, copied otherwise.
-void append_result(Json::array_t& out, Value&& r, Value& base, const Json& element) {
-  if (r.get().is_null()) return;
-  if (!r.owned() && base.owned() && &r.get() == &element) {
-    out.push_back(std::move(const_cast<Json&>(element)));  // NOLINT: element lives in base's owned value
-    return;
-  }
-  out.push_back(std::move(r).take());
-}
-
-}  // namespace
 
 const Json& null_json() {
   static const Json kNull;
   return kNull;
 }
 
+Value Value::view() const {
+  if (kind_ == Kind::kRefs) {
+    Value v;
+    v.kind_ = Kind::kRefs;
+    v.refs_ = refs_;
+    return v;
+  }
+  return borrow(get());
+}
+
+const Json& Value::get() const {
+  switch (kind_) {
+    case Kind::kBorrowed: return *ref_;
+    case Kind::kOwned: return owned_;
+    case Kind::kRefs: break;
+  }
+  if (refs_->cache == nullptr) {
+    auto json = std::make_unique<Json>(Json::array());
+    auto& array = json->get_ref<Json::array_t&>();
+    array.reserve(refs_->items.size());
+    for (const Json* item : refs_->items) array.push_back(*item);
+    refs_->cache = std::move(json);
+  }
+  return *refs_->cache;
+}
+
+Json Value::take() && {
+  switch (kind_) {
+    case Kind::kBorrowed: return *ref_;
+    case Kind::kOwned: return std::move(owned_);
+    case Kind::kRefs: break;
+  }
+  if (refs_->cache != nullptr) return *refs_->cache;
+  Json json = Json::array();
+  auto& array = json.get_ref<Json::array_t&>();
+  array.reserve(refs_->items.size());
+  for (const Json* item : refs_->items) array.push_back(*item);
+  return json;
+}
+
+bool is_truthy(const Value& value) { return value.is_refs() ? value.size() > 0 : is_truthy(value.get()); }
+
+const char* type_name(const Value& value) { return value.is_refs() ? "array" : type_name(value.get()); }
+
+ResultList::ResultList(std::size_t reserve, bool borrow_ok) : as_refs_(borrow_ok) {
+  if (as_refs_) {
+    refs_.reserve(reserve);
+  } else {
+    json_ = Json::array();
+    json_.get_ref<Json::array_t&>().reserve(reserve);
+  }
+}
+
+void ResultList::to_json() {
+  json_ = Json::array();
+  auto& array = json_.get_ref<Json::array_t&>();
+  array.reserve(refs_.capacity());
+  for (const Json* item : refs_) array.push_back(*item);
+  refs_ = {};
+  as_refs_ = false;
+}
+
+void ResultList::add(Value&& result) {
+  if (as_refs_) {
+    if (!result.owned() && !result.is_refs()) {
+      refs_.push_back(&result.get());
+      return;
+    }
+    to_json();
+  }
+  json_.get_ref<Json::array_t&>().push_back(std::move(result).take());
+}
+
+void ResultList::add_json(Json&& json) {
+  if (as_refs_) to_json();
+  json_.get_ref<Json::array_t&>().push_back(std::move(json));
+}
+
+Value ResultList::finish() && { return as_refs_ ? Value::refs(std::move(refs_)) : Value::own(std::move(json_)); }
+
 Value Evaluator::eval_on(const Node& node, Value base) {
-  if (!base.owned()) return eval(node, base.get());
-  Value result = eval(node, base.get());
+  if (!base.has_storage()) {
+    Value result = eval(node, base);
+    if (!base.has_storage()) return result;  // evaluation may have materialised base
+    if (result.owned() || result.is_refs()) return result;  // reference lists never point into a cache
+    return Value::own(result.get());
+  }
+  Value result = eval(node, base);
   if (result.owned()) return result;
-  if (&result.get() == &base.get()) return base;
+  if (result.is_refs()) {
+    if (!base.owned()) return result;  // its items point into base's referents, never into a cache
+    return Value::own(std::move(result).take());  // may point into base's JSON
+  }
+  if (base.owned() && &result.get() == &base.get()) return base;
   return Value::own(result.get());  // copy out of the temporary before it dies
 }
 
-Value Evaluator::eval(const Node& node, const Json& current) {
+Value Evaluator::eval(const Node& node, const Value& current) {
   switch (node.kind) {
     case NodeKind::kField: {
-      if (!current.is_object()) return {};
-      const auto it = current.find(node.name);
-      return it == current.end() ? Value() : Value::borrow(*it);
+      if (current.is_refs()) return {};
+      const Json& json = current.get();
+      if (!json.is_object()) return {};
+      const auto it = json.find(node.name);
+      return it == json.end() ? Value() : Value::borrow(*it);
     }
     case NodeKind::kSubexpression:
     case NodeKind::kIndexExpression: {
@@ -62,34 +132,33 @@ Value Evaluator::eval(const Node& node, const Json& current) {
       const auto size = static_cast<std::int64_t>(current.size());
       const std::int64_t i = node.index < 0 ? node.index + size : node.index;
       if (i < 0 || i >= size) return {};
-      return Value::borrow(current[static_cast<std::size_t>(i)]);
+      return Value::borrow(current.at(static_cast<std::size_t>(i)));
     }
     case NodeKind::kSlice: return slice(node, current);
-    case NodeKind::kProjection: return projection(node, current);
+    case NodeKind::kProjection:
+    case NodeKind::kFlatten: return projection(node, current);
     case NodeKind::kValueProjection: return value_projection(node, current);
     case NodeKind::kFilterProjection: return filter_projection(node, current);
-    case NodeKind::kFlatten: return flatten(node, current);
-    case NodeKind::kIdentity: return Value::borrow(current);
+    case NodeKind::kIdentity: return current.view();
     case NodeKind::kLiteral: return Value::borrow(node.literal);
     case NodeKind::kComparator: return comparator(node, current);
-    case NodeKind::kNot: return Value::own(Json(!is_truthy(eval(*node.children[0], current).get())));
+    case NodeKind::kNot: return Value::own(Json(!is_truthy(eval(*node.children[0], current))));
     case NodeKind::kAnd: {
       Value left = eval(*node.children[0], current);
-      if (!is_truthy(left.get())) return left;
+      if (!is_truthy(left)) return left;
       return eval(*node.children[1], current);
     }
     case NodeKind::kOr: {
       Value left = eval(*node.children[0], current);
-      if (is_truthy(left.get())) return left;
+      if (is_truthy(left)) return left;
       return eval(*node.children[1], current);
     }
     case NodeKind::kPipe: return eval_on(*node.children[1], eval(*node.children[0], current));
     case NodeKind::kMultiSelectList: {
       if (current.is_null()) return {};
-      Json out;
-      auto& array = new_array(out, node.children.size());
-      for (const auto& child : node.children) array.push_back(eval(*child, current).take());
-      return Value::own(std::move(out));
+      ResultList out(node.children.size(), true);
+      for (const auto& child : node.children) out.add(eval(*child, current));
+      return std::move(out).finish();
     }
     case NodeKind::kMultiSelectHash: {
       if (current.is_null()) return {};
@@ -105,67 +174,75 @@ Value Evaluator::eval(const Node& node, const Json& current) {
   return {};
 }
 
-Value Evaluator::projection(const Node& node, const Json& current) {
-  Value base = eval(*node.children[0], current);
-  if (!base.get().is_array()) return {};
-  const Node& right = *node.children[1];
-  Json out;
-  auto& array = new_array(out, base.get().size());
-  for (const auto& element : base.get()) append_result(array, eval(right, element), base, element);
-  return Value::own(std::move(out));
+// List projection `left[*].right`; a flatten `left[].right` when left is a kFlatten node (the
+// parser only puts flattens there). A bare kFlatten node projects the identity.
+Value Evaluator::projection(const Node& node, const Value& current) {
+  const bool bare_flatten = node.kind == NodeKind::kFlatten;
+  const Node& left = bare_flatten ? node : *node.children[0];
+  const Node* right = bare_flatten ? nullptr : node.children[1].get();
+  const bool flatten = left.kind == NodeKind::kFlatten;
+  Value base = eval(flatten ? *left.children[0] : left, current);
+  if (!base.is_array()) return {};
+  const bool movable = base.owned();
+  ResultList out(base.size(), !movable);
+  auto apply = [&](const Json& element) {
+    if (right == nullptr || right->kind == NodeKind::kIdentity) {
+      if (element.is_null()) return;
+      if (movable) {
+        out.add_json(std::move(const_cast<Json&>(element)));  // element belongs to base, a temporary
+      } else {
+        out.add(Value::borrow(element));
+      }
+      return;
+    }
+    Value result = eval(*right, Value::borrow(element));
+    if (result.is_null()) return;
+    if (movable && !result.owned() && !result.is_refs() && &result.get() == &element) {
+      out.add_json(std::move(const_cast<Json&>(element)));
+      return;
+    }
+    out.add(std::move(result));
+  };
+  for (std::size_t i = 0, n = base.size(); i < n; ++i) {
+    const Json& element = base.at(i);
+    if (flatten && element.is_array()) {
+      for (const auto& inner : element) apply(inner);
+    } else {
+      apply(element);
+    }
+  }
+  return std::move(out).finish();
 }
 
-Value Evaluator::value_projection(const Node& node, const Json& current) {
+Value Evaluator::value_projection(const Node& node, const Value& current) {
   Value base = eval(*node.children[0], current);
-  if (!base.get().is_object()) return {};
+  if (base.is_refs() || !base.get().is_object()) return {};
   const Node& right = *node.children[1];
-  Json out;
-  auto& array = new_array(out, base.get().size());
-  for (const auto& element : base.get()) append_result(array, eval(right, element), base, element);
-  return Value::own(std::move(out));
+  ResultList out(base.get().size(), !base.owned());
+  for (const auto& element : base.get()) {
+    Value result = eval(right, Value::borrow(element));
+    if (!result.is_null()) out.add(std::move(result));
+  }
+  return std::move(out).finish();
 }
 
-Value Evaluator::filter_projection(const Node& node, const Json& current) {
+Value Evaluator::filter_projection(const Node& node, const Value& current) {
   Value base = eval(*node.children[0], current);
-  if (!base.get().is_array()) return {};
+  if (!base.is_array()) return {};
   const Node& right = *node.children[1];
   const Node& condition = *node.children[2];
-  Json out;
-  auto& array = new_array(out, 0);
-  for (const auto& element : base.get()) {
-    if (!is_truthy(eval(condition, element).get())) continue;
-    append_result(array, eval(right, element), base, element);
+  ResultList out(0, !base.owned());
+  for (std::size_t i = 0, n = base.size(); i < n; ++i) {
+    const Value element = Value::borrow(base.at(i));
+    if (!is_truthy(eval(condition, element))) continue;
+    Value result = right.kind == NodeKind::kIdentity ? element.view() : eval(right, element);
+    if (!result.is_null()) out.add(std::move(result));
   }
-  return Value::own(std::move(out));
-}
-
-Value Evaluator::flatten(const Node& node, const Json& current) {
-  Value base = eval(*node.children[0], current);
-  if (!base.get().is_array()) return {};
-  Json out;
-  auto& array = new_array(out, base.get().size());
-  if (base.owned()) {
-    for (auto& element : base.mutable_owned()) {
-      if (element.is_array()) {
-        for (auto& inner : element) array.push_back(std::move(inner));
-      } else {
-        array.push_back(std::move(element));
-      }
-    }
-  } else {
-    for (const auto& element : base.get()) {
-      if (element.is_array()) {
-        array.insert(array.end(), element.begin(), element.end());
-      } else {
-        array.push_back(element);
-      }
-    }
-  }
-  return Value::own(std::move(out));
+  return std::move(out).finish();
 }
 
 // Python's slice semantics (negative indices count from the end, bounds are clamped).
-Value Evaluator::slice(const Node& node, const Json& current) {
+Value Evaluator::slice(const Node& node, const Value& current) {
   if (!current.is_array()) return {};
   const auto size = static_cast<std::int64_t>(current.size());
   const std::int64_t step = node.slice[2].value_or(1);
@@ -183,21 +260,20 @@ Value Evaluator::slice(const Node& node, const Json& current) {
   };
   const std::int64_t start = bound(node.slice[0], step < 0 ? upper : lower);
   const std::int64_t stop = bound(node.slice[1], step < 0 ? lower : upper);
-  Json out;
-  auto& array = new_array(out, 0);
+  std::vector<const Json*> items;
   if (step > 0) {
     for (std::int64_t i = start; i < stop; i = (stop - i > step) ? i + step : stop) {
-      array.push_back(current[static_cast<std::size_t>(i)]);
+      items.push_back(&current.at(static_cast<std::size_t>(i)));
     }
   } else {
     for (std::int64_t i = start; i > stop; i = (i - stop > -step) ? i + step : stop) {
-      array.push_back(current[static_cast<std::size_t>(i)]);
+      items.push_back(&current.at(static_cast<std::size_t>(i)));
     }
   }
-  return Value::own(std::move(out));
+  return Value::refs(std::move(items));
 }
 
-Value Evaluator::comparator(const Node& node, const Json& current) {
+Value Evaluator::comparator(const Node& node, const Value& current) {
   const Value left = eval(*node.children[0], current);
   const Value right = eval(*node.children[1], current);
   const Json& a = left.get();
@@ -217,7 +293,7 @@ Value Evaluator::comparator(const Node& node, const Json& current) {
   }
 }
 
-Value Evaluator::call(const Node& node, const Json& current) {
+Value Evaluator::call(const Node& node, const Value& current) {
   // Unknown functions are reported by the parser; this guards trees built some other way.
   if (node.function == nullptr) {
     throw QueryError(ErrorKind::kUnknownFunction, node.position, "Unknown JMESPath function " + node.name + "()");

@@ -19,12 +19,30 @@ Value number_result(double d) {
   return Value::own(Json(d));
 }
 
-// A result that is `part` of argument `arg`: borrowed when the argument borrows from the input,
-// copied (or moved, when it is the whole argument) when the argument is a temporary.
+// A result that is `part` of argument `arg` (the argument itself or, for arrays, an element
+// reached through at()): borrowed when the argument borrows, copied (or moved, when it is the
+// whole argument) when the argument is a temporary.
 Value pass_through(Arg& arg, const Json& part) {
   if (!arg.value.owned()) return Value::borrow(part);
   if (&part == &arg.value.get()) return std::move(arg.value);
   return Value::own(part);
+}
+
+// Builds an array result from elements of argument `arg` (reached through at()): a reference
+// list when the argument borrows, copies when it is a temporary.
+Value array_of(const Arg& arg, const std::vector<const Json*>& items) {
+  if (!arg.value.owned()) return Value::refs(items);
+  Json out = Json::array();
+  auto& array = out.get_ref<Json::array_t&>();
+  array.reserve(items.size());
+  for (const Json* item : items) array.push_back(*item);
+  return Value::own(std::move(out));
+}
+
+std::vector<const Json*> elements(const Value& array) {
+  std::vector<const Json*> items(array.size());
+  for (std::size_t i = 0; i < items.size(); ++i) items[i] = &array.at(i);
+  return items;
 }
 
 [[noreturn]] void type_error(const Node& call, const std::string& detail) {
@@ -35,15 +53,15 @@ Value pass_through(Arg& arg, const Json& part) {
 
 // Evaluates the &expression of `expref` on every element and checks the keys are all numbers
 // or all strings (the type of the first key decides), as sort_by/max_by/min_by require.
-std::vector<Value> sort_keys(Evaluator& evaluator, const Node& call, const Node& expref, const Json& array) {
+std::vector<Value> sort_keys(Evaluator& evaluator, const Node& call, const Node& expref, const Value& array) {
   std::vector<Value> keys;
   keys.reserve(array.size());
   const char* required = nullptr;
-  for (const auto& element : array) {
-    Value key = evaluator.eval(expref, element);
-    const char* type = type_name(key.get());
+  for (std::size_t i = 0, n = array.size(); i < n; ++i) {
+    Value key = evaluator.eval(expref, Value::borrow(array.at(i)));
+    const char* type = type_name(key);
     if (required == nullptr) required = type;
-    if ((!key.get().is_number() && !key.get().is_string()) || std::string_view(type) != required) {
+    if ((key.is_refs() || (!key.get().is_number() && !key.get().is_string())) || std::string_view(type) != required) {
       type_error(call, std::string("needs the &expression to give only numbers or only strings, but element ") +
                            std::to_string(keys.size()) + " gives " + type +
                            (required != type ? std::string(" after ") + required : std::string()));
@@ -70,10 +88,10 @@ Value fn_abs(Evaluator&, const Node&, Args& args) {
 }
 
 Value fn_avg(Evaluator&, const Node&, Args& args) {
-  const Json& array = args[0].value.get();
-  if (array.empty()) return {};
+  const Value& array = args[0].value;
+  if (array.size() == 0) return {};
   double sum = 0;
-  for (const auto& v : array) sum += v.get<double>();
+  for (std::size_t i = 0, n = array.size(); i < n; ++i) sum += array.at(i).get<double>();
   return Value::own(Json(sum / static_cast<double>(array.size())));
 }
 
@@ -90,15 +108,17 @@ Value fn_floor(Evaluator&, const Node&, Args& args) {
 }
 
 Value fn_contains(Evaluator&, const Node&, Args& args) {
-  const Json& subject = args[0].value.get();
+  const Value& subject = args[0].value;
   const Json& search = args[1].value.get();
-  if (subject.is_string()) {
+  if (!subject.is_array()) {
     if (!search.is_string()) return Value::own(Json(false));
-    return Value::own(Json(subject.get_ref<const std::string&>().find(search.get_ref<const std::string&>()) !=
+    return Value::own(Json(subject.get().get_ref<const std::string&>().find(search.get_ref<const std::string&>()) !=
                            std::string::npos));
   }
-  const bool found = std::any_of(subject.begin(), subject.end(), [&](const Json& e) { return json_equal(e, search); });
-  return Value::own(Json(found));
+  for (std::size_t i = 0, n = subject.size(); i < n; ++i) {
+    if (json_equal(subject.at(i), search)) return Value::own(Json(true));
+  }
+  return Value::own(Json(false));
 }
 
 Value fn_ends_with(Evaluator&, const Node&, Args& args) {
@@ -117,10 +137,11 @@ Value fn_join(Evaluator&, const Node&, Args& args) {
   const auto& glue = args[0].value.get().get_ref<const std::string&>();
   std::string out;
   bool first = true;
-  for (const auto& part : args[1].value.get()) {
+  const Value& parts = args[1].value;
+  for (std::size_t i = 0, n = parts.size(); i < n; ++i) {
     if (!first) out += glue;
     first = false;
-    out += part.get_ref<const std::string&>();
+    out += parts.at(i).get_ref<const std::string&>();
   }
   return Value::own(Json(std::move(out)));
 }
@@ -132,29 +153,33 @@ Value fn_keys(Evaluator&, const Node&, Args& args) {
 }
 
 Value fn_values(Evaluator&, const Node&, Args& args) {
-  Json out = Json::array();
-  for (const auto& value : args[0].value.get()) out.push_back(value);
-  return Value::own(std::move(out));
+  std::vector<const Json*> items;
+  for (const auto& value : args[0].value.get()) items.push_back(&value);
+  return array_of(args[0], items);
 }
 
 Value fn_length(Evaluator&, const Node&, Args& args) {
-  const Json& v = args[0].value.get();
-  const std::size_t n = v.is_string() ? utf8_length(v.get_ref<const std::string&>()) : v.size();
+  const Value& v = args[0].value;
+  const bool string = !v.is_refs() && v.get().is_string();
+  const std::size_t n = string ? utf8_length(v.get().get_ref<const std::string&>()) : v.size();
   return Value::own(Json(static_cast<std::int64_t>(n)));
 }
 
 Value fn_map(Evaluator& evaluator, const Node&, Args& args) {
-  Json out = Json::array();
-  for (const auto& element : args[1].value.get()) out.push_back(evaluator.eval(*args[0].expref, element).take());
-  return Value::own(std::move(out));
+  const Value& array = args[1].value;
+  ResultList out(array.size(), !array.owned());
+  for (std::size_t i = 0, n = array.size(); i < n; ++i) {
+    out.add(evaluator.eval(*args[0].expref, Value::borrow(array.at(i))));
+  }
+  return std::move(out).finish();
 }
 
 Value extreme(Args& args, int sign) {
-  const Json& array = args[0].value.get();
-  if (array.empty()) return {};
-  const Json* best = &array[0];
-  for (const auto& v : array) {
-    if (compare_keys(v, *best) * sign > 0) best = &v;
+  const Value& array = args[0].value;
+  if (array.size() == 0) return {};
+  const Json* best = &array.at(0);
+  for (std::size_t i = 1, n = array.size(); i < n; ++i) {
+    if (compare_keys(array.at(i), *best) * sign > 0) best = &array.at(i);
   }
   return pass_through(args[0], *best);
 }
@@ -163,14 +188,14 @@ Value fn_max(Evaluator&, const Node&, Args& args) { return extreme(args, 1); }
 Value fn_min(Evaluator&, const Node&, Args& args) { return extreme(args, -1); }
 
 Value extreme_by(Evaluator& evaluator, const Node& call, Args& args, int sign) {
-  const Json& array = args[0].value.get();
-  if (array.empty()) return {};
+  const Value& array = args[0].value;
+  if (array.size() == 0) return {};
   const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
   std::size_t best = 0;
   for (std::size_t i = 1; i < keys.size(); ++i) {
     if (compare_keys(keys[i].get(), keys[best].get()) * sign > 0) best = i;
   }
-  return pass_through(args[0], array[best]);
+  return pass_through(args[0], array.at(best));
 }
 
 Value fn_max_by(Evaluator& e, const Node& call, Args& args) { return extreme_by(e, call, args, 1); }
@@ -187,47 +212,45 @@ Value fn_merge(Evaluator&, const Node&, Args& args) {
 
 Value fn_not_null(Evaluator&, const Node&, Args& args) {
   for (auto& arg : args) {
-    if (!arg.value.get().is_null()) return std::move(arg.value);
+    if (!arg.value.is_null()) return std::move(arg.value);
   }
   return {};
 }
 
 Value fn_reverse(Evaluator&, const Node&, Args& args) {
-  const Json& v = args[0].value.get();
-  if (v.is_string()) return Value::own(Json(utf8_reverse(v.get_ref<const std::string&>())));
-  Json out = std::move(args[0].value).take();
-  auto& array = out.get_ref<Json::array_t&>();
-  std::reverse(array.begin(), array.end());
-  return Value::own(std::move(out));
+  const Value& v = args[0].value;
+  if (!v.is_array()) return Value::own(Json(utf8_reverse(v.get().get_ref<const std::string&>())));
+  std::vector<const Json*> items = elements(v);
+  std::reverse(items.begin(), items.end());
+  return array_of(args[0], items);
 }
 
 Value fn_sort(Evaluator&, const Node&, Args& args) {
-  Json out = std::move(args[0].value).take();
-  auto& array = out.get_ref<Json::array_t&>();
-  std::stable_sort(array.begin(), array.end(), [](const Json& a, const Json& b) { return compare_keys(a, b) < 0; });
-  return Value::own(std::move(out));
+  std::vector<const Json*> items = elements(args[0].value);
+  std::stable_sort(items.begin(), items.end(), [](const Json* a, const Json* b) { return compare_keys(*a, *b) < 0; });
+  return array_of(args[0], items);
 }
 
 Value fn_sort_by(Evaluator& evaluator, const Node& call, Args& args) {
-  const Json& array = args[0].value.get();
-  if (array.empty()) return pass_through(args[0], array);
+  const Value& array = args[0].value;
+  if (array.size() == 0) return std::move(args[0].value);
   const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
   std::vector<std::size_t> order(array.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return compare_keys(keys[a].get(), keys[b].get()) < 0; });
-  Json out = Json::array();
-  auto& sorted = out.get_ref<Json::array_t&>();
-  sorted.reserve(order.size());
-  for (std::size_t i : order) sorted.push_back(array[i]);
-  return Value::own(std::move(out));
+  std::vector<const Json*> items(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) items[i] = &array.at(order[i]);
+  return array_of(args[0], items);
 }
 
 Value fn_sum(Evaluator&, const Node&, Args& args) {
   std::int64_t isum = 0;
   double dsum = 0;
   bool integral = true;
-  for (const auto& v : args[0].value.get()) {
+  const Value& array = args[0].value;
+  for (std::size_t i = 0, n = array.size(); i < n; ++i) {
+    const Json& v = array.at(i);
     const bool fits = v.is_number_integer() &&
                       (!v.is_number_unsigned() ||
                        v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
@@ -244,7 +267,7 @@ Value fn_sum(Evaluator&, const Node&, Args& args) {
 }
 
 Value fn_to_array(Evaluator&, const Node&, Args& args) {
-  if (args[0].value.get().is_array()) return std::move(args[0].value);
+  if (args[0].value.is_array()) return std::move(args[0].value);
   Json out = Json::array();
   out.push_back(std::move(args[0].value).take());
   return Value::own(std::move(out));
@@ -259,11 +282,11 @@ Value fn_to_number(Evaluator&, const Node&, Args& args) {
 }
 
 Value fn_to_string(Evaluator&, const Node&, Args& args) {
-  if (args[0].value.get().is_string()) return std::move(args[0].value);
+  if (!args[0].value.is_refs() && args[0].value.get().is_string()) return std::move(args[0].value);
   return Value::own(Json(python_dumps(args[0].value.get())));
 }
 
-Value fn_type(Evaluator&, const Node&, Args& args) { return Value::own(Json(type_name(args[0].value.get()))); }
+Value fn_type(Evaluator&, const Node&, Args& args) { return Value::own(Json(type_name(args[0].value))); }
 
 const std::vector<FunctionSpec>& table() {
   constexpr unsigned kArrayOrString = kTypeArray | kTypeString;
@@ -301,19 +324,23 @@ const std::vector<FunctionSpec>& table() {
 
 bool matches(unsigned allowed, const Arg& arg) {
   if (arg.expref != nullptr) return (allowed & kTypeExpref) != 0;
-  const Json& v = arg.value.get();
+  const Value& value = arg.value;
+  if (value.is_array()) {
+    if ((allowed & kTypeArray) != 0) return true;
+    bool numbers = true;
+    bool strings = true;
+    for (std::size_t i = 0, n = value.size(); i < n; ++i) {
+      numbers = numbers && value.at(i).is_number();
+      strings = strings && value.at(i).is_string();
+    }
+    return ((allowed & kTypeArrayNumber) != 0 && numbers) || ((allowed & kTypeArrayString) != 0 && strings);
+  }
+  const Json& v = value.get();
   switch (v.type()) {
     case Json::value_t::null: return (allowed & kTypeNull) != 0;
     case Json::value_t::boolean: return (allowed & kTypeBoolean) != 0;
     case Json::value_t::string: return (allowed & kTypeString) != 0;
     case Json::value_t::object: return (allowed & kTypeObject) != 0;
-    case Json::value_t::array: {
-      if ((allowed & kTypeArray) != 0) return true;
-      const bool numbers = std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_number(); });
-      if ((allowed & kTypeArrayNumber) != 0 && numbers) return true;
-      const bool strings = std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
-      return (allowed & kTypeArrayString) != 0 && strings;
-    }
     default: return (allowed & kTypeNumber) != 0;
   }
 }
@@ -357,7 +384,7 @@ void check_types(const FunctionSpec& spec, const Node& call, const std::vector<A
   for (std::size_t i = 0; i < args.size(); ++i) {
     const unsigned allowed = spec.params[std::min(i, spec.params.size() - 1)];
     if (matches(allowed, args[i])) continue;
-    const std::string got = args[i].expref != nullptr ? "an &expression" : type_name(args[i].value.get());
+    const std::string got = args[i].expref != nullptr ? "an &expression" : type_name(args[i].value);
     type_error(call, "expects argument " + std::to_string(i + 1) + " to be " + describe_types(allowed) +
                          ", but got " + got);
   }

@@ -30,7 +30,7 @@ Expression Expression::compile(std::string_view text) { return Expression(detail
 
 Json Expression::evaluate(const Json& data) const {
   detail::Evaluator evaluator;
-  return evaluator.eval(*root_, data).take();
+  return evaluator.eval(*root_, detail::Value::borrow(data)).take();
 }
 
 Json search(std::string_view expression, const Json& data) { return Expression::compile(expression).evaluate(data); }
