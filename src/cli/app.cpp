@@ -1,0 +1,173 @@
+// argv → command → output → exit code.
+#include "app.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/common/log.hpp"
+#include "command.hpp"
+#include "commands/registry.hpp"
+#include "compose.hpp"
+#include "output/output.hpp"
+
+#ifdef BATCHAI_CLI_HAVE_QUERY
+#include "batchai/query/jmespath.hpp"
+#endif
+
+namespace batchai::cli {
+namespace {
+
+constexpr int kUsageExit = 2;
+constexpr int kShowNotFoundExit = 3;
+
+// The deepest subcommand the parser had reached.
+CLI::App* deepest(CLI::App* app) {
+  for (;;) {
+    auto subs = app->get_subcommands();
+    if (subs.empty()) return app;
+    app = subs.front();
+  }
+}
+
+std::string group_usage(const CLI::App* app) {
+  std::string names;
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ",") + sub->get_name();
+  }
+  return "usage: " + command_path(app) + " [-h] {" + names + "} ...";
+}
+
+int usage_error(CliContext& ctx, const CLI::App* app, const std::string& message) {
+  auto it = ctx.commands.find(app);
+  std::cerr << (it != ctx.commands.end() ? it->second->usage() : group_usage(app)) << "\n"
+            << command_path(app) << ": error: " << message << std::endl;
+  return kUsageExit;
+}
+
+// CLI11's wording → argparse's, where the two differ.
+std::string argparse_message(const CLI::ParseError& e) {
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    auto colon = what.find(": ");
+    return "unrecognized arguments: " + (colon == std::string::npos ? what : what.substr(colon + 2));
+  }
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) return "argument " + what;
+  return what;
+}
+
+log::Verbosity verbosity(const GlobalOptions& g) {
+  if (g.debug) return log::Verbosity::kDebug;
+  if (g.verbose) return log::Verbosity::kVerbose;
+  if (g.only_show_errors) return log::Verbosity::kErrorsOnly;
+  return log::Verbosity::kNormal;
+}
+
+void print_error(const std::string& message) { std::cerr << "ERROR: " << message << std::endl; }
+
+}  // namespace
+
+int run_with(CliContext& ctx, int argc, char** argv) {
+  CLI::App root("Manage Batch AI resources on this machine: workspaces, clusters, experiments, jobs, "
+                "file servers, plus the `group` and `storage` commands of the Batch AI tutorial.",
+                "batchai");
+  root.require_subcommand(0, 1);
+  root.footer("\nRun `batchai <group> -h` for the commands of a group.\n");
+  if (const char* output = std::getenv("AZURE_CORE_OUTPUT"); output != nullptr && *output != '\0') {
+    ctx.globals.output = output;
+  }
+  register_all_commands(root, ctx);
+
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << root.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << root.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return usage_error(ctx, deepest(&root), argparse_message(e));
+  }
+  if (ctx.help_app != nullptr || ctx.selected == nullptr) {
+    std::cout << root.help();
+    return 0;
+  }
+  Command& command = *ctx.selected;
+  const GlobalOptions& g = ctx.globals;
+  log::init(verbosity(g));
+  if (!g.subscription.empty()) log::debug("--subscription " + g.subscription + " (local control plane)");
+
+  output::RenderOptions render;
+  try {
+    render.format = output::parse_format(g.output);
+  } catch (const UsageError& e) {
+    return usage_error(ctx, &command.app(), e.what());
+  }
+#ifdef BATCHAI_CLI_HAVE_QUERY
+  std::optional<query::Expression> expression;
+  if (!g.query.empty()) {
+    try {
+      expression = query::Expression::compile(g.query);
+    } catch (const query::QueryError& e) {
+      return usage_error(ctx, &command.app(),
+                         "argument --query: invalid jmespath_type value: '" + g.query + "' (" +
+                             query::to_string(e.kind()) + " error at position " + std::to_string(e.position()) +
+                             ": " + e.what() + ")");
+    }
+  }
+#else
+  if (!g.query.empty()) return usage_error(ctx, &command.app(), "argument --query: not available in this build");
+#endif
+
+  try {
+    std::optional<Json> result = command.execute();
+    if (!result) return 0;  // commands that return nothing print nothing, in every format
+    output::OJson data = output::to_ordered(*result);
+#ifdef BATCHAI_CLI_HAVE_QUERY
+    if (expression) {
+      data = expression->evaluate(data);
+      render.query_active = true;
+      if (data.is_null()) return 0;
+    }
+#endif
+    render.transformer = command.transformer();
+    render.color = isatty(STDOUT_FILENO) != 0;
+    std::string text = output::render(data, render);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+  } catch (const UsageError& e) {
+    return usage_error(ctx, &command.app(), e.what());
+  } catch (const NotFound& e) {
+    print_error(e.what());
+    return command.is_show() ? kShowNotFoundExit : e.exit_code();
+  } catch (const Error& e) {
+    print_error(e.what());
+    return e.exit_code();
+#ifdef BATCHAI_CLI_HAVE_QUERY
+  } catch (const query::QueryError& e) {
+    print_error(std::string("Invalid --query result: ") + e.what());
+    return 1;
+#endif
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return 1;
+  }
+}
+
+int run(int argc, char** argv) {
+  try {
+    std::unique_ptr<CliContext> ctx = compose();
+    return run_with(*ctx, argc, argv);
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return 1;
+  }
+}
+
+}  // namespace batchai::cli

@@ -1,0 +1,14 @@
+// The `batchai` command line from argv to exit code: builds the command tree, parses, runs the
+// chosen command, renders its result, and maps errors to the exit codes of spec §2.5
+// (0 ok, 1 error, 2 usage error, 3 `show` of a missing resource).
+#pragma once
+#include "cli_context.hpp"
+
+namespace batchai::cli {
+
+// Composes the real dependencies (compose.cpp) and runs.
+int run(int argc, char** argv);
+// Runs with a given context (tests may inject one).
+int run_with(CliContext& ctx, int argc, char** argv);
+
+}  // namespace batchai::cli

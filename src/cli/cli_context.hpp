@@ -1,0 +1,57 @@
+// What every command handler can reach: the global options of the invocation, the control plane
+// (opened lazily, so --help and argument errors never touch the store) and the process launcher.
+// Built once per process by the composition root (compose.cpp); passed by reference, never global.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "batchai/common/process.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+
+namespace batchai::cli {
+
+class Command;
+
+// -o/--output, --query, --verbose, --debug, --only-show-errors, --subscription.
+struct GlobalOptions {
+  std::string output = "json";
+  std::string query;
+  bool verbose = false;
+  bool debug = false;
+  bool only_show_errors = false;
+  std::string subscription;
+};
+
+class CliContext {
+ public:
+  using ControlPlaneFactory = std::function<std::unique_ptr<control_plane::ControlPlane>()>;
+
+  CliContext(ControlPlaneFactory factory, std::shared_ptr<ProcessLauncher> launcher);
+  ~CliContext();
+
+  control_plane::ControlPlane& control_plane();
+  ProcessLauncher& launcher() { return *launcher_; }
+
+  GlobalOptions globals;
+  Command* selected = nullptr;   // the leaf command the parser chose
+  CLI::App* help_app = nullptr;  // a group named without a subcommand: print its help
+  std::map<const CLI::App*, Command*> commands;  // leaf apps → their Command
+
+  // Owns the Command objects registered by the command files.
+  Command& own(std::unique_ptr<Command> command);
+
+ private:
+  ControlPlaneFactory factory_;
+  std::unique_ptr<control_plane::ControlPlane> control_plane_;
+  std::shared_ptr<ProcessLauncher> launcher_;
+  std::vector<std::unique_ptr<Command>> owned_;
+};
+
+// Full command path of an app, e.g. "batchai cluster create".
+std::string command_path(const CLI::App* app);
+
+}  // namespace batchai::cli

@@ -1,0 +1,256 @@
+// Leaf commands: option declaration, argparse-style validation, confirmation, help text.
+#include "command.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/common/ids.hpp"
+
+namespace batchai::cli {
+namespace {
+
+constexpr const char* kGlobalGroup = "Global Arguments";
+
+std::string display_names(const std::string& names) {
+  std::string out = names;
+  for (auto& c : out) {
+    if (c == ',') c = '/';
+  }
+  return out;
+}
+
+std::string long_key(const std::string& names) {
+  auto start = names.find("--");
+  auto end = names.find(',', start);
+  return names.substr(start + 2, end == std::string::npos ? std::string::npos : end - start - 2);
+}
+
+std::string metavar(const std::string& key) {
+  std::string out = key;
+  for (auto& c : out) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<int> parse_int(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    long value = std::stol(text, &used, 10);
+    if (used != text.size() || value < INT32_MIN || value > INT32_MAX) return std::nullopt;
+    return static_cast<int>(value);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string env_value(const std::string& name) {
+  if (name.empty()) return {};
+  const char* v = std::getenv(name.c_str());
+  return v ? v : "";
+}
+
+}  // namespace
+
+Command::Command(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary)
+    : ctx_(ctx), app_(parent.add_subcommand(name, summary)) {
+  app_->callback([this] { ctx_.selected = this; });
+  auto& g = ctx_.globals;
+  app_->add_option("--output,-o", g.output, "Output format: json, jsonc, none, table, tsv, yaml, yamlc.")
+      ->group(kGlobalGroup);
+  app_->add_option("--query", g.query, "JMESPath query string (http://jmespath.org/).")->group(kGlobalGroup);
+  app_->add_flag("--verbose", g.verbose, "Increase logging verbosity.")->group(kGlobalGroup);
+  app_->add_flag("--debug", g.debug, "Increase logging verbosity to show all debug logs.")->group(kGlobalGroup);
+  app_->add_flag("--only-show-errors", g.only_show_errors, "Only show errors, suppressing warnings.")
+      ->group(kGlobalGroup);
+  app_->add_option("--subscription", g.subscription, "Name or ID of subscription.")->group(kGlobalGroup);
+  ctx_.commands[app_] = this;
+}
+
+Command& Command::option(const std::string& names, const std::string& help, OptionSpec spec) {
+  std::string text = help;
+  if (!spec.default_value.empty()) text += " Default: " + spec.default_value + ".";
+  if (!spec.env.empty()) text += " Configured default: $" + spec.env + ".";
+  if (!spec.choices.empty()) {
+    text += " Allowed values:";
+    for (const auto& c : spec.choices) text += " " + c;
+    text += ".";
+  }
+  CLI::Option* opt = app_->add_option(names, text);
+  if (spec.many) {
+    opt->expected(1, CLI::detail::expected_max_vector_size);
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  } else if (spec.repeatable) {
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  } else {
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  if (!spec.group.empty()) opt->group(spec.group);
+  if (spec.integer) {
+    opt->check(CLI::Validator(
+        [](std::string& value) -> std::string {
+          return parse_int(value) ? std::string() : "invalid int value: '" + value + "'";
+        },
+        "INT"));
+  }
+  if (!spec.choices.empty()) {
+    auto choices = spec.choices;
+    opt->check(CLI::Validator(
+        [choices](std::string& value) -> std::string {
+          for (const auto& c : choices) {
+            if (iequals(c, value)) {
+              value = c;
+              return {};
+            }
+          }
+          std::string allowed;
+          for (const auto& c : choices) allowed += (allowed.empty() ? "'" : ", '") + c + "'";
+          return "invalid choice: '" + value + "' (choose from " + allowed + ")";
+        },
+        ""));
+  }
+  entries_.push_back({long_key(names), display_names(names), std::move(spec), opt, false});
+  return *this;
+}
+
+Command& Command::flag(const std::string& names, const std::string& help, const std::string& group) {
+  CLI::Option* opt = app_->add_flag(names, help);
+  if (!group.empty()) opt->group(group);
+  entries_.push_back({long_key(names), display_names(names), {}, opt, true});
+  return *this;
+}
+
+Command& Command::example(const std::string& description, const std::string& command_line) {
+  examples_.emplace_back(description, command_line);
+  std::string footer = "\nExamples\n";
+  for (const auto& [what, line] : examples_) footer += "    " + what + "\n        " + line + "\n\n";
+  app_->footer(footer);
+  return *this;
+}
+
+Command& Command::ids() {
+  CLI::Option* opt = app_->add_option(
+      "--ids",
+      "One or more resource IDs (space-delimited). If provided, no other 'Resource Id' arguments should be "
+      "specified.");
+  opt->expected(1, CLI::detail::expected_max_vector_size)->group("Resource Id Arguments");
+  entries_.push_back({"ids", "--ids", {}, opt, false});
+  return *this;
+}
+
+Command& Command::confirmation() {
+  return flag("--yes,-y", "Do not prompt for confirmation.");
+}
+
+Command& Command::show() {
+  is_show_ = true;
+  return *this;
+}
+
+Command& Command::table(output::TableTransformer transformer) {
+  transformer_ = std::move(transformer);
+  return *this;
+}
+
+Command& Command::handler(Handler handler) {
+  handler_ = std::move(handler);
+  return *this;
+}
+
+const Command::Entry* Command::find(const std::string& key) const {
+  for (const auto& e : entries_) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+std::string Command::usage() const {
+  std::string line = "usage: " + command_path(app_) + " [-h]";
+  for (const auto& e : entries_) {
+    std::string first = e.display.substr(0, e.display.find('/'));
+    std::string part = e.is_flag ? first : first + " " + metavar(e.key);
+    if (e.spec.repeatable) part += " [" + first + " ...]";
+    line += (e.spec.required && !e.spec.replaced_by_ids) ? " " + part : " [" + part + "]";
+  }
+  return line;
+}
+
+void Command::confirm() const {
+  if (Args(*this).flag("yes")) return;
+  if (!isatty(STDIN_FILENO)) throw Error("Unable to prompt for confirmation as no tty available. Use --yes.");
+  for (;;) {
+    std::cout << "Are you sure you want to perform this operation? (y/n): " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer)) throw Cancelled("Operation cancelled.");
+    std::string lower = to_lower(answer);
+    if (lower == "y" || lower == "yes") return;
+    if (lower == "n" || lower == "no") throw Cancelled("Operation cancelled.");
+  }
+}
+
+std::optional<Json> Command::execute() {
+  Args args(*this);
+  bool have_ids = find("ids") != nullptr && find("ids")->option->count() > 0;
+  std::string missing;
+  for (const auto& e : entries_) {
+    if (!e.spec.required || (have_ids && e.spec.replaced_by_ids)) continue;
+    if (!args.get(e.key)) missing += (missing.empty() ? "" : ", ") + e.display;
+  }
+  if (!missing.empty()) throw UsageError("the following arguments are required: " + missing);
+  if (find("yes") != nullptr) confirm();
+  if (!handler_) throw Error("The command '" + command_path(app_) + "' is not available in this build.");
+  return handler_(args);
+}
+
+std::optional<std::string> Args::get(const std::string& key) const {
+  const auto* e = command_.find(key);
+  if (e == nullptr) return std::nullopt;
+  if (e->option->count() > 0) {
+    if (e->is_flag) return std::string("true");
+    return e->option->results().back();
+  }
+  if (std::string env = env_value(e->spec.env); !env.empty()) return env;
+  if (!e->spec.default_value.empty()) return e->spec.default_value;
+  return std::nullopt;
+}
+
+std::string Args::str(const std::string& key) const {
+  auto v = get(key);
+  if (!v) throw UsageError("the following arguments are required: --" + key);
+  return *v;
+}
+
+std::optional<int> Args::integer(const std::string& key) const {
+  auto v = get(key);
+  if (!v) return std::nullopt;
+  auto parsed = parse_int(*v);
+  if (!parsed) throw UsageError("argument --" + key + ": invalid int value: '" + *v + "'");
+  return parsed;
+}
+
+bool Args::flag(const std::string& key) const {
+  const auto* e = command_.find(key);
+  return e != nullptr && e->option->count() > 0;
+}
+
+std::vector<std::string> Args::all(const std::string& key) const {
+  const auto* e = command_.find(key);
+  if (e == nullptr) return {};
+  return e->option->results();
+}
+
+CLI::App& add_group(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary) {
+  CLI::App* group = parent.add_subcommand(name, summary);
+  group->require_subcommand(0, 1);
+  group->callback([group, &ctx] {
+    if (group->get_subcommands().empty()) ctx.help_app = group;
+  });
+  return *group;
+}
+
+Command& add_command(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary) {
+  return ctx.own(std::make_unique<Command>(parent, ctx, name, summary));
+}
+
+}  // namespace batchai::cli

@@ -1,0 +1,97 @@
+// A leaf command of the tree, declared az-style: options with argparse-like required checks
+// and messages, configured defaults from the environment, --ids, confirmation prompts, help
+// with an Examples section, the global options, and the handler that returns the result.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "batchai/common/json_util.hpp"
+#include "cli_context.hpp"
+#include "output/output.hpp"
+
+namespace batchai::cli {
+
+struct OptionSpec {
+  bool required = false;
+  bool replaced_by_ids = false;       // not needed when --ids is given
+  std::string default_value;          // shown in help and returned when absent
+  std::string env;                    // configured default (e.g. AZURE_DEFAULTS_GROUP)
+  std::vector<std::string> choices;   // allowed values (argparse "invalid choice" otherwise)
+  bool integer = false;               // must parse as an int
+  bool repeatable = false;            // may be given several times (-L)
+  bool many = false;                  // takes several space-separated values (--tags a=b c=d)
+  std::string group;                  // help section
+};
+
+// The parsed values of one command, by long option name without dashes ("resource-group").
+class Args {
+ public:
+  explicit Args(const class Command& command) : command_(command) {}
+  std::optional<std::string> get(const std::string& key) const;
+  std::string str(const std::string& key) const;  // a required (or defaulted) value
+  std::optional<int> integer(const std::string& key) const;
+  bool flag(const std::string& key) const;
+  std::vector<std::string> all(const std::string& key) const;
+
+ private:
+  const Command& command_;
+};
+
+using Handler = std::function<std::optional<Json>(const Args&)>;
+
+class Command {
+ public:
+  Command(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary);
+
+  // `names` as CLI11 takes them: "--name,-n".
+  Command& option(const std::string& names, const std::string& help, OptionSpec spec = {});
+  Command& flag(const std::string& names, const std::string& help, const std::string& group = {});
+  Command& example(const std::string& description, const std::string& command_line);
+  // Adds `--ids` (space-separated ARM ids replacing the options marked replaced_by_ids).
+  Command& ids();
+  // Adds --yes/-y and asks for confirmation unless it is given.
+  Command& confirmation();
+  // `show` commands: NotFound exits 3.
+  Command& show();
+  Command& table(output::TableTransformer transformer);
+  Command& handler(Handler handler);
+
+  // Required-option check (argparse wording), confirmation, then the handler.
+  std::optional<Json> execute();
+  std::string usage() const;
+  const output::TableTransformer& transformer() const { return transformer_; }
+  bool is_show() const { return is_show_; }
+  CLI::App& app() { return *app_; }
+
+ private:
+  friend class Args;
+  struct Entry {
+    std::string key;
+    std::string display;  // "--name/-n"
+    OptionSpec spec;
+    CLI::Option* option = nullptr;
+    bool is_flag = false;
+  };
+  const Entry* find(const std::string& key) const;
+  void confirm() const;
+
+  CliContext& ctx_;
+  CLI::App* app_;
+  std::vector<Entry> entries_;
+  std::vector<std::pair<std::string, std::string>> examples_;
+  output::TableTransformer transformer_;
+  Handler handler_;
+  bool is_show_ = false;
+  bool confirmation_ = false;
+};
+
+// Adds a command group (e.g. "cluster"); named alone it prints its help.
+CLI::App& add_group(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary);
+// Adds a leaf command owned by ctx.
+Command& add_command(CLI::App& parent, CliContext& ctx, const std::string& name, const std::string& summary);
+
+}  // namespace batchai::cli

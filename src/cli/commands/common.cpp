@@ -1,0 +1,82 @@
+// Shared option helpers and --ids resolution.
+#include "commands/common.hpp"
+
+#include "batchai/common/errors.hpp"
+#include "batchai/common/ids.hpp"
+
+namespace batchai::cli {
+
+Command& add_resource_group(Command& command, bool required, bool by_ids) {
+  OptionSpec spec;
+  spec.required = required;
+  spec.replaced_by_ids = by_ids;
+  spec.env = kDefaultGroupEnv;
+  spec.group = by_ids ? "Resource Id Arguments" : "";
+  return command.option("--resource-group,-g", "Name of resource group.", spec);
+}
+
+Command& add_workspace(Command& command, bool by_ids) {
+  OptionSpec spec;
+  spec.required = true;
+  spec.replaced_by_ids = by_ids;
+  spec.group = by_ids ? "Resource Id Arguments" : "";
+  return command.option("--workspace,-w", "Name of workspace.", spec);
+}
+
+std::vector<Target> targets(const Args& args, const std::string& name_key, const std::string& type) {
+  std::vector<Target> out;
+  for (const auto& id : args.all("ids")) {
+    auto parsed = parse_arm_id(id);
+    std::optional<std::string> name = parsed ? parsed->name_of(type) : std::nullopt;
+    std::optional<std::string> workspace = parsed ? parsed->name_of("workspaces") : std::nullopt;
+    if (!name || !workspace) {
+      throw InvalidArgument("The --ids value '" + id + "' is not a valid " + type +
+                            " resource id. Use /subscriptions/{sub}/resourceGroups/{rg}/providers/"
+                            "Microsoft.BatchAI/workspaces/{ws}/... as printed by the show command.");
+    }
+    out.push_back({{parsed->resource_group, *workspace}, *name});
+  }
+  if (!out.empty()) return out;
+  Target t;
+  t.where.resource_group = args.str("resource-group");
+  t.name = args.str(name_key);
+  t.where.workspace = type == "workspaces" ? t.name : args.str("workspace");
+  out.push_back(std::move(t));
+  return out;
+}
+
+std::optional<Json> for_each_target(const std::vector<Target>& all,
+                                    const std::function<std::optional<Json>(const Target&)>& fn) {
+  if (all.size() == 1) return fn(all.front());
+  Json list = Json::array();
+  bool any = false;
+  for (const auto& t : all) {
+    if (auto r = fn(t)) {
+      list.push_back(std::move(*r));
+      any = true;
+    }
+  }
+  return any ? std::optional<Json>(list) : std::nullopt;
+}
+
+control_plane::WorkspaceRef workspace_ref(const Args& args) {
+  return {args.str("resource-group"), args.str("workspace")};
+}
+
+Command& add_storage_auth(Command& command) {
+  OptionSpec name;
+  name.required = true;
+  name.env = "AZURE_STORAGE_ACCOUNT";
+  name.group = "Storage Account";
+  OptionSpec key;
+  key.env = "AZURE_STORAGE_KEY";
+  key.group = "Storage Account";
+  return command.option("--account-name", "Storage account name.", name)
+      .option("--account-key", "Storage account key.", key);
+}
+
+control_plane::ControlPlane::StorageAuth storage_auth(const Args& args) {
+  return {args.str("account-name"), args.get("account-key")};
+}
+
+}  // namespace batchai::cli

@@ -1,0 +1,42 @@
+// Helpers shared by the command files: the -g/-w options with their configured defaults,
+// --ids resolution into (resource group, workspace, name), and the StorageAuth of data-plane
+// storage commands.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "batchai/control_plane/control_plane.hpp"
+#include "command.hpp"
+
+namespace batchai::cli {
+
+inline constexpr const char* kDefaultGroupEnv = "AZURE_DEFAULTS_GROUP";
+inline constexpr const char* kDefaultLocationEnv = "AZURE_DEFAULTS_LOCATION";
+
+// --resource-group/-g, required unless configured (AZURE_DEFAULTS_GROUP).
+Command& add_resource_group(Command& command, bool required = true, bool by_ids = false);
+// --workspace/-w.
+Command& add_workspace(Command& command, bool by_ids = false);
+
+struct Target {
+  control_plane::WorkspaceRef where;
+  std::string name;
+};
+
+// One target per --ids entry (ARM ids whose `type` segment names the resource), else the one
+// given by -g/-w and `name_key`. For workspaces (`type` "workspaces") where.workspace == name.
+std::vector<Target> targets(const Args& args, const std::string& name_key, const std::string& type);
+
+// Runs `fn` for every target: nothing, one result, or a list of results.
+std::optional<Json> for_each_target(const std::vector<Target>& all,
+                                    const std::function<std::optional<Json>(const Target&)>& fn);
+
+control_plane::WorkspaceRef workspace_ref(const Args& args);
+
+// --account-name/--account-key of the data-plane storage commands.
+Command& add_storage_auth(Command& command);
+control_plane::ControlPlane::StorageAuth storage_auth(const Args& args);
+
+}  // namespace batchai::cli

@@ -1,0 +1,61 @@
+// `batchai experiment create|show|list|delete` (spec §1.3.3).
+#include "commands/common.hpp"
+#include "commands/registry.hpp"
+#include "output/transformers.hpp"
+
+namespace batchai::cli {
+
+void register_experiment_commands(CLI::App& parent, CliContext& ctx) {
+  CLI::App& group = add_group(parent, ctx, "experiment", "Manage experiments.");
+  OptionSpec name;
+  name.required = true;
+  OptionSpec name_by_ids = name;
+  name_by_ids.replaced_by_ids = true;
+  name_by_ids.group = "Resource Id Arguments";
+
+  auto& create = add_command(group, ctx, "create", "Create an experiment.");
+  add_workspace(add_resource_group(create))
+      .option("--name,-n", "Name of experiment.", name)
+      .example("Create an experiment.", "batchai experiment create -g MyResourceGroup -w MyWorkspace -n MyExperiment")
+      .handler([&ctx](const Args& a) -> std::optional<Json> {
+        return ctx.control_plane().experiment_create(workspace_ref(a), a.str("name"));
+      });
+
+  auto& show = add_command(group, ctx, "show", "Show information about an experiment.");
+  add_workspace(add_resource_group(show, true, true), true)
+      .option("--name,-n", "Name of experiment.", name_by_ids)
+      .ids()
+      .show()
+      .table(output::experiment_table)
+      .example("Show information about an experiment.",
+               "batchai experiment show -g MyResourceGroup -w MyWorkspace -n MyExperiment")
+      .handler([&ctx](const Args& a) {
+        return for_each_target(targets(a, "name", "experiments"), [&ctx](const Target& t) -> std::optional<Json> {
+          return ctx.control_plane().experiment_show(t.where, t.name);
+        });
+      });
+
+  auto& list = add_command(group, ctx, "list", "List experiments.");
+  add_workspace(add_resource_group(list))
+      .table(output::experiment_table)
+      .example("List experiments.", "batchai experiment list -g MyResourceGroup -w MyWorkspace -o table")
+      .handler([&ctx](const Args& a) -> std::optional<Json> {
+        return ctx.control_plane().experiment_list(workspace_ref(a));
+      });
+
+  auto& del = add_command(group, ctx, "delete", "Delete an experiment (its jobs are terminated and deleted).");
+  add_workspace(add_resource_group(del, true, true), true)
+      .option("--name,-n", "Name of experiment.", name_by_ids)
+      .ids()
+      .flag("--no-wait", "Do not wait for the long-running operation to finish.")
+      .confirmation()
+      .example("Delete an experiment.", "batchai experiment delete -g MyResourceGroup -w MyWorkspace -n MyExperiment -y")
+      .handler([&ctx](const Args& a) {
+        return for_each_target(targets(a, "name", "experiments"), [&ctx](const Target& t) -> std::optional<Json> {
+          ctx.control_plane().experiment_delete(t.where, t.name);
+          return std::nullopt;
+        });
+      });
+}
+
+}  // namespace batchai::cli

@@ -1,0 +1,232 @@
+// `-o json|jsonc|tsv|yaml|yamlc|none` and the dispatcher over all formats (spec §2.1 rule 8, §2.4).
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "batchai/common/errors.hpp"
+#include "output/output.hpp"
+
+namespace batchai::cli::output {
+namespace {
+
+constexpr const char* kReset = "\x1b[0m";
+constexpr const char* kKeyColor = "\x1b[94m";
+constexpr const char* kStringColor = "\x1b[32m";
+constexpr const char* kLiteralColor = "\x1b[36m";
+
+// knack _TsvOutput._dump_obj: lists print their length, objects an empty field.
+void tsv_value(const OJson& v, std::string& out) {
+  if (v.is_array()) {
+    out += std::to_string(v.size());
+  } else if (v.is_object()) {
+    // empty field keeps the column count stable
+  } else if (v.is_null()) {
+    out += "None";
+  } else if (v.is_string()) {
+    out += v.get_ref<const std::string&>();
+  } else if (v.is_boolean()) {
+    out += v.get<bool>() ? "True" : "False";
+  } else {
+    out += v.dump();
+  }
+}
+
+void tsv_row(const OJson& row, std::string& out) {
+  if (row.is_object() || row.is_array()) {
+    bool first = true;
+    for (const auto& value : row) {
+      if (!first) out += '\t';
+      first = false;
+      tsv_value(value, out);
+    }
+  } else if (row.is_boolean()) {
+    out += row.get<bool>() ? "true" : "false";  // az prints a top-level bool like JSON
+  } else {
+    tsv_value(row, out);
+  }
+  out += '\n';
+}
+
+// Python's YAML would quote strings that read back as another type.
+bool needs_quotes(const std::string& s) {
+  if (s.empty()) return true;
+  static const char* kSpecial[] = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"};
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* special : kSpecial) {
+    if (lower == special) return true;
+  }
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end != nullptr && *end == '\0';
+}
+
+void emit_yaml(YAML::Emitter& out, const Json& v) {
+  if (v.is_object()) {
+    if (v.empty()) {
+      out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+      return;
+    }
+    out << YAML::BeginMap;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      emit_yaml(out, it.value());
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    if (v.empty()) {
+      out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+      return;
+    }
+    out << YAML::BeginSeq;
+    for (const auto& item : v) emit_yaml(out, item);
+    out << YAML::EndSeq;
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (needs_quotes(s)) out << YAML::SingleQuoted;
+    out << s;
+  } else if (v.is_boolean()) {
+    out << YAML::TrueFalseBool << v.get<bool>();
+  } else {
+    out << v.dump();
+  }
+}
+
+// Colours a YAML line: "key:" in key colour, the rest as a value.
+std::string colour_yaml(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::size_t colon = line.find(": ");
+    if (colon == std::string::npos && !line.empty() && line.back() == ':') colon = line.size() - 1;
+    std::size_t indent = line.find_first_not_of(" -");
+    if (colon != std::string::npos && indent != std::string::npos && indent < colon) {
+      out += line.substr(0, indent) + kKeyColor + line.substr(indent, colon - indent) + kReset + ":";
+      if (colon + 1 < line.size()) out += std::string(" ") + kStringColor + line.substr(colon + 2) + kReset;
+    } else {
+      out += line;
+    }
+    out += '\n';
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> kNames = {"json", "jsonc", "none", "table", "tsv", "yaml", "yamlc"};
+  return kNames;
+}
+
+Format parse_format(std::string_view name) {
+  if (name == "json") return Format::kJson;
+  if (name == "jsonc") return Format::kJsonc;
+  if (name == "table") return Format::kTable;
+  if (name == "tsv") return Format::kTsv;
+  if (name == "yaml") return Format::kYaml;
+  if (name == "yamlc") return Format::kYamlc;
+  if (name == "none") return Format::kNone;
+  throw UsageError("argument --output/-o: invalid choice: '" + std::string(name) +
+                   "' (choose from 'json', 'jsonc', 'none', 'table', 'tsv', 'yaml', 'yamlc')");
+}
+
+OJson to_ordered(const Json& value) {
+  // nlohmann::json keeps objects in a std::map, so the copy is already in sorted-key order.
+  if (value.is_object()) {
+    OJson out = OJson::object();
+    for (auto it = value.begin(); it != value.end(); ++it) out[it.key()] = to_ordered(it.value());
+    return out;
+  }
+  if (value.is_array()) {
+    OJson out = OJson::array();
+    for (const auto& item : value) out.push_back(to_ordered(item));
+    return out;
+  }
+  return OJson::parse(value.dump());
+}
+
+Json to_sorted(const OJson& value) {
+  if (value.is_object()) {
+    Json out = Json::object();
+    for (auto it = value.begin(); it != value.end(); ++it) out[it.key()] = to_sorted(it.value());
+    return out;
+  }
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const auto& item : value) out.push_back(to_sorted(item));
+    return out;
+  }
+  return Json::parse(value.dump());
+}
+
+std::string render_json(const OJson& result) { return dump_azure_json(to_sorted(result)); }
+
+std::string render_jsonc(const OJson& result, bool color) {
+  std::string plain = render_json(result);
+  if (!color) return plain;
+  // Walk the JSON text: strings followed by ':' are keys, other strings are values.
+  std::string out;
+  for (std::size_t i = 0; i < plain.size();) {
+    char c = plain[i];
+    if (c == '"') {
+      std::size_t j = i + 1;
+      while (j < plain.size() && plain[j] != '"') j += plain[j] == '\\' ? 2 : 1;
+      std::string token = plain.substr(i, j + 1 - i);
+      bool is_key = j + 1 < plain.size() && plain[j + 1] == ':';
+      out += (is_key ? kKeyColor : kStringColor) + token + kReset;
+      i = j + 1;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') {
+      std::size_t j = i;
+      while (j < plain.size() && (std::isalnum(static_cast<unsigned char>(plain[j])) || plain[j] == '.' ||
+                                  plain[j] == '-' || plain[j] == '+')) {
+        ++j;
+      }
+      out += kLiteralColor + plain.substr(i, j - i) + kReset;
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string render_tsv(const OJson& result) {
+  std::string out;
+  if (result.is_array()) {
+    for (const auto& row : result) tsv_row(row, out);
+  } else {
+    tsv_row(result, out);
+  }
+  return out;
+}
+
+std::string render_yaml(const OJson& result, bool color) {
+  YAML::Emitter emitter;
+  emitter.SetNullFormat(YAML::LowerNull);
+  emitter.SetIndent(2);
+  emit_yaml(emitter, to_sorted(result));
+  std::string text = std::string(emitter.c_str()) + "\n";
+  return color ? colour_yaml(text) : text;
+}
+
+std::string render(const OJson& result, const RenderOptions& options) {
+  switch (options.format) {
+    case Format::kJson: return render_json(result);
+    case Format::kJsonc: return render_jsonc(result, options.color);
+    case Format::kTable: return render_table(result, options.transformer, options.query_active);
+    case Format::kTsv: return render_tsv(result);
+    case Format::kYaml: return render_yaml(result, false);
+    case Format::kYamlc: return render_yaml(result, options.color);
+    case Format::kNone: return "";
+  }
+  return "";
+}
+
+}  // namespace batchai::cli::output

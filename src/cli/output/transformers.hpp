@@ -1,0 +1,18 @@
+// Table transformers: the exact `-o table` columns of spec §2.3, one per resource kind.
+// Each accepts one resource or a list and returns a list of rows (ordered objects).
+#pragma once
+#include "output/output.hpp"
+
+namespace batchai::cli::output {
+
+OJson workspace_table(const OJson& result);
+OJson cluster_table(const OJson& result);
+OJson experiment_table(const OJson& result);
+OJson job_table(const OJson& result);
+OJson job_file_table(const OJson& result);
+OJson file_server_table(const OJson& result);
+OJson remote_login_table(const OJson& result);
+OJson setup_file_table(const OJson& result);
+OJson usage_table(const OJson& result);
+
+}  // namespace batchai::cli::output
