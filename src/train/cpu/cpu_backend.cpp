@@ -2,6 +2,7 @@
 #include "cpu/cpu_backend.hpp"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,26 +32,40 @@ void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const 
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) { set_threads(threads); }
+CpuBackend::CpuBackend(int threads) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  set_threads(threads);
+}
 CpuBackend::~CpuBackend() = default;
 
 void CpuBackend::set_threads(int threads) {
   threads_ = std::max(1, threads);
-  // Parallelism is ours (one GEMM per part); OpenBLAS runs each call on its caller's thread.
+  // One OpenMP team for oneDNN and for our own parts; OpenBLAS runs on its caller's thread.
+  omp_set_num_threads(threads_);
   openblas_set_num_threads(1);
-  pool_ = std::make_unique<ThreadPool>(threads_);
-  scratch_.assign(threads_, std::vector<std::vector<float>>(4));
 }
 
-float* CpuBackend::scratch(int part, int slot, std::size_t count) {
-  auto& v = scratch_[part][slot];
-  if (v.size() < count) v.resize(count);
-  return v.data();
+void CpuBackend::run(int parts, const std::function<void(int)>& fn) const {
+  if (parts <= 1) {
+    for (int p = 0; p < parts; ++p) fn(p);
+    return;
+  }
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int p = 0; p < parts; ++p) fn(p);
 }
 
 void CpuBackend::split(int total, int parts, int part, int& begin, int& end) {
   begin = static_cast<int>(static_cast<long long>(total) * part / parts);
   end = static_cast<int>(static_cast<long long>(total) * (part + 1) / parts);
+}
+
+DnnlConv& CpuBackend::conv(const ConvShape& s, bool relu) {
+  auto key = std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, relu);
+  auto it = convs_.find(key);
+  if (it == convs_.end()) {
+    if (s.k != 3) throw InvalidArgument("the CPU backend supports 3x3 convolutions only");
+    it = convs_.emplace(key, std::make_unique<DnnlConv>(engine_, s, relu)).first;
+  }
+  return *it->second;
 }
 
 Buffer CpuBackend::allocate(std::size_t count) {
@@ -79,63 +94,30 @@ void CpuBackend::fill(Buffer& dst, float value) { std::fill(dst.data, dst.data +
 
 void CpuBackend::conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                 std::size_t b_off, Buffer& y, bool relu) {
-  const int kdim = s.k * s.k * s.c, pix = s.oh() * s.ow();
-  const int parts = std::min(threads_, s.n);
-  pool_->run(parts, [&](int part) {
-    int n0, n1;
-    split(s.n, parts, part, n0, n1);
-    if (n0 == n1) return;
-    const int rows = (n1 - n0) * pix;
-    float* col = scratch(part, 0, static_cast<std::size_t>(rows) * kdim);
-    im2col_nhwc(s, x.data, n0, n1, col);
-    float* out = y.data + static_cast<std::size_t>(n0) * pix * s.out;
-    gemm(false, false, rows, s.out, kdim, col, kdim, w.data + w_off, s.out, 0.0f, out, s.out);
-    bias_act_rows(out, rows, s.out, w.data + b_off, relu);
-  });
+  conv(s, relu).forward(stream_, x.data, w.data + w_off, w.data + b_off, y.data);
 }
 
 void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                  const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                  bool relu) {
-  const int kdim = s.k * s.k * s.c, pix = s.oh() * s.ow();
-  const std::size_t wsize = static_cast<std::size_t>(kdim) * s.out;
-  const int parts = std::min(threads_, s.n);
-  pool_->run(parts, [&](int part) {
-    int n0, n1;
-    split(s.n, parts, part, n0, n1);
-    const int rows = (n1 - n0) * pix;
-    // Part 0 accumulates straight into dw; the others into zeroed private sums added below.
-    float* gw = part == 0 ? dw.data + w_off : scratch(part, 2, wsize + s.out);
-    float* gb = part == 0 ? dw.data + b_off : gw + wsize;
-    if (part != 0) std::fill(gw, gw + wsize + s.out, 0.0f);
-    if (rows == 0) return;
-    const std::size_t off = static_cast<std::size_t>(n0) * pix * s.out;
-    float* g = dy.data + off;
-    if (relu) relu_mask_rows(g, y.data + off, static_cast<std::size_t>(rows) * s.out);
-    column_sums_add(g, rows, s.out, gb);
-    float* col = scratch(part, 0, static_cast<std::size_t>(rows) * kdim);
-    im2col_nhwc(s, x.data, n0, n1, col);
-    gemm(true, false, kdim, s.out, rows, col, kdim, g, s.out, 1.0f, gw, s.out);
-    if (dx != nullptr) {
-      float* dcol = scratch(part, 1, static_cast<std::size_t>(rows) * kdim);
-      gemm(false, true, rows, kdim, s.out, g, s.out, w.data + w_off, s.out, 0.0f, dcol, kdim);
-      col2im_nhwc(s, dcol, n0, n1, dx->data);
-    }
-  });
-  for (int part = 1; part < parts; ++part) {
-    const float* gw = scratch_[part][2].data();
-    float* dst = dw.data + w_off;
-    for (std::size_t i = 0; i < wsize; ++i) dst[i] += gw[i];
-    float* dstb = dw.data + b_off;
-    for (int j = 0; j < s.out; ++j) dstb[j] += gw[wsize + j];
+  const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
+  if (relu) {
+    run(threads_, [&](int part) {
+      int b0, b1;
+      split(static_cast<int>(count), threads_, part, b0, b1);
+      relu_mask_rows(dy.data + b0, y.data + b0, static_cast<std::size_t>(b1 - b0));
+    });
   }
+  // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
+  conv(s, relu).backward(stream_, x.data, w.data + w_off, dy.data, dx != nullptr ? dx->data : nullptr,
+                         dw.data + w_off, dw.data + b_off);
 }
 
 void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                std::size_t b_off, Buffer& y, bool relu) {
   // Split by output columns: each part reads all of x and its own slice of the kernel.
   const int parts = std::min(threads_, std::max(1, s.out / 16));
-  pool_->run(parts, [&](int part) {
+  run(parts, [&](int part) {
     int o0, o1;
     split(s.out, parts, part, o0, o1);
     const int cols = o1 - o0;
@@ -155,7 +137,7 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
   const std::size_t count = static_cast<std::size_t>(s.n) * s.out;
   if (relu) relu_mask_rows(dy.data, y.data, count);
   const int parts = std::min(threads_, std::max(1, s.out / 16));
-  pool_->run(parts, [&](int part) {
+  run(parts, [&](int part) {
     int o0, o1;
     split(s.out, parts, part, o0, o1);
     const int cols = o1 - o0;
@@ -170,7 +152,7 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
   });
   if (dx != nullptr) {
     const int xparts = std::min(threads_, std::max(1, s.in / 16));
-    pool_->run(xparts, [&](int part) {
+    run(xparts, [&](int part) {
       int i0, i1;
       split(s.in, xparts, part, i0, i1);
       // dx[:, i0:i1] = dy * W[i0:i1, :]^T
@@ -269,7 +251,7 @@ void CpuBackend::softmax_cross_entropy(int n, int classes, const Buffer& logits,
 void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
                                 float eps) {
   const int parts = threads_;
-  pool_->run(parts, [&](int part) {
+  run(parts, [&](int part) {
     int b0, b1;
     split(static_cast<int>(params.size), parts, part, b0, b1);
     float* p = params.data;

@@ -1,13 +1,18 @@
-// The CPU backend: NHWC activations, im2col + OpenBLAS sgemm with the batch folded into the
-// GEMM rows, bias and ReLU fused in one pass after each GEMM, and work split across a fixed
-// thread pool by images (conv) or output columns (dense). Buffers and workspaces are
-// allocated once and reused every step.
+// The CPU backend: NHWC activations throughout; convolutions on oneDNN's JIT kernels (bias and
+// ReLU fused, primitives cached per shape); dense layers on OpenBLAS sgemm split by output
+// columns; everything else element-wise. One OpenMP team (the one oneDNN uses) runs all of it,
+// so no two thread pools fight over the cores. Buffers are allocated once and reused.
 #pragma once
+#include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
+#include <dnnl.hpp>
+
 #include "batchai/train/backend.hpp"
-#include "cpu/thread_pool.hpp"
+#include "cpu/dnnl_conv.hpp"
 
 namespace batchai::train::cpu {
 
@@ -47,18 +52,18 @@ class CpuBackend final : public Backend {
   void set_threads(int threads) override;
 
  private:
-  // Per-thread scratch that only grows (sized by the first step, then reused).
-  float* scratch(int part, int slot, std::size_t count);
+  // Runs fn(part) for part in [0, parts) on the OpenMP team.
+  void run(int parts, const std::function<void(int)>& fn) const;
   // Splits [0, total) into `parts` near-equal ranges.
   static void split(int total, int parts, int part, int& begin, int& end);
+  DnnlConv& conv(const ConvShape& s, bool relu);
   int threads_ = 1;
-  std::unique_ptr<ThreadPool> pool_;
-  std::vector<std::vector<std::vector<float>>> scratch_;  // [part][slot]
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::map<std::tuple<int, int, int, int, int, int, bool>, std::unique_ptr<DnnlConv>> convs_;
 };
 
-// Kernels shared by the backend's parallel parts (cpu_conv.cpp).
-void im2col_nhwc(const ConvShape& s, const float* x, int n0, int n1, float* col);
-void col2im_nhwc(const ConvShape& s, const float* col, int n0, int n1, float* dx);
+// Element-wise kernels (cpu_elementwise.cpp).
 void bias_act_rows(float* y, std::size_t rows, int cols, const float* bias, bool relu);
 void relu_mask_rows(float* dy, const float* y, std::size_t count);
 void column_sums_add(const float* dy, std::size_t rows, int cols, float* db);

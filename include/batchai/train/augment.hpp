@@ -1,0 +1,50 @@
+// Turning stored CIFAR-10 records into a training batch: CHW bytes -> NHWC floats in [0, 1]
+// (x / 255), with Keras ImageDataGenerator's augmentation when enabled: random shifts up to
+// 10% of width and height (bilinear, fill_mode "nearest") and random horizontal flips.
+// Each image's randomness comes from (seed, step, slot), so ranks and reruns are reproducible.
+#pragma once
+#include <cstdint>
+#include <future>
+#include <vector>
+
+#include "batchai/train/dataset.hpp"
+
+namespace batchai::train {
+
+struct AugmentConfig {
+  bool enabled = true;
+  double width_shift = 0.1;   // fraction of the width
+  double height_shift = 0.1;  // fraction of the height
+  bool horizontal_flip = true;
+};
+
+// One image: CHW uint8 (3 x 32 x 32) -> HWC float, shifted by (dy, dx) pixels (sampling the
+// source at (y - dy, x - dx), edges clamped) and mirrored when `flip`.
+void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, float* hwc);
+
+// Fills x (n x 32 x 32 x 3) and labels (n, class index as float) for dataset images `indices`.
+void prepare_batch(const Dataset& data, const int* indices, int n, const AugmentConfig& config,
+                   std::uint64_t seed, std::uint64_t step, float* x, float* labels);
+
+// Double buffer: prepares the next batch on a helper thread while the current one trains.
+class BatchPrefetcher {
+ public:
+  BatchPrefetcher(const Dataset& data, AugmentConfig config, std::uint64_t seed, int max_batch);
+  ~BatchPrefetcher();
+  // Starts preparing `indices` (copied) as step `step`; at most one request in flight.
+  void request(const int* indices, int n, std::uint64_t step);
+  // Waits for the last request; the returned pointers stay valid until the next request.
+  void wait(const float** x, const float** labels, int* n);
+
+ private:
+  const Dataset& data_;
+  AugmentConfig config_;
+  std::uint64_t seed_;
+  int max_batch_;
+  std::vector<float> x_[2], labels_[2];
+  std::vector<int> indices_;
+  int slot_ = 0, n_ = 0;
+  std::future<void> pending_;
+};
+
+}  // namespace batchai::train

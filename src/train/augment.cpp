@@ -1,0 +1,107 @@
+// Batch preparation and Keras-style augmentation (see augment.hpp).
+#include "batchai/train/augment.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace batchai::train {
+namespace {
+
+std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+constexpr int kSide = kCifarImageSize;
+constexpr int kPlane = kSide * kSide;
+
+}  // namespace
+
+void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, float* hwc) {
+  constexpr float kScale = 1.0f / 255.0f;
+  // Separable bilinear weights per output row/column, sources clamped (fill_mode "nearest").
+  int y0[kSide], y1[kSide], x0[kSide], x1[kSide];
+  float wy[kSide], wx[kSide];
+  for (int i = 0; i < kSide; ++i) {
+    const float sy = std::clamp(static_cast<float>(i) - dy, 0.0f, static_cast<float>(kSide - 1));
+    y0[i] = static_cast<int>(std::floor(sy));
+    y1[i] = std::min(y0[i] + 1, kSide - 1);
+    wy[i] = sy - static_cast<float>(y0[i]);
+    const int ox = flip ? kSide - 1 - i : i;
+    const float sx = std::clamp(static_cast<float>(ox) - dx, 0.0f, static_cast<float>(kSide - 1));
+    x0[i] = static_cast<int>(std::floor(sx));
+    x1[i] = std::min(x0[i] + 1, kSide - 1);
+    wx[i] = sx - static_cast<float>(x0[i]);
+  }
+  const bool identity = dy == 0.0f && dx == 0.0f;
+  for (int y = 0; y < kSide; ++y) {
+    for (int x = 0; x < kSide; ++x) {
+      float* out = hwc + (y * kSide + x) * kCifarChannels;
+      for (int c = 0; c < kCifarChannels; ++c) {
+        const std::uint8_t* p = chw + c * kPlane;
+        if (identity) {
+          out[c] = p[y * kSide + x0[x]] * kScale;
+          continue;
+        }
+        const float top = p[y0[y] * kSide + x0[x]] * (1 - wx[x]) + p[y0[y] * kSide + x1[x]] * wx[x];
+        const float bottom = p[y1[y] * kSide + x0[x]] * (1 - wx[x]) + p[y1[y] * kSide + x1[x]] * wx[x];
+        out[c] = (top * (1 - wy[y]) + bottom * wy[y]) * kScale;
+      }
+    }
+  }
+}
+
+void prepare_batch(const Dataset& data, const int* indices, int n, const AugmentConfig& config,
+                   std::uint64_t seed, std::uint64_t step, float* x, float* labels) {
+  const std::size_t image_floats = kCifarImageBytes;
+  for (int i = 0; i < n; ++i) {
+    const int idx = indices[i];
+    labels[i] = static_cast<float>(data.labels[idx]);
+    float dy = 0.0f, dx = 0.0f;
+    bool flip = false;
+    if (config.enabled) {
+      const std::uint64_t base = mix64(seed ^ mix64(step * 0x10000ULL + static_cast<std::uint64_t>(i)));
+      // Keras draws a uniform shift in (-range, range) * size (in pixels, not rounded).
+      dy = static_cast<float>((2 * unit(mix64(base + 1)) - 1) * config.height_shift * kSide);
+      dx = static_cast<float>((2 * unit(mix64(base + 2)) - 1) * config.width_shift * kSide);
+      flip = config.horizontal_flip && unit(mix64(base + 3)) < 0.5;
+    }
+    transform_image(data.image(idx), dy, dx, flip, x + static_cast<std::size_t>(i) * image_floats);
+  }
+}
+
+BatchPrefetcher::BatchPrefetcher(const Dataset& data, AugmentConfig config, std::uint64_t seed, int max_batch)
+    : data_(data), config_(config), seed_(seed), max_batch_(max_batch) {
+  for (int s = 0; s < 2; ++s) {
+    x_[s].resize(static_cast<std::size_t>(max_batch) * kCifarImageBytes);
+    labels_[s].resize(static_cast<std::size_t>(max_batch));
+  }
+}
+
+BatchPrefetcher::~BatchPrefetcher() {
+  if (pending_.valid()) pending_.wait();
+}
+
+void BatchPrefetcher::request(const int* indices, int n, std::uint64_t step) {
+  if (pending_.valid()) pending_.wait();
+  slot_ ^= 1;
+  n_ = std::min(n, max_batch_);
+  indices_.assign(indices, indices + n_);
+  const int slot = slot_;
+  pending_ = std::async(std::launch::async, [this, slot, step] {
+    prepare_batch(data_, indices_.data(), n_, config_, seed_, step, x_[slot].data(), labels_[slot].data());
+  });
+}
+
+void BatchPrefetcher::wait(const float** x, const float** labels, int* n) {
+  if (pending_.valid()) pending_.get();
+  *x = x_[slot_].data();
+  *labels = labels_[slot_].data();
+  *n = n_;
+}
+
+}  // namespace batchai::train

@@ -1,0 +1,91 @@
+// oneDNN convolution primitives of the CPU backend (see dnnl_conv.hpp).
+#include "cpu/dnnl_conv.hpp"
+
+namespace batchai::train::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// Wraps a host pointer without copying (oneDNN never frees it).
+memory wrap(const memory::desc& md, const dnnl::engine& engine, const float* p) {
+  return memory(md, engine, const_cast<float*>(p));  // NOLINT: oneDNN takes void*, reads only for inputs
+}
+
+}  // namespace
+
+DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : shape_(s), engine_(engine) {
+  const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
+  const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
+  const memory::desc src_md(src, dt::f32, tag::nhwc), dst_md(dst, dt::f32, tag::nhwc);
+  const memory::desc any_w(wei, dt::f32, tag::any), bias_md(bias, dt::f32, tag::x);
+  user_w_md_ = memory::desc(wei, dt::f32, tag::hwio);
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  fwd_pd_ = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                      src_md, any_w, bias_md, dst_md, strides, pad, pad),
+      attr, engine);
+  bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
+      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, src_md, any_w, dst_md, strides,
+                                            pad, pad),
+      engine, fwd_pd_);
+  bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src_md, any_w, bias_md,
+                                               dst_md, strides, pad, pad),
+      engine, fwd_pd_);
+  fwd_ = dnnl::convolution_forward(fwd_pd_);
+  bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
+  bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
+  w_fwd_ = memory(fwd_pd_.weights_desc(), engine);
+  w_bwd_ = memory(bwd_data_pd_.weights_desc(), engine);
+  dw_blocked_ = memory(bwd_weights_pd_.diff_weights_desc(), engine);
+  db_ = memory(bwd_weights_pd_.diff_bias_desc(), engine);
+  w_to_fwd_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user_w_md_, engine, fwd_pd_.weights_desc()));
+  w_to_bwd_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user_w_md_, engine, bwd_data_pd_.weights_desc()));
+  // Gradients accumulate (dw += ...): the reorder back to hwio adds onto its destination.
+  dnnl::primitive_attr sum_attr;
+  dnnl::post_ops sum;
+  sum.append_sum(1.0f);
+  sum_attr.set_post_ops(sum);
+  dw_accumulate_ = dnnl::reorder(
+      dnnl::reorder::primitive_desc(engine, bwd_weights_pd_.diff_weights_desc(), engine, user_w_md_, sum_attr));
+}
+
+void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
+  memory user_w = wrap(user_w_md_, engine_, w);
+  w_to_fwd_.execute(stream, user_w, w_fwd_);
+  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, x)},
+                        {DNNL_ARG_WEIGHTS, w_fwd_},
+                        {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
+                        {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
+  stream.wait();
+}
+
+void DnnlConv::backward(dnnl::stream& stream, const float* x, const float* w, const float* dy, float* dx,
+                        float* dw, float* db) {
+  const memory diff_dst = wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
+  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
+                                {DNNL_ARG_DIFF_DST, diff_dst},
+                                {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
+                                {DNNL_ARG_DIFF_BIAS, db_}});
+  memory user_dw = wrap(user_w_md_, engine_, dw);
+  dw_accumulate_.execute(stream, dw_blocked_, user_dw);
+  if (dx != nullptr) {
+    memory user_w = wrap(user_w_md_, engine_, w);
+    w_to_bwd_.execute(stream, user_w, w_bwd_);
+    bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, wrap(bwd_data_pd_.diff_dst_desc(), engine_, dy)},
+                               {DNNL_ARG_WEIGHTS, w_bwd_},
+                               {DNNL_ARG_DIFF_SRC, wrap(bwd_data_pd_.diff_src_desc(), engine_, dx)}});
+  }
+  stream.wait();
+  const float* g = static_cast<const float*>(db_.get_data_handle());
+  for (int j = 0; j < shape_.out; ++j) db[j] += g[j];
+}
+
+}  // namespace batchai::train::cpu

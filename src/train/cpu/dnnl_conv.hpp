@@ -1,0 +1,37 @@
+// oneDNN convolution for the CPU backend: NHWC activations in and out (the layout the rest of
+// the model keeps), weights taken from the arena in Keras (kh, kw, in, out) = oneDNN "hwio" and
+// reordered each step into the blocked format the JIT kernels want; bias + ReLU fused as a
+// post-op. Primitives are created once per shape and reused.
+#pragma once
+#include <dnnl.hpp>
+
+#include "batchai/train/backend.hpp"
+
+namespace batchai::train::cpu {
+
+class DnnlConv {
+ public:
+  DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu);
+  // y = act(conv(x, w) + b); all pointers are host memory of the backend.
+  void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
+  // dw += dL/dw, db += dL/db (accumulating, via a sum post-op on the reorder); dx = dL/dx when
+  // dx != nullptr. dy must already be masked by the ReLU.
+  void backward(dnnl::stream& stream, const float* x, const float* w, const float* dy, float* dx, float* dw,
+                float* db);
+
+ private:
+  ConvShape shape_;
+  dnnl::engine engine_;
+  dnnl::convolution_forward::primitive_desc fwd_pd_;
+  dnnl::convolution_backward_data::primitive_desc bwd_data_pd_;
+  dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd_;
+  dnnl::convolution_forward fwd_;
+  dnnl::convolution_backward_data bwd_data_;
+  dnnl::convolution_backward_weights bwd_weights_;
+  dnnl::memory::desc user_w_md_;  // hwio
+  // Forward and backward-data kernels may want different blocked weight formats.
+  dnnl::memory w_fwd_, w_bwd_, dw_blocked_, db_;
+  dnnl::reorder w_to_fwd_, w_to_bwd_, dw_accumulate_;
+};
+
+}  // namespace batchai::train::cpu
