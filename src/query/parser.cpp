@@ -90,6 +90,7 @@ class Parser {
 
   NodePtr binary(NodeKind kind, std::size_t position, NodePtr left, NodePtr right) {
     NodePtr node = make(kind, position);
+    node->children.reserve(kind == NodeKind::kFilterProjection ? 3 : 2);
     node = add(std::move(node), std::move(left));
     return add(std::move(node), std::move(right));
   }
