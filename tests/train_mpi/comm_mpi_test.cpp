@@ -61,6 +61,15 @@ void check_allreduce(Communicator& comm, std::size_t n) {
   EXPECT_EQ(bad, 0u) << comm.name() << " n=" << n;
 }
 
+TEST(CommMpi, SessionMakesMpiErrorsReturn) {
+  // MpiSession switched MPI_COMM_WORLD to MPI_ERRORS_RETURN, so failures become exceptions.
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  ASSERT_EQ(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler), MPI_SUCCESS);
+  EXPECT_EQ(handler, MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&handler);
+  EXPECT_EQ(MpiSession(nullptr, nullptr).size(), world_size());  // nested session is harmless
+}
+
 TEST(CommMpi, RingAndMpiMatchTheOracleForManyLengths) {
   for (auto algorithm : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kMpi}) {
     auto comm = make_mpi_communicator(algorithm);

@@ -29,7 +29,8 @@ void throw_mpi_error(int rc, const char* operation) {
 }  // namespace detail
 
 namespace {
-bool g_owns_mpi = false;  // whether this process's MpiSession called MPI_Init
+// The session that called MPI_Init; only it finalizes (nested sessions are harmless).
+const MpiSession* g_owner = nullptr;
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
@@ -42,7 +43,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
       throw Error("MPI_Init failed: check the Open MPI installation (mpiexec --version) and "
                   "that the trainer was started by mpiexec or on its own");
     }
-    g_owns_mpi = true;
+    g_owner = this;
   }
   detail::check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
                     "MPI_Comm_set_errhandler");
@@ -51,7 +52,8 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 MpiSession::~MpiSession() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (g_owns_mpi && !finalized) MPI_Finalize();
+  if (g_owner == this && !finalized) MPI_Finalize();
+  if (g_owner == this) g_owner = nullptr;
 }
 
 int MpiSession::rank() const {

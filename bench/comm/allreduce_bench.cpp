@@ -1,0 +1,128 @@
+// Allreduce benchmark: our ring vs MPI_Allreduce side by side, sizes 4 KB .. 64 MB, printing
+// time, algbw (bytes / time) and busbw (algbw * 2(n-1)/n, the per-link rate NCCL reports).
+// Run under mpiexec (see run.sh). Options: --min-kb, --max-kb, --factor, --chunk-kb a,b,c
+// (ring chunk sizes to compare; 0 = unchunked), --seconds (time budget per measurement).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/train/communicator.hpp"
+
+namespace {
+
+using batchai::train::AllreduceAlgorithm;
+using batchai::train::Communicator;
+
+struct Options {
+  std::size_t min_bytes = 4 << 10;
+  std::size_t max_bytes = 64 << 20;
+  std::size_t factor = 4;
+  std::vector<std::string> chunk_kb = {"256"};
+  double seconds = 0.25;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    const std::string val = argv[i + 1];
+    if (key == "--min-kb") o.min_bytes = std::stoul(val) << 10;
+    else if (key == "--max-kb") o.max_bytes = std::stoul(val) << 10;
+    else if (key == "--factor") o.factor = std::max<std::size_t>(2, std::stoul(val));
+    else if (key == "--seconds") o.seconds = std::stod(val);
+    else if (key == "--chunk-kb") {
+      o.chunk_kb.clear();
+      for (std::size_t at = 0; at <= val.size();) {
+        const std::size_t comma = std::min(val.find(',', at), val.size());
+        o.chunk_kb.push_back(val.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else {
+      throw batchai::InvalidArgument("unknown option " + key +
+                                     " (use --min-kb, --max-kb, --factor, --chunk-kb, --seconds)");
+    }
+  }
+  return o;
+}
+
+// Seconds per call, the slowest rank's average (a collective is as fast as its last rank).
+double time_allreduce(Communicator& comm, std::vector<float>& buf, std::size_t count,
+                      double budget) {
+  comm.allreduce_sum(buf.data(), count);  // warm-up: scratch buffers, connections
+  comm.barrier();
+  // Rank 0 decides the iteration count so every rank runs the same number of calls.
+  double t0 = MPI_Wtime();
+  comm.allreduce_sum(buf.data(), count);
+  double one = MPI_Wtime() - t0;
+  MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const int iters = std::clamp(static_cast<int>(budget / std::max(one, 1e-6)), 3, 2000);
+  comm.barrier();
+  t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) comm.allreduce_sum(buf.data(), count);
+  double per_call = (MPI_Wtime() - t0) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &per_call, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return per_call;
+}
+
+std::string human(std::size_t bytes) {
+  char b[32];
+  if (bytes >= (1u << 20)) std::snprintf(b, sizeof b, "%zu MB", bytes >> 20);
+  else std::snprintf(b, sizeof b, "%zu KB", bytes >> 10);
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  batchai::train::MpiSession mpi(&argc, &argv);
+  try {
+    const Options o = parse(argc, argv);
+    const int n = mpi.size();
+    const double bus = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+    auto oracle = batchai::train::make_mpi_communicator(AllreduceAlgorithm::kMpi);
+    std::vector<std::unique_ptr<Communicator>> rings;
+    for (const auto& kb : o.chunk_kb) {
+      ::setenv("BATCHAI_RING_CHUNK_KB", kb.c_str(), 1);
+      rings.push_back(batchai::train::make_mpi_communicator(AllreduceAlgorithm::kRing));
+    }
+    std::vector<float> buf(o.max_bytes / sizeof(float), 0.0f);  // zeros: sums stay finite
+    if (mpi.rank() == 0) {
+      std::printf("# allreduce, %d ranks, float32 sum; GB/s = 1e9 bytes/s; busbw = algbw*2(n-1)/n\n", n);
+      std::printf("%-8s %12s %9s %9s", "size", "mpi_us", "mpi_alg", "mpi_bus");
+      for (const auto& kb : o.chunk_kb) {
+        std::printf(" %12s %9s %9s %7s", ("ring" + kb + "k_us").c_str(), "ring_alg", "ring_bus",
+                    "ratio");
+      }
+      std::printf("\n");
+    }
+    for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
+      const std::size_t count = bytes / sizeof(float);
+      const double t_mpi = time_allreduce(*oracle, buf, count, o.seconds);
+      std::vector<double> t_ring;
+      for (auto& ring : rings) t_ring.push_back(time_allreduce(*ring, buf, count, o.seconds));
+      if (mpi.rank() == 0) {
+        const double alg_mpi = static_cast<double>(bytes) / t_mpi / 1e9;
+        std::printf("%-8s %12.1f %9.3f %9.3f", human(bytes).c_str(), t_mpi * 1e6, alg_mpi,
+                    alg_mpi * bus);
+        for (double t : t_ring) {
+          const double alg = static_cast<double>(bytes) / t / 1e9;
+          std::printf(" %12.1f %9.3f %9.3f %6.2fx", t * 1e6, alg, alg * bus, t_mpi / t);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "allreduce_bench (rank %d): %s\n", mpi.rank(), e.what());
+    batchai::train::MpiSession::abort_all(1);
+  }
+  return 0;
+}
