@@ -64,12 +64,61 @@ std::vector<Value> sort_keys(Evaluator& evaluator, const Node& call, const Node&
     if ((key.is_refs() || (!key.get().is_number() && !key.get().is_string())) || std::string_view(type) != required) {
       type_error(call, std::string("needs the &expression to give only numbers or only strings, but element ") +
                            std::to_string(keys.size()) + " gives " + type +
-                           (required != type ? std::string(" after ") + required : std::string()));
+                           (std::string_view(required) != type ? std::string(" after ") + required : std::string()));
     }
     keys.push_back(std::move(key));
   }
   return keys;
 }
+
+// Sort keys flattened for fast comparison: int64 when every key is an integer that fits,
+// doubles for other numbers, string pointers for strings.
+class KeyTable {
+ public:
+  explicit KeyTable(const std::vector<Value>& keys) {
+    const std::size_t n = keys.size();
+    if (n == 0) return;
+    if (keys[0].get().is_string()) {
+      kind_ = Kind::kString;
+      strings_.resize(n);
+      for (std::size_t i = 0; i < n; ++i) strings_[i] = &keys[i].get().get_ref<const std::string&>();
+      return;
+    }
+    const auto fits = [](const Json& v) {
+      return v.is_number_integer() &&
+             (!v.is_number_unsigned() ||
+              v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+    };
+    kind_ = std::all_of(keys.begin(), keys.end(), [&](const Value& k) { return fits(k.get()); }) ? Kind::kInt
+                                                                                                : Kind::kDouble;
+    numbers_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (kind_ == Kind::kInt) {
+        numbers_[i].i = keys[i].get().get<std::int64_t>();
+      } else {
+        numbers_[i].d = keys[i].get().get<double>();
+      }
+    }
+  }
+  bool less(std::size_t a, std::size_t b) const {
+    switch (kind_) {
+      case Kind::kString: return *strings_[a] < *strings_[b];
+      case Kind::kInt: return numbers_[a].i < numbers_[b].i;
+      case Kind::kDouble: break;
+    }
+    return numbers_[a].d < numbers_[b].d;
+  }
+
+ private:
+  enum class Kind { kString, kInt, kDouble };
+  union Number {
+    std::int64_t i;
+    double d;
+  };
+  Kind kind_ = Kind::kInt;
+  std::vector<Number> numbers_;
+  std::vector<const std::string*> strings_;
+};
 
 int compare_keys(const Json& a, const Json& b) {
   if (a.is_number()) return compare_numbers(a, b);
@@ -190,10 +239,10 @@ Value fn_min(Evaluator&, const Node&, Args& args) { return extreme(args, -1); }
 Value extreme_by(Evaluator& evaluator, const Node& call, Args& args, int sign) {
   const Value& array = args[0].value;
   if (array.size() == 0) return {};
-  const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
+  const KeyTable keys(sort_keys(evaluator, call, *args[1].expref, array));
   std::size_t best = 0;
-  for (std::size_t i = 1; i < keys.size(); ++i) {
-    if (compare_keys(keys[i].get(), keys[best].get()) * sign > 0) best = i;
+  for (std::size_t i = 1, n = array.size(); i < n; ++i) {
+    if (sign > 0 ? keys.less(best, i) : keys.less(i, best)) best = i;
   }
   return pass_through(args[0], array.at(best));
 }
@@ -234,11 +283,10 @@ Value fn_sort(Evaluator&, const Node&, Args& args) {
 Value fn_sort_by(Evaluator& evaluator, const Node& call, Args& args) {
   const Value& array = args[0].value;
   if (array.size() == 0) return std::move(args[0].value);
-  const std::vector<Value> keys = sort_keys(evaluator, call, *args[1].expref, array);
+  const KeyTable keys(sort_keys(evaluator, call, *args[1].expref, array));
   std::vector<std::size_t> order(array.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return compare_keys(keys[a].get(), keys[b].get()) < 0; });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys.less(a, b); });
   std::vector<const Json*> items(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) items[i] = &array.at(order[i]);
   return array_of(args[0], items);
