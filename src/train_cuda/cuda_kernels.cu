@@ -1,0 +1,305 @@
+// The CUDA backend's own kernels (see cuda_kernels.hpp). Element-wise work uses grid-stride
+// loops; reductions (bias gradients, loss and accuracy) run in a fixed order so two runs of
+// the same step give the same bits.
+#include "cuda_kernels.hpp"
+
+#include <algorithm>
+
+#include "cuda_check.hpp"
+
+namespace batchai::train_cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr std::size_t kMaxBlocks = std::size_t{1} << 16;
+constexpr std::size_t kRowsPerChunk = 128;  // rows one block folds in column_sums_add
+
+unsigned blocks_for(std::size_t count) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((count + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+__device__ std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+#define BATCHAI_GRID_STRIDE(i, count)                                                              \
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < (count);           \
+       i += std::size_t{gridDim.x} * blockDim.x)
+
+__global__ void fill_kernel(float* y, std::size_t count, float value) {
+  BATCHAI_GRID_STRIDE(i, count) y[i] = value;
+}
+
+__global__ void scale_kernel(float* x, std::size_t count, float factor) {
+  BATCHAI_GRID_STRIDE(i, count) x[i] *= factor;
+}
+
+__global__ void multiply_kernel(const float* a, const float* b, float* y, std::size_t count) {
+  BATCHAI_GRID_STRIDE(i, count) y[i] = a[i] * b[i];
+}
+
+__global__ void bias_act_kernel(float* y, std::size_t count, int cols, const float* bias, bool relu) {
+  BATCHAI_GRID_STRIDE(i, count) {
+    const float v = y[i] + bias[i % cols];
+    y[i] = relu ? fmaxf(v, 0.0f) : v;
+  }
+}
+
+__global__ void relu_mask_kernel(float* dy, const float* y, std::size_t count) {
+  BATCHAI_GRID_STRIDE(i, count) dy[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+// One block per chunk of rows: partials[chunk, j] = sum of dy[r, j] over the chunk's rows.
+__global__ void column_partials_kernel(const float* dy, std::size_t rows, int cols, float* partials) {
+  __shared__ float sums[kThreads];
+  const std::size_t r0 = blockIdx.x * kRowsPerChunk;
+  const std::size_t r1 = min(rows, r0 + kRowsPerChunk);
+  const int t = static_cast<int>(threadIdx.x);
+  float* out = partials + static_cast<std::size_t>(blockIdx.x) * cols;
+  if (cols > kThreads) {
+    for (int j = t; j < cols; j += kThreads) {
+      float s = 0.0f;
+      for (std::size_t r = r0; r < r1; ++r) s += dy[r * cols + j];
+      out[j] = s;
+    }
+    return;
+  }
+  // cols <= kThreads: `groups` threads share a column, each taking every groups-th row.
+  const int groups = kThreads / cols;
+  float s = 0.0f;
+  if (t < groups * cols) {
+    const int j = t % cols;
+    for (std::size_t r = r0 + t / cols; r < r1; r += groups) s += dy[r * cols + j];
+  }
+  sums[t] = s;
+  __syncthreads();
+  if (t < cols) {
+    float total = 0.0f;
+    for (int g = 0; g < groups; ++g) total += sums[g * cols + t];
+    out[t] = total;
+  }
+}
+
+__global__ void column_finish_kernel(const float* partials, std::size_t chunks, int cols, float* db) {
+  const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= cols) return;
+  float s = 0.0f;
+  for (std::size_t k = 0; k < chunks; ++k) s += partials[k * cols + j];
+  db[j] += s;
+}
+
+__global__ void transpose_kernel(const float* a, int rows, int cols, float* b, bool add) {
+  const std::size_t count = static_cast<std::size_t>(rows) * cols;
+  BATCHAI_GRID_STRIDE(i, count) {
+    const std::size_t r = i / cols, j = i % cols;
+    float* dst = b + j * rows + r;
+    *dst = add ? *dst + a[i] : a[i];
+  }
+}
+
+__global__ void maxpool_forward_kernel(int n, int h, int w, int c, const float* x, float* y) {
+  const int ph = h / 2, pw = w / 2;
+  const std::size_t count = static_cast<std::size_t>(n) * ph * pw * c;
+  BATCHAI_GRID_STRIDE(o, count) {
+    const int ch = static_cast<int>(o % c);
+    std::size_t rest = o / c;
+    const int px = static_cast<int>(rest % pw);
+    rest /= pw;
+    const int py = static_cast<int>(rest % ph);
+    const std::size_t img = rest / ph;
+    const float* a = x + ((img * h + 2 * py) * w + 2 * px) * c + ch;
+    const float* d = a + static_cast<std::size_t>(w) * c;
+    y[o] = fmaxf(fmaxf(a[0], a[c]), fmaxf(d[0], d[c]));
+  }
+}
+
+// Windows do not overlap (stride 2), so each thread owns its four dx cells.
+__global__ void maxpool_backward_kernel(int n, int h, int w, int c, const float* x, const float* y,
+                                        const float* dy, float* dx) {
+  const int ph = h / 2, pw = w / 2;
+  const std::size_t count = static_cast<std::size_t>(n) * ph * pw * c;
+  BATCHAI_GRID_STRIDE(o, count) {
+    const int ch = static_cast<int>(o % c);
+    std::size_t rest = o / c;
+    const int px = static_cast<int>(rest % pw);
+    rest /= pw;
+    const int py = static_cast<int>(rest % ph);
+    const std::size_t img = rest / ph;
+    const std::size_t base = ((img * h + 2 * py) * w + 2 * px) * c + ch;
+    const std::size_t offs[4] = {base, base + c, base + static_cast<std::size_t>(w) * c,
+                                 base + static_cast<std::size_t>(w) * c + c};
+    const float m = y[o];
+    bool routed = false;
+    for (std::size_t q : offs) {
+      const bool hit = !routed && x[q] == m;
+      dx[q] = hit ? dy[o] : 0.0f;
+      routed = routed || hit;
+    }
+  }
+}
+
+__global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
+                               std::uint64_t threshold, float keep) {
+  BATCHAI_GRID_STRIDE(i, count) {
+    const float m = splitmix64(base + i) < threshold ? 0.0f : keep;
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+
+// One block: rows are spread over the threads, then a fixed-shape tree sums loss and hits.
+__global__ void softmax_xent_kernel(int n, int classes, const float* logits, const float* labels, float* dlogits,
+                                    XentResult* result) {
+  __shared__ double losses[kThreads];
+  __shared__ int hits[kThreads];
+  double loss = 0.0;
+  int hit = 0;
+  for (int r = static_cast<int>(threadIdx.x); r < n; r += kThreads) {
+    const float* z = logits + static_cast<std::size_t>(r) * classes;
+    const int label = static_cast<int>(labels[r]);
+    int best = 0;
+    for (int j = 1; j < classes; ++j) best = z[j] > z[best] ? j : best;
+    hit += best == label ? 1 : 0;
+    const double zmax = z[best];
+    double sum = 0.0;
+    for (int j = 0; j < classes; ++j) sum += exp(static_cast<double>(z[j]) - zmax);
+    const double p_label = exp(static_cast<double>(z[label]) - zmax) / sum;
+    loss -= log(fmin(fmax(p_label, 1e-7), 1.0 - 1e-7));  // Keras' clipping
+    if (dlogits != nullptr) {
+      float* g = dlogits + static_cast<std::size_t>(r) * classes;
+      for (int j = 0; j < classes; ++j) {
+        const double p = exp(static_cast<double>(z[j]) - zmax) / sum;
+        g[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
+      }
+    }
+  }
+  losses[threadIdx.x] = loss;
+  hits[threadIdx.x] = hit;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (static_cast<int>(threadIdx.x) < stride) {
+      losses[threadIdx.x] += losses[threadIdx.x + stride];
+      hits[threadIdx.x] += hits[threadIdx.x + stride];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    result->loss_sum = losses[0];
+    result->correct = hits[0];
+  }
+}
+
+__global__ void rmsprop_kernel(float* p, const float* g, float* ms, std::size_t count, float lr, float rho,
+                               float eps) {
+  BATCHAI_GRID_STRIDE(i, count) {
+    const float gi = g[i];
+    const float m = rho * ms[i] + (1.0f - rho) * gi * gi;
+    ms[i] = m;
+    p[i] -= lr * gi / (sqrtf(m) + eps);
+  }
+}
+
+}  // namespace
+
+void fill(float* y, std::size_t count, float value, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(y, count, value);
+  BATCHAI_CUDA_CHECK_LAUNCH("fill");
+}
+
+void scale(float* x, std::size_t count, float factor, cudaStream_t stream) {
+  if (count == 0) return;
+  scale_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, factor);
+  BATCHAI_CUDA_CHECK_LAUNCH("scale");
+}
+
+void multiply(const float* a, const float* b, float* y, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  multiply_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, b, y, count);
+  BATCHAI_CUDA_CHECK_LAUNCH("multiply");
+}
+
+void bias_act(float* y, std::size_t rows, int cols, const float* bias, bool relu, cudaStream_t stream) {
+  const std::size_t count = rows * static_cast<std::size_t>(cols);
+  if (count == 0) return;
+  bias_act_kernel<<<blocks_for(count), kThreads, 0, stream>>>(y, count, cols, bias, relu);
+  BATCHAI_CUDA_CHECK_LAUNCH("bias_act");
+}
+
+void relu_mask(float* dy, const float* y, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  relu_mask_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dy, y, count);
+  BATCHAI_CUDA_CHECK_LAUNCH("relu_mask");
+}
+
+std::size_t column_sum_scratch(std::size_t rows, int cols) {
+  return (rows + kRowsPerChunk - 1) / kRowsPerChunk * static_cast<std::size_t>(cols);
+}
+
+void column_sums_add(const float* dy, std::size_t rows, int cols, float* db, float* scratch, cudaStream_t stream) {
+  if (rows == 0 || cols <= 0) return;
+  const std::size_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  column_partials_kernel<<<static_cast<unsigned>(chunks), kThreads, 0, stream>>>(dy, rows, cols, scratch);
+  BATCHAI_CUDA_CHECK_LAUNCH("column_partials");
+  column_finish_kernel<<<static_cast<unsigned>((cols + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      scratch, chunks, cols, db);
+  BATCHAI_CUDA_CHECK_LAUNCH("column_finish");
+}
+
+void transpose(const float* a, int rows, int cols, float* b, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(rows) * cols;
+  if (count == 0) return;
+  transpose_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, rows, cols, b, false);
+  BATCHAI_CUDA_CHECK_LAUNCH("transpose");
+}
+
+void transpose_add(const float* a, int rows, int cols, float* b, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(rows) * cols;
+  if (count == 0) return;
+  transpose_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, rows, cols, b, true);
+  BATCHAI_CUDA_CHECK_LAUNCH("transpose_add");
+}
+
+void maxpool2_forward(int n, int h, int w, int c, const float* x, float* y, cudaStream_t stream) {
+  const std::size_t count = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
+  if (count == 0) return;
+  maxpool_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(n, h, w, c, x, y);
+  BATCHAI_CUDA_CHECK_LAUNCH("maxpool2_forward");
+}
+
+void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy, float* dx,
+                       cudaStream_t stream) {
+  // Odd trailing rows/columns belong to no window: zero everything, then route.
+  if ((h % 2) != 0 || (w % 2) != 0) {
+    BATCHAI_CUDA_CHECK(cudaMemsetAsync(dx, 0, sizeof(float) * n * h * w * c, stream));
+  }
+  const std::size_t count = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
+  if (count == 0) return;
+  maxpool_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(n, h, w, c, x, y, dy, dx);
+  BATCHAI_CUDA_CHECK_LAUNCH("maxpool2_backward");
+}
+
+void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
+                     std::uint64_t threshold, float keep, cudaStream_t stream) {
+  if (count == 0) return;
+  dropout_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, mask, count, base, threshold, keep);
+  BATCHAI_CUDA_CHECK_LAUNCH("dropout_forward");
+}
+
+void softmax_xent(int n, int classes, const float* logits, const float* labels, float* dlogits, XentResult* result,
+                  cudaStream_t stream) {
+  softmax_xent_kernel<<<1, kThreads, 0, stream>>>(n, classes, logits, labels, dlogits, result);
+  BATCHAI_CUDA_CHECK_LAUNCH("softmax_xent");
+}
+
+void rmsprop(float* p, const float* g, float* ms, std::size_t count, float lr, float rho, float eps,
+             cudaStream_t stream) {
+  if (count == 0) return;
+  rmsprop_kernel<<<blocks_for(count), kThreads, 0, stream>>>(p, g, ms, count, lr, rho, eps);
+  BATCHAI_CUDA_CHECK_LAUNCH("rmsprop");
+}
+
+}  // namespace batchai::train_cuda::kernels

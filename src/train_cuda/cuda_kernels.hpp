@@ -1,0 +1,55 @@
+// Launchers of the CUDA backend's own kernels (cuda_kernels.cu): everything that is not a
+// convolution (cuDNN) or a matrix product (cuBLAS). All are asynchronous on `stream`, take
+// device pointers, and use the CPU backend's definitions so results agree (masks bit for bit).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace batchai::train_cuda::kernels {
+
+void fill(float* y, std::size_t count, float value, cudaStream_t stream);
+void scale(float* x, std::size_t count, float factor, cudaStream_t stream);
+// y[i] = a[i] * b[i] (dropout backward, and the identity copy when b is all ones).
+void multiply(const float* a, const float* b, float* y, std::size_t count, cudaStream_t stream);
+
+// Row-major (rows, cols): y[r, j] = act(y[r, j] + bias[j]), act = ReLU when `relu`.
+void bias_act(float* y, std::size_t rows, int cols, const float* bias, bool relu, cudaStream_t stream);
+// dy[i] = y[i] > 0 ? dy[i] : 0.
+void relu_mask(float* dy, const float* y, std::size_t count, cudaStream_t stream);
+// db[j] += sum over r of dy[r, j], in a fixed order (deterministic, no atomics). `scratch`
+// holds column_sum_scratch(rows, cols) floats.
+std::size_t column_sum_scratch(std::size_t rows, int cols);
+void column_sums_add(const float* dy, std::size_t rows, int cols, float* db, float* scratch, cudaStream_t stream);
+
+// b (cols, rows) = a (rows, cols)^T; transpose_add: b += a^T. Used between Keras' (k,k,c,out)
+// kernels and cuDNN's NHWC filters (out,k,k,c).
+void transpose(const float* a, int rows, int cols, float* b, cudaStream_t stream);
+void transpose_add(const float* a, int rows, int cols, float* b, cudaStream_t stream);
+
+// 2x2 max pooling, stride 2, floor, NHWC; backward routes dy to the first maximum (a, b, d, e
+// order as the CPU backend) and zeroes the rest of dx.
+void maxpool2_forward(int n, int h, int w, int c, const float* x, float* y, cudaStream_t stream);
+void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy, float* dx,
+                       cudaStream_t stream);
+
+// mask[i] = splitmix64(base + i) < threshold ? 0 : keep; y = x * mask.
+void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
+                     std::uint64_t threshold, float keep, cudaStream_t stream);
+
+// Softmax + cross entropy (Keras clipping) over (n, classes); labels are class indices as
+// floats. Writes dlogits = (p - onehot) / n unless null, and the batch's loss sum and correct
+// count into *result (device memory), reduced on the device in a fixed order.
+struct XentResult {
+  double loss_sum;
+  int correct;
+};
+void softmax_xent(int n, int classes, const float* logits, const float* labels, float* dlogits, XentResult* result,
+                  cudaStream_t stream);
+
+// Keras RMSprop: ms = rho*ms + (1-rho)*g^2; p -= lr * g / (sqrt(ms) + eps).
+void rmsprop(float* p, const float* g, float* ms, std::size_t count, float lr, float rho, float eps,
+             cudaStream_t stream);
+
+}  // namespace batchai::train_cuda::kernels
