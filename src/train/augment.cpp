@@ -56,7 +56,7 @@ void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, flo
 }
 
 void prepare_batch(const Dataset& data, const int* indices, int n, const AugmentConfig& config,
-                   std::uint64_t seed, std::uint64_t step, float* x, float* labels) {
+                   std::uint64_t seed, std::uint64_t first_key, float* x, float* labels) {
   const std::size_t image_floats = kCifarImageBytes;
   for (int i = 0; i < n; ++i) {
     const int idx = indices[i];
@@ -64,7 +64,7 @@ void prepare_batch(const Dataset& data, const int* indices, int n, const Augment
     float dy = 0.0f, dx = 0.0f;
     bool flip = false;
     if (config.enabled) {
-      const std::uint64_t base = mix64(seed ^ mix64(step * 0x10000ULL + static_cast<std::uint64_t>(i)));
+      const std::uint64_t base = mix64(seed ^ mix64(first_key + static_cast<std::uint64_t>(i)));
       // Keras draws a uniform shift in (-range, range) * size (in pixels, not rounded).
       dy = static_cast<float>((2 * unit(mix64(base + 1)) - 1) * config.height_shift * kSide);
       dx = static_cast<float>((2 * unit(mix64(base + 2)) - 1) * config.width_shift * kSide);
@@ -86,14 +86,14 @@ BatchPrefetcher::~BatchPrefetcher() {
   if (pending_.valid()) pending_.wait();
 }
 
-void BatchPrefetcher::request(const int* indices, int n, std::uint64_t step) {
+void BatchPrefetcher::request(const int* indices, int n, std::uint64_t first_key) {
   if (pending_.valid()) pending_.wait();
   slot_ ^= 1;
   n_ = std::min(n, max_batch_);
   indices_.assign(indices, indices + n_);
   const int slot = slot_;
-  pending_ = std::async(std::launch::async, [this, slot, step] {
-    prepare_batch(data_, indices_.data(), n_, config_, seed_, step, x_[slot].data(), labels_[slot].data());
+  pending_ = std::async(std::launch::async, [this, slot, first_key] {
+    prepare_batch(data_, indices_.data(), n_, config_, seed_, first_key, x_[slot].data(), labels_[slot].data());
   });
 }
 

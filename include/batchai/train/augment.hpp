@@ -1,7 +1,8 @@
 // Turning stored CIFAR-10 records into a training batch: CHW bytes -> NHWC floats in [0, 1]
 // (x / 255), with Keras ImageDataGenerator's augmentation when enabled: random shifts up to
 // 10% of width and height (bilinear, fill_mode "nearest") and random horizontal flips.
-// Each image's randomness comes from (seed, step, slot), so ranks and reruns are reproducible.
+// Image i's randomness comes from (seed, first_key + i): callers pass the image's position in
+// the epoch, so N sharded ranks draw exactly what one rank with the global batch draws.
 #pragma once
 #include <cstdint>
 #include <future>
@@ -24,15 +25,15 @@ void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, flo
 
 // Fills x (n x 32 x 32 x 3) and labels (n, class index as float) for dataset images `indices`.
 void prepare_batch(const Dataset& data, const int* indices, int n, const AugmentConfig& config,
-                   std::uint64_t seed, std::uint64_t step, float* x, float* labels);
+                   std::uint64_t seed, std::uint64_t first_key, float* x, float* labels);
 
 // Double buffer: prepares the next batch on a helper thread while the current one trains.
 class BatchPrefetcher {
  public:
   BatchPrefetcher(const Dataset& data, AugmentConfig config, std::uint64_t seed, int max_batch);
   ~BatchPrefetcher();
-  // Starts preparing `indices` (copied) as step `step`; at most one request in flight.
-  void request(const int* indices, int n, std::uint64_t step);
+  // Starts preparing `indices` (copied) with keys first_key..; at most one request in flight.
+  void request(const int* indices, int n, std::uint64_t first_key);
   // Waits for the last request; the returned pointers stay valid until the next request.
   void wait(const float** x, const float** labels, int* n);
 
