@@ -2,7 +2,7 @@
 // benchmarks.json. Prints a table, or JSON lines with --json for compare_python.py.
 // Usage: query_bench [--json] [--suite DIR] [--target-ms N]
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,7 +17,15 @@ namespace {
 
 using batchai::query::Expression;
 using batchai::query::Json;
-using Clock = std::chrono::steady_clock;
+// Process CPU time, not wall time: the figures stay comparable on a busy machine (the same
+// clock compare_python.py uses through time.process_time_ns()).
+struct Clock {
+  static double now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  }
+};
 
 volatile std::size_t g_sink = 0;  // keeps results observable so nothing is optimised away
 
@@ -31,9 +39,9 @@ template <typename Fn>
 double time_ns(Fn&& fn, double target_ms) {
   std::size_t n = 1;
   while (true) {  // calibrate
-    const auto t0 = Clock::now();
+    const double t0 = Clock::now_ns();
     for (std::size_t i = 0; i < n; ++i) fn();
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double ms = (Clock::now_ns() - t0) / 1e6;
     if (ms >= target_ms / 4 || n >= (1U << 26U)) {
       n = std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(n) * target_ms / std::max(ms, 1e-3)));
       break;
@@ -42,9 +50,9 @@ double time_ns(Fn&& fn, double target_ms) {
   }
   double best = 1e300;
   for (int batch = 0; batch < 5; ++batch) {
-    const auto t0 = Clock::now();
+    const double t0 = Clock::now_ns();
     for (std::size_t i = 0; i < n; ++i) fn();
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n);
+    const double ns = (Clock::now_ns() - t0) / static_cast<double>(n);
     best = std::min(best, ns);
   }
   return best;

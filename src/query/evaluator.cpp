@@ -4,16 +4,29 @@
 #include "evaluator.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "functions.hpp"
 #include "json_util.hpp"
 
 namespace batchai::query::detail {
 
-const Json& null_json() {
-  static const Json kNull;
-  return kNull;
+const Json kNullJson;
+
+namespace {
+
+// Linear key search like ordered_map::find, but checking length and first byte before memcmp.
+const Json* find_key(const Json& object, const std::string& name) {
+  const std::size_t size = name.size();
+  for (const auto& [key, value] : object.get_ref<const Json::object_t&>()) {
+    if (key.size() == size && (size == 0 || (key[0] == name[0] && std::memcmp(key.data(), name.data(), size) == 0))) {
+      return &value;
+    }
+  }
+  return nullptr;
 }
+
+}  // namespace
 
 Value Value::view() const {
   if (kind_ == Kind::kRefs) {
@@ -118,8 +131,8 @@ Value Evaluator::eval(const Node& node, const Value& current) {
       if (current.is_refs()) return {};
       const Json& json = current.get();
       if (!json.is_object()) return {};
-      const auto it = json.find(node.name);
-      return it == json.end() ? Value() : Value::borrow(*it);
+      const Json* found = find_key(json, node.name);
+      return found == nullptr ? Value() : Value::borrow(*found);
     }
     case NodeKind::kSubexpression:
     case NodeKind::kIndexExpression: {

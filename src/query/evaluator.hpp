@@ -11,7 +11,8 @@
 
 namespace batchai::query::detail {
 
-const Json& null_json();
+// The null every "nothing here" Value points at.
+extern const Json kNullJson;
 
 // An array made of pointers to elements that live elsewhere; `cache` holds the array as JSON
 // once someone needs it in that form.
@@ -73,7 +74,7 @@ class Value {
  private:
   enum class Kind : std::uint8_t { kBorrowed, kOwned, kRefs };
   Kind kind_ = Kind::kBorrowed;
-  const Json* ref_ = &null_json();
+  const Json* ref_ = &kNullJson;
   Json owned_;
   std::shared_ptr<RefArray> refs_;
 };
