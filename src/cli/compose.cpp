@@ -11,8 +11,10 @@ std::unique_ptr<CliContext> compose() {
   std::shared_ptr<Clock> clock = make_process_clock();
   std::shared_ptr<ProcessLauncher> launcher = make_posix_process_launcher();
   // Opened on first use: help and argument errors never create or lock the store.
-  auto factory = [clock] {
-    return control_plane::ControlPlane::open(control_plane::Settings::from_environment(), clock);
+  auto factory = [clock, launcher] {
+    auto cp = control_plane::ControlPlane::open(control_plane::Settings::from_environment(), clock);
+    cp->set_process_launcher(launcher);
+    return cp;
   };
   return std::make_unique<CliContext>(std::move(factory), std::move(launcher));
 }

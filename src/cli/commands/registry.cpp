@@ -3,14 +3,11 @@
 
 #include "command.hpp"
 
-#ifdef BATCHAI_CLI_HAVE_TRAIN
-namespace CLI {
-class App;
-}
-void register_train_command(CLI::App& root);
-#endif
-
 namespace batchai::cli {
+
+#ifdef BATCHAI_CLI_HAVE_TRAIN
+void register_train_command(CLI::App& root);  // commands/train_command.cpp (trainer engineer)
+#endif
 
 const std::vector<CommandGroup>& command_groups() {
   static const std::vector<CommandGroup> kGroups = {
