@@ -1,0 +1,177 @@
+// The training loop end to end on synthetic data: it learns, --resume continues exactly where
+// an uninterrupted run would be, the saved model scores the same when evaluated, sharded epoch
+// plans partition the global batch, and the options' rank-dependent defaults.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "batchai/train/trainer.hpp"
+
+namespace batchai::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("batchai_trainer_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TrainOptions small_run(const fs::path& dir) {
+  TrainOptions o;
+  o.dir = dir.string();
+  o.synthetic = 640;
+  o.threads = 2;
+  o.quiet = true;
+  o.validation_images = 100;
+  return o;
+}
+
+TEST(Trainer, SyntheticRunLearnsWellAboveChance) {
+  const fs::path dir = fresh_dir("learn");
+  TrainOptions o = small_run(dir);
+  o.epochs = 3;
+  o.steps_per_epoch = 40;  // 120 steps of 32 images
+  o.lr = 5e-4;
+  auto comm = make_local_communicator();
+  std::ostringstream out;
+  const TrainResult r = run_training(o, *comm, out);
+  EXPECT_EQ(r.epochs_run, 3);
+  EXPECT_EQ(r.global_step, 120);
+  EXPECT_GT(r.test_acc, 0.5) << "synthetic classes should be easy; chance is 0.1";
+  EXPECT_TRUE(fs::exists(dir / kSavedModelRelPath));
+  EXPECT_TRUE(fs::exists(dir / kCheckpointRelPath));
+  EXPECT_TRUE(fs::exists(dir / "metrics.csv"));
+
+  // --evaluate on the saved model reproduces the final test score.
+  TrainOptions e = small_run(dir);
+  e.evaluate = (dir / kSavedModelRelPath).string();
+  std::ostringstream eval_out;
+  const TrainResult scored = run_evaluation(e, *comm, eval_out);
+  EXPECT_NEAR(scored.test_loss, r.test_loss, 1e-5);
+  EXPECT_NEAR(scored.test_acc, r.test_acc, 1e-9);
+  EXPECT_NE(eval_out.str().find("Test loss: "), std::string::npos);
+  EXPECT_NE(eval_out.str().find("Test accuracy: "), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, ResumeContinuesExactlyFromTheCheckpoint) {
+  auto comm = make_local_communicator();
+  const fs::path whole = fresh_dir("whole"), split = fresh_dir("split");
+  TrainOptions o = small_run(whole);
+  o.epochs = 2;
+  o.steps_per_epoch = 4;
+  std::ostringstream sink;
+  const TrainResult uninterrupted = run_training(o, *comm, sink);
+
+  TrainOptions first = small_run(split);
+  first.epochs = 1;
+  first.steps_per_epoch = 4;
+  run_training(first, *comm, sink);
+  TrainOptions second = first;
+  second.epochs = 2;
+  second.resume = true;
+  second.quiet = false;
+  std::ostringstream out;
+  const TrainResult resumed = run_training(second, *comm, out);
+  EXPECT_NE(out.str().find("Resuming from"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("Epoch 2/2"), std::string::npos);
+  EXPECT_EQ(out.str().find("Epoch 1/2"), std::string::npos);
+  EXPECT_EQ(resumed.epochs_run, 1);
+  EXPECT_EQ(resumed.global_step, 8);
+  ASSERT_EQ(resumed.params.size(), uninterrupted.params.size());
+  double max_diff = 0.0;
+  for (std::size_t i = 0; i < resumed.params.size(); ++i) {
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(resumed.params[i] - uninterrupted.params[i])));
+  }
+  EXPECT_LT(max_diff, 1e-6);
+  std::ifstream csv(split / "metrics.csv");
+  std::string line;
+  int rows = 0;
+  while (std::getline(csv, line)) rows += line.empty() ? 0 : 1;
+  EXPECT_EQ(rows, 3);  // header + two epochs across the two runs
+  fs::remove_all(whole);
+  fs::remove_all(split);
+}
+
+TEST(Trainer, ResumeWithoutCheckpointStartsFresh) {
+  const fs::path dir = fresh_dir("nockpt");
+  TrainOptions o = small_run(dir);
+  o.epochs = 1;
+  o.steps_per_epoch = 1;
+  o.resume = true;
+  o.quiet = false;
+  auto comm = make_local_communicator();
+  std::ostringstream out;
+  const TrainResult r = run_training(o, *comm, out);
+  EXPECT_NE(out.str().find("No checkpoint at"), std::string::npos);
+  EXPECT_EQ(r.epochs_run, 1);
+  fs::remove_all(dir);
+}
+
+TEST(Trainer, ShardedPlansPartitionTheGlobalBatch) {
+  const int count = 100, batch = 4, size = 3, steps = 5;
+  const EpochPlan one = plan_epoch(count, batch * size, steps, true, 0, 1, 9, 2);
+  for (int rank = 0; rank < size; ++rank) {
+    const EpochPlan part = plan_epoch(count, batch, steps, true, rank, size, 9, 2);
+    for (int s = 0; s < steps; ++s) {
+      for (int k = 0; k < batch; ++k) {
+        EXPECT_EQ(part.indices[part.batch_begin[s] + k], one.indices[one.batch_begin[s] + rank * batch + k]);
+      }
+      EXPECT_EQ(part.first_key[s], one.first_key[s] + static_cast<std::uint64_t>(rank * batch));
+    }
+  }
+  // Unsharded ranks shuffle independently.
+  EXPECT_NE(plan_epoch(count, batch, steps, false, 0, 2, 9, 2).indices,
+            plan_epoch(count, batch, steps, false, 1, 2, 9, 2).indices);
+}
+
+TEST(TrainOptions, DefaultsFollowTheTutorial) {
+  TrainOptions o;
+  EXPECT_EQ(o.batch_size, 32);
+  EXPECT_TRUE(o.augmentation);
+  EXPECT_EQ(o.allreduce, "ring");
+  const TrainOptions one = resolve(o, 1);
+  EXPECT_EQ(one.epochs, 100);
+  EXPECT_DOUBLE_EQ(one.lr, 1e-4);
+  const TrainOptions four = resolve(o, 4);
+  EXPECT_EQ(four.epochs, 25);
+  EXPECT_DOUBLE_EQ(four.lr, 4e-4);
+  EXPECT_EQ(resolve(o, 3).epochs, 34);
+  TrainOptions explicit_values = o;
+  explicit_values.epochs = 7;
+  explicit_values.lr = 0.01;
+  EXPECT_EQ(resolve(explicit_values, 4).epochs, 7);
+  EXPECT_DOUBLE_EQ(resolve(explicit_values, 4).lr, 0.01);
+  TrainOptions bad = o;
+  bad.allreduce = "tree";
+  EXPECT_THROW(resolve(bad, 1), std::exception);
+  bad = o;
+  bad.backend = "tpu";
+  EXPECT_THROW(resolve(bad, 1), std::exception);
+}
+
+TEST(Trainer, MissingDataIsAClearError) {
+  const fs::path dir = fresh_dir("nodata");
+  TrainOptions o;
+  o.dir = dir.string();
+  o.data_dir = (dir / "nothing-here").string();
+  o.quiet = true;
+  auto comm = make_local_communicator();
+  std::ostringstream out;
+  try {
+    ::unsetenv("BATCHAI_CIFAR10_DIR");
+    run_training(o, *comm, out);
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("CIFAR-10"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace batchai::train
