@@ -147,6 +147,7 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
     trash(store, cluster_dir / "nodes" / n.node_id);
   };
   std::int64_t event = now;
+  bool created_nodes = false;
   // Leaving nodes whose time is up are gone.
   std::erase_if(nodes, [&](const NodeRow& n) {
     if (n.state != "leaving" || n.leave_us.value_or(0) > now) return false;
@@ -192,6 +193,7 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
       }
       active = desired;
       event = created;
+      created_nodes = true;
     }
   } else if (active > desired) {
     std::vector<NodeRow*> order;
@@ -223,7 +225,8 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
     c->alloc_state = "steady";
     c->alloc_changed_us = std::max(c->alloc_changed_us, std::min(event, now));
   }
-  const bool busy = c->alloc_state == "resizing" || std::any_of(nodes.begin(), nodes.end(), [](const NodeRow& n) {
+  // Nodes made in this step keep the cluster pending once more, so their folders get checked.
+  const bool busy = created_nodes || c->alloc_state == "resizing" || std::any_of(nodes.begin(), nodes.end(), [](const NodeRow& n) {
     return n.state == "preparing" || n.state == "leaving";
   });
   store.prepare(

@@ -1,0 +1,114 @@
+// Test fixture for the control plane: a temporary BATCHAI_HOME (and HOME, so ~/.ssh is a
+// scratch folder), zero simulated delays and a ManualClock the tests move by hand.
+#pragma once
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/store.hpp"
+
+namespace batchai::control_plane::testing {
+
+inline std::filesystem::path make_temp_dir() {
+  char tmpl[] = "/tmp/batchai-cp-test-XXXXXX";
+  const char* dir = ::mkdtemp(tmpl);
+  if (!dir) throw std::runtime_error("mkdtemp failed");
+  return dir;
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A valid ssh-rsa public key line (type string "ssh-rsa" inside the base64 blob).
+inline const char* kSshKey =
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAACQDHx8fHx8fHxw== user@host";
+
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = make_temp_dir();
+    if (const char* h = std::getenv("HOME")) old_home_ = h;
+    std::filesystem::create_directories(root_ / "user");
+    ::setenv("HOME", (root_ / "user").c_str(), 1);
+    ::unsetenv("AZURE_BATCHAI_STORAGE_ACCOUNT");
+    ::unsetenv("AZURE_BATCHAI_STORAGE_KEY");
+    clock_ = std::make_shared<ManualClock>(TimePoint(std::chrono::seconds(1529000000)));
+    open(Micros(0));
+  }
+  void TearDown() override {
+    cp_.reset();
+    if (old_home_) ::setenv("HOME", old_home_->c_str(), 1);
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  void open(Micros delay) {
+    Settings s;
+    s.home = root_ / "home";
+    s.provisioning_delay = delay;
+    s.node_preparation_delay = delay;
+    cp_.reset();
+    cp_ = ControlPlane::open(s, clock_);
+  }
+  // Group "rg" + workspace "ws" in eastus.
+  WorkspaceRef make_workspace() {
+    cp_->group_create("rg", "eastus", std::nullopt);
+    cp_->workspace_create("rg", "ws", std::nullopt);
+    return {"rg", "ws"};
+  }
+  ClusterCreateOptions cluster_options(const std::string& name, int target) {
+    ClusterCreateOptions o;
+    o.where = {"rg", "ws"};
+    o.name = name;
+    o.vm_size = "Standard_NC6";
+    o.target = target;
+    o.admin.user_name = "alice";
+    o.admin.password = "secret";
+    return o;
+  }
+  // Reconciles until `pred` holds on the cluster document, for up to 10 s of real time (setup
+  // tasks are real processes).
+  template <typename Pred>
+  Json wait_cluster(const WorkspaceRef& ws, const std::string& name, Pred pred) {
+    Json doc;
+    for (int i = 0; i < 500; ++i) {
+      doc = cp_->cluster_show(ws, name);
+      if (pred(doc)) return doc;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return doc;
+  }
+
+  std::filesystem::path root_;
+  std::optional<std::string> old_home_;
+  std::shared_ptr<ManualClock> clock_;
+  std::unique_ptr<ControlPlane> cp_;
+};
+
+// Expects `fn` to throw exception type E with exactly `message`.
+template <typename E, typename F>
+void expect_error(F&& fn, const std::string& message) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error: " << message;
+  } catch (const E& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type, message: " << e.what();
+  }
+}
+
+}  // namespace batchai::control_plane::testing
