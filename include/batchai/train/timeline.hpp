@@ -22,7 +22,8 @@ class Timeline {
   bool enabled() const { return enabled_; }
   // Microseconds since this timeline was created.
   std::int64_t now_us() const;
-  // Records a span [ts_us, ts_us + dur_us) on the calling thread.
+  // Records a span [ts_us, ts_us + dur_us) on the calling thread. `name` is kept by pointer:
+  // pass a string literal (or anything that outlives the timeline).
   void add(const char* name, std::int64_t ts_us, std::int64_t dur_us);
   std::size_t event_count() const;
   // Writes {"traceEvents":[...]} atomically to the path; may be called repeatedly.
