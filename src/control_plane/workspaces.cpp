@@ -130,18 +130,30 @@ Json ControlPlane::experiment_list(const WorkspaceRef& ref) {
   reconcile();
   return store_->read([&] {
     auto ws = require_workspace(*store_, ref);
-    // Build the array from the stored text in one pass: one indexed query, no per-row lookups.
-    std::string text = "[";
-    auto st = store_->prepare("SELECT doc FROM experiments WHERE workspace_id = ? ORDER BY name_lc");
+    // Hot path (10,000 experiments): one indexed query; the documents are rebuilt from a few
+    // fields (SQLite's JSON reader is much faster than parsing every document here).
+    const std::string prefix = arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}}) + "/experiments/";
+    Json out = Json::array();
+    auto st = store_->prepare(
+        "SELECT name, json_extract(doc, '$.creationTime'), json_extract(doc, '$.provisioningState'), "
+        "json_extract(doc, '$.provisioningStateTransitionTime') FROM experiments WHERE workspace_id = ? "
+        "ORDER BY name_lc");
     st.bind(1, ws.id);
-    bool first = true;
+    const Json type = "Microsoft.BatchAI/workspaces/experiments";
+    const Json group = ws.resource_group;
     while (st.step()) {
-      if (!first) text += ',';
-      first = false;
-      text += st.text(0);
+      Json e = Json::object();
+      std::string name = st.text(0);
+      e["creationTime"] = st.text(1);
+      e["id"] = prefix + name;
+      e["name"] = std::move(name);
+      e["provisioningState"] = st.text(2);
+      e["provisioningStateTransitionTime"] = st.text(3);
+      e["resourceGroup"] = group;
+      e["type"] = type;
+      out.push_back(std::move(e));
     }
-    text += ']';
-    return Json::parse(text);
+    return out;
   });
 }
 

@@ -97,6 +97,7 @@ TEST_F(ControlPlaneTest, Experiments) {
   Json list = cp_->experiment_list(ws);
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0]["name"], "exp0");
+  EXPECT_EQ(list[1], e);  // the list rebuilds exactly the stored document
   std::vector<std::pair<std::string, std::int64_t>> deleted;
   cp_->set_delete_hook([&](const std::string& kind, std::int64_t id) { deleted.emplace_back(kind, id); });
   cp_->experiment_delete(ws, "EXP1");
