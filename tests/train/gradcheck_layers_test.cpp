@@ -100,7 +100,7 @@ TEST(GradcheckLayers, DenseLinear) { check_dense(DenseShape{3, 17, 10}, false); 
 TEST(GradcheckLayers, MaxPool) {
   Fixture f;
   std::mt19937 rng(3);
-  const int n = 2, h = 5, w = 4, c = 3;  // odd height: the last row is dropped (floor)
+  const int n = 2, h = 5, w = 7, c = 3;  // odd sizes: the last row and column are dropped (floor)
   Vec x = Fixture::as_float(random_vec(static_cast<std::size_t>(n) * h * w * c, rng));
   const std::size_t ysize = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
   Vec r = Fixture::as_float(random_vec(ysize, rng));

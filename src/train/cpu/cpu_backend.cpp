@@ -101,13 +101,8 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
                                  const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                  bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
-  if (relu) {
-    run(threads_, [&](int part) {
-      int b0, b1;
-      split(static_cast<int>(count), threads_, part, b0, b1);
-      relu_mask_rows(dy.data + b0, y.data + b0, static_cast<std::size_t>(b1 - b0));
-    });
-  }
+  // Memory-bound: one pass on this thread is cheaper than waking the team.
+  if (relu) relu_mask_rows(dy.data, y.data, count);
   // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
   conv(s, relu).backward(stream_, x.data, w.data + w_off, dy.data, dx != nullptr ? dx->data : nullptr,
                          dw.data + w_off, dw.data + b_off);
@@ -116,7 +111,8 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
 void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                std::size_t b_off, Buffer& y, bool relu) {
   // Split by output columns: each part reads all of x and its own slice of the kernel.
-  const int parts = std::min(threads_, std::max(1, s.out / 16));
+  const bool big = static_cast<long long>(s.in) * s.out >= 65536;  // else one thread is faster
+  const int parts = big ? std::min(threads_, std::max(1, s.out / 16)) : 1;
   run(parts, [&](int part) {
     int o0, o1;
     split(s.out, parts, part, o0, o1);
@@ -136,7 +132,9 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
                                 bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.out;
   if (relu) relu_mask_rows(dy.data, y.data, count);
-  const int parts = std::min(threads_, std::max(1, s.out / 16));
+  // One region: each part computes its columns of dW (and db) and its columns of dx.
+  const bool big = static_cast<long long>(s.in) * s.out >= 65536;
+  const int parts = big ? std::min(threads_, std::max(1, s.out / 16)) : 1;
   run(parts, [&](int part) {
     int o0, o1;
     split(s.out, parts, part, o0, o1);
@@ -149,17 +147,14 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
       const float* row = g + static_cast<std::size_t>(r) * s.out;
       for (int j = 0; j < cols; ++j) db[j] += row[j];
     }
-  });
-  if (dx != nullptr) {
-    const int xparts = std::min(threads_, std::max(1, s.in / 16));
-    run(xparts, [&](int part) {
+    if (dx != nullptr) {
       int i0, i1;
-      split(s.in, xparts, part, i0, i1);
+      split(s.in, parts, part, i0, i1);
       // dx[:, i0:i1] = dy * W[i0:i1, :]^T
       gemm(false, true, s.n, i1 - i0, s.out, dy.data, s.out, w.data + w_off + static_cast<std::size_t>(i0) * s.out,
            s.out, 0.0f, dx->data + i0, s.in);
-    });
-  }
+    }
+  });
 }
 
 void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) {
@@ -170,7 +165,6 @@ void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, B
         const float* a = x.data + ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
         const float* b = a + c;
         const float* d = a + static_cast<std::size_t>(w) * c;
-        const float* e = d + c;
         float* o = y.data + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
         for (int ch = 0; ch < c; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
       }
@@ -180,23 +174,38 @@ void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, B
 
 void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
                                    const Buffer& dy, Buffer& dx) {
+  // One pass: every window writes all four of its inputs (dy at the first maximum, 0 elsewhere);
+  // only the row/column a floor-pool drops on odd sizes needs a separate zero fill.
   const int ph = h / 2, pw = w / 2;
-  std::fill(dx.data, dx.data + static_cast<std::size_t>(n) * h * w * c, 0.0f);
+  const std::size_t row = static_cast<std::size_t>(w) * c;
   for (int img = 0; img < n; ++img) {
+    float* dimg = dx.data + static_cast<std::size_t>(img) * h * row;
+    if (h % 2 != 0) std::fill(dimg + (h - 1) * row, dimg + h * row, 0.0f);
     for (int py = 0; py < ph; ++py) {
+      if (w % 2 != 0) {
+        std::fill(dimg + (2 * py) * row + (w - 1) * c, dimg + (2 * py) * row + w * c, 0.0f);
+        std::fill(dimg + (2 * py + 1) * row + (w - 1) * c, dimg + (2 * py + 1) * row + w * c, 0.0f);
+      }
       for (int px = 0; px < pw; ++px) {
-        const std::size_t base = ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
-        const std::size_t offs[4] = {base, base + c, base + static_cast<std::size_t>(w) * c,
-                                     base + static_cast<std::size_t>(w) * c + c};
+        const std::size_t base = (static_cast<std::size_t>(img) * h + 2 * py) * row + static_cast<std::size_t>(2 * px) * c;
+        const float* a = x.data + base;
+        const float* b = a + c;
+        const float* d = a + row;
+        float* da = dx.data + base;
+        float* db = da + c;
+        float* dd = da + row;
+        float* de = dd + c;
         const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
+        const float* m = y.data + o;
+        const float* g = dy.data + o;
         for (int ch = 0; ch < c; ++ch) {
-          const float m = y.data[o + ch];
-          for (std::size_t q : offs) {
-            if (x.data[q + ch] == m) {
-              dx.data[q + ch] += dy.data[o + ch];
-              break;
-            }
-          }
+          const float v = m[ch], gv = g[ch];
+          const bool ha = a[ch] == v, hb = !ha && b[ch] == v, hd = !ha && !hb && d[ch] == v;
+          const bool he = !ha && !hb && !hd;
+          da[ch] = ha ? gv : 0.0f;
+          db[ch] = hb ? gv : 0.0f;
+          dd[ch] = hd ? gv : 0.0f;
+          de[ch] = he ? gv : 0.0f;
         }
       }
     }
