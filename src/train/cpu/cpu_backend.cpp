@@ -165,6 +165,7 @@ void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, B
         const float* a = x.data + ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
         const float* b = a + c;
         const float* d = a + static_cast<std::size_t>(w) * c;
+        const float* e = d + c;
         float* o = y.data + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
         for (int ch = 0; ch < c; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
       }
