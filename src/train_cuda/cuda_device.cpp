@@ -1,6 +1,7 @@
 // Device discovery and selection for the CUDA backend, and its registration with the trainer.
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -48,6 +49,15 @@ std::string device_unavailable_reason() {
   std::string reason;
   probe(&reason);
   return reason;
+}
+
+std::string device_description(int device) {
+  cudaDeviceProp prop{};
+  BATCHAI_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  char memory[32];
+  std::snprintf(memory, sizeof(memory), "%.1f", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " + memory +
+         " GiB)";
 }
 
 int local_rank() {

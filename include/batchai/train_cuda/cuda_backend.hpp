@@ -20,6 +20,8 @@ struct CudaBackendOptions {
 int device_count();
 // Why device_count() is 0 (the CUDA runtime's message), empty when devices exist.
 std::string device_unavailable_reason();
+// "NVIDIA H200 (sm_90, 139.8 GiB)" for logs and benchmarks; throws when the device is absent.
+std::string device_description(int device);
 // This process's rank on its node: OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID
 // or PMI_LOCAL_RANK, else 0.
 int local_rank();
