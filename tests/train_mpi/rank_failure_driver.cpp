@@ -1,7 +1,8 @@
 // Test driver: ranks loop on allreduce while one rank fails mid-run, the way a trainer rank
 // might. Modes: "abort" (rank 1 throws, the error is printed, MpiSession::abort_all ends every
 // rank), "exit" (rank 1 dies without MPI_Finalize, like a crash), "mismatch" (ranks disagree on
-// the parameter count; every rank reports it). The ctest checks mpiexec ends promptly and
+// the parameter count; every rank reports it), "stall" (rank 1 sleeps 20 s inside the loop;
+// its neighbours report the stall after BATCHAI_COMM_TIMEOUT_S=2 s). The ctest checks mpiexec ends promptly and
 // non-zero with the message.
 #include <chrono>
 #include <cstdio>
@@ -27,6 +28,7 @@ void run(const std::string& mode, batchai::train::Communicator& comm) {
       if (mode == "abort") {
         throw batchai::Error("simulated failure reading batch at step " + std::to_string(step));
       }
+      if (mode == "stall") std::this_thread::sleep_for(std::chrono::seconds(20));
       if (mode == "exit") {
         std::fprintf(stderr, "rank 1: simulated crash at step %d\n", step);
         std::fflush(stderr);
@@ -43,6 +45,7 @@ void run(const std::string& mode, batchai::train::Communicator& comm) {
 int main(int argc, char** argv) {
   batchai::train::MpiSession mpi(&argc, &argv);
   const std::string mode = argc > 1 ? argv[1] : "abort";
+  if (mode == "stall") ::setenv("BATCHAI_COMM_TIMEOUT_S", "2", 1);
   try {
     auto comm = batchai::train::make_mpi_communicator(batchai::train::AllreduceAlgorithm::kRing);
     run(mode, *comm);

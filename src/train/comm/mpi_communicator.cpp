@@ -35,6 +35,23 @@ std::size_t ring_chunk_bytes() {
   return kDefaultChunkBytes;
 }
 
+// Seconds the ring waits on a silent neighbour before reporting a stall (Horovod users' most
+// common complaint is a job that hangs without saying why). BATCHAI_COMM_TIMEOUT_S overrides.
+constexpr double kDefaultTimeoutSeconds = 600;
+
+double comm_timeout_seconds() {
+  if (const char* env = std::getenv("BATCHAI_COMM_TIMEOUT_S")) {
+    char* end = nullptr;
+    const double s = std::strtod(env, &end);
+    if (end == env || *end != '\0' || s < 0) {
+      throw InvalidArgument("BATCHAI_COMM_TIMEOUT_S='" + std::string(env) +
+                            "' is not a number of seconds >= 0 (0 disables the stall check)");
+    }
+    return s;
+  }
+  return kDefaultTimeoutSeconds;
+}
+
 class MpiCommunicator final : public Communicator {
  public:
   explicit MpiCommunicator(AllreduceAlgorithm algorithm) : algorithm_(algorithm) {
@@ -50,7 +67,8 @@ class MpiCommunicator final : public Communicator {
     check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
     if (algorithm_ == AllreduceAlgorithm::kRing) {
-      ring_ = std::make_unique<detail::RingAllreduce>(comm_, ring_chunk_bytes());
+      ring_ = std::make_unique<detail::RingAllreduce>(comm_, ring_chunk_bytes(),
+                                                      comm_timeout_seconds());
     }
   }
 

@@ -3,7 +3,11 @@
 #include "ring_allreduce.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
 
+#include "batchai/common/errors.hpp"
 #include "mpi_error.hpp"
 
 namespace batchai::train::detail {
@@ -19,8 +23,8 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
-RingAllreduce::RingAllreduce(MPI_Comm comm, std::size_t chunk_bytes)
-    : comm_(comm), chunk_bytes_(chunk_bytes) {
+RingAllreduce::RingAllreduce(MPI_Comm comm, std::size_t chunk_bytes, double timeout_s)
+    : comm_(comm), chunk_bytes_(chunk_bytes), timeout_s_(timeout_s) {
   check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
@@ -81,7 +85,7 @@ void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_
   }
   // Reduce each chunk as soon as it lands while later chunks are still in flight.
   for (std::size_t c = 0; c < n_recv; ++c) {
-    check_mpi(MPI_Wait(&requests_[c], MPI_STATUS_IGNORE), "MPI_Wait (ring allreduce recv)");
+    wait(requests_[c], left, "for data from");
     if (!reduce) continue;
     const std::size_t off = c * recv_chunk;
     const std::size_t len = std::min(recv_chunk, recv_len - off);
@@ -89,10 +93,30 @@ void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_
     const float* __restrict src = scratch_.data() + off;
     for (std::size_t i = 0; i < len; ++i) dst[i] += src[i];
   }
-  if (n_send > 0) {
-    check_mpi(MPI_Waitall(static_cast<int>(n_send), requests_.data() + n_recv,
-                          MPI_STATUSES_IGNORE),
-              "MPI_Waitall (ring allreduce send)");
+  for (std::size_t c = 0; c < n_send; ++c) wait(requests_[n_recv + c], right, "to deliver data to");
+}
+
+void RingAllreduce::wait(MPI_Request& request, int peer, const char* what) {
+  if (timeout_s_ <= 0) {
+    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (ring allreduce)");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+  for (unsigned spin = 1;; ++spin) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (ring allreduce)");
+    if (done) return;
+    // Reading the clock every poll would cost more than the poll itself.
+    if (spin % 256 == 0 && Clock::now() > deadline) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
+      throw Error("ring allreduce stalled: rank " + std::to_string(rank_) + " has waited " +
+                  seconds + " s " + what + " rank " + std::to_string(peer) +
+                  " (its ring neighbour); that rank, or one before it in the ring, is stuck or "
+                  "has not reached the same allreduce (different step counts or tensor sizes?). "
+                  "Raise BATCHAI_COMM_TIMEOUT_S if such waits are expected, 0 disables the check");
+    }
   }
 }
 
