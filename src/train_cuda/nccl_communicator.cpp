@@ -51,6 +51,28 @@ class DeviceCommunicator final : public train::Communicator {
     host_ = train::make_mpi_communicator(options.host_algorithm);
     device_ = select_local_device();
     check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    try {
+      setup(options);
+    } catch (...) {
+      // No destructor runs for a half-built object: free what setup() may have made.
+      release();
+      throw;
+    }
+  }
+
+  ~DeviceCommunicator() override { release(); }
+
+  DeviceCommunicator(const DeviceCommunicator&) = delete;
+  DeviceCommunicator& operator=(const DeviceCommunicator&) = delete;
+
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
+  std::string name() const override { return name_; }
+  void barrier() override { host_->barrier(); }
+  void check_agreement(long long value, const std::string& what) override { host_->check_agreement(value, what); }
+
+ private:
+  void setup(const NcclOptions& options) {
     check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     DeviceCollectives mode = options.mode;
     if (mode == DeviceCollectives::kAuto) {
@@ -67,28 +89,26 @@ class DeviceCommunicator final : public train::Communicator {
     name_ = use_nccl ? "nccl" : "host-staged";
   }
 
-  ~DeviceCommunicator() override {
+  // Destruction must not throw: statuses are ignored.
+  void release() noexcept {
     if (nccl_ != nullptr) ncclCommDestroy(nccl_);
+    nccl_ = nullptr;
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    stream_ = nullptr;
     if (staging_ != nullptr) cudaFreeHost(staging_);
+    staging_ = nullptr;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    comm_ = MPI_COMM_NULL;
   }
 
-  DeviceCommunicator(const DeviceCommunicator&) = delete;
-  DeviceCommunicator& operator=(const DeviceCommunicator&) = delete;
-
-  int rank() const override { return host_->rank(); }
-  int size() const override { return host_->size(); }
-  std::string name() const override { return name_; }
-  void barrier() override { host_->barrier(); }
-  void check_agreement(long long value, const std::string& what) override { host_->check_agreement(value, what); }
-
+ public:
   void allreduce_sum(float* data, std::size_t count) override {
     if (count == 0) return;
     if (!is_device_pointer(data)) return host_->allreduce_sum(data, count);
     if (size() == 1) return;  // the sum over one rank is the data itself
+    require_usable();
     // The backend's stream may still be writing the gradients.
     BATCHAI_CUDA_CHECK(cudaDeviceSynchronize());
     if (nccl_ != nullptr) {
@@ -109,6 +129,7 @@ class DeviceCommunicator final : public train::Communicator {
                             " ranks");
     }
     if (size() == 1) return;
+    require_usable();
     BATCHAI_CUDA_CHECK(cudaDeviceSynchronize());
     if (nccl_ != nullptr) {
       BATCHAI_NCCL_CHECK(ncclBroadcast(data, data, count, ncclFloat, root, nccl_, stream_));
@@ -159,6 +180,19 @@ class DeviceCommunicator final : public train::Communicator {
     BATCHAI_NCCL_CHECK(ncclCommInitRank(&nccl_, size(), id, rank()));
   }
 
+  // After an abort the communicator stays unusable (never a silent switch to host staging).
+  void abort_nccl() {
+    ncclCommAbort(nccl_);
+    nccl_ = nullptr;
+    aborted_ = true;
+  }
+
+  void require_usable() const {
+    if (aborted_) {
+      throw Error("the NCCL communicator was aborted after an earlier failure; restart the job", "CudaError");
+    }
+  }
+
   // Polls the collective so a dead or stalled peer becomes an error instead of a hang.
   void wait(const char* what) {
     const auto start = std::chrono::steady_clock::now();
@@ -169,15 +203,13 @@ class DeviceCommunicator final : public train::Communicator {
       ncclResult_t async = ncclSuccess;
       BATCHAI_NCCL_CHECK(ncclCommGetAsyncError(nccl_, &async));
       if (async != ncclSuccess && async != ncclInProgress) {
-        ncclCommAbort(nccl_);
-        nccl_ = nullptr;
+        abort_nccl();
         throw Error(std::string(what) + " failed on rank " + std::to_string(rank()) + ": " +
                         ncclGetErrorString(async) + " (a peer rank has probably failed)",
                     "CudaError");
       }
       if (std::chrono::steady_clock::now() - start > kStallTimeout) {
-        ncclCommAbort(nccl_);
-        nccl_ = nullptr;
+        abort_nccl();
         throw Error(std::string(what) + " on rank " + std::to_string(rank()) + " made no progress for " +
                         std::to_string(kStallTimeout.count()) +
                         " s: another rank has died, stalled, or called a different collective",
@@ -211,6 +243,7 @@ class DeviceCommunicator final : public train::Communicator {
   cudaStream_t stream_ = nullptr;
   float* staging_ = nullptr;
   std::size_t staging_count_ = 0;
+  bool aborted_ = false;
 };
 
 }  // namespace
