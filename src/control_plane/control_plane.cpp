@@ -92,20 +92,47 @@ void ControlPlane::reconcile() {
 }
 
 void ControlPlane::empty_trash() {
-  std::vector<std::string> paths = store_->read([&] {
-    std::vector<std::string> out;
-    auto st = store_->prepare("SELECT path FROM trash");
-    while (st.step()) out.push_back(st.text(0));
-    return out;
+  // Under the write lock each trashed folder is renamed into $BATCHAI_HOME/.trash (atomic and
+  // quick), so a concurrent create of the same name never loses its fresh folder; the slow
+  // removal happens after commit.
+  const fs::path bin = settings_.home / ".trash";
+  std::error_code bin_ec;
+  bool queued = store_->read([&] {
+    auto st = store_->prepare("SELECT EXISTS(SELECT 1 FROM trash)");
+    return st.step() && st.integer(0) != 0;
   });
-  for (const auto& p : paths) {
-    std::error_code ec;
-    fs::remove_all(p, ec);  // tolerate folders already gone or half-removed
-    if (ec) {
-      log::warning("Could not remove '" + p + "': " + ec.message() + "; will retry on the next command.");
-      continue;
+  if (!queued && !fs::exists(bin, bin_ec)) return;
+  std::vector<fs::path> tombstones = store_->write([&] {
+    std::vector<std::string> paths;
+    {
+      auto st = store_->prepare("SELECT path FROM trash");
+      while (st.step()) paths.push_back(st.text(0));
     }
-    store_->write([&] { store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, p).run(); });
+    std::vector<fs::path> moved;
+    std::error_code ec;
+    if (!paths.empty()) fs::create_directories(bin, ec);
+    for (const auto& p : paths) {
+      fs::path tomb = bin / new_uuid();
+      fs::rename(p, tomb, ec);
+      if (!ec) {
+        moved.push_back(tomb);
+      } else if (fs::exists(fs::symlink_status(p, ec))) {
+        continue;  // cannot move it now (e.g. a busy mount): keep the row, retry next time
+      }
+      store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, p).run();
+    }
+    return moved;
+  });
+  for (const auto& tomb : tombstones) {
+    std::error_code ec;
+    fs::remove_all(tomb, ec);
+  }
+  if (!tombstones.empty()) fs::remove(bin, bin_ec);  // only when empty
+  // Leftovers of a process killed between the rename and the removal.
+  std::error_code ec;
+  if (tombstones.empty() && fs::is_directory(bin, ec)) {
+    for (const auto& e : fs::directory_iterator(bin, ec)) fs::remove_all(e.path(), ec);
+    fs::remove(bin, ec);  // only when empty; a concurrent delete may have refilled it
   }
 }
 
