@@ -153,8 +153,10 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
     fs::create_directories(o.dir);
     metrics = std::make_unique<MetricsLog>(o.dir, "metrics", o.resume);
   }
-  ProgressPrinter printer(out, root && isatty(STDOUT_FILENO) != 0 && &out == &std::cout, o.progress_interval_s,
-                          root && !o.quiet);
+  // Under mpirun, Open MPI gives rank 0 a pty even when mpirun's own output goes to a job log,
+  // so in-place '\r' updates are used only for a single process on a real terminal.
+  const bool terminal = size == 1 && &out == &std::cout && isatty(STDOUT_FILENO) != 0;
+  ProgressPrinter printer(out, terminal, o.progress_interval_s, root && !o.quiet);
   AugmentConfig augment;
   augment.enabled = o.augmentation;
   BatchPrefetcher prefetch(data.train, augment, o.seed, o.batch_size);
