@@ -98,11 +98,34 @@ CREATE INDEX file_servers_pending ON file_servers(pending) WHERE pending = 1;
 CREATE TABLE trash(path TEXT PRIMARY KEY);
 )sql";
 
+// Jobs (control_plane/jobs): state and scheduling inputs are columns; `doc` is the Job document;
+// `private` holds what `show` must not print (secrets, mount keys, resolved folders).
+constexpr const char* kV2Jobs = R"sql(
+CREATE TABLE jobs(
+  id INTEGER PRIMARY KEY,
+  job_key TEXT NOT NULL UNIQUE,        -- uuid; nodes.job_key points here while the job runs
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  cluster_id INTEGER REFERENCES clusters(id) ON DELETE SET NULL,
+  name_lc TEXT NOT NULL,
+  name TEXT NOT NULL,
+  state TEXT NOT NULL,                 -- queued | running | terminating | succeeded | failed
+  priority INTEGER NOT NULL,           -- 2 high, 1 normal, 0 low
+  node_count INTEGER NOT NULL,
+  created_us INTEGER NOT NULL,
+  doc TEXT NOT NULL,
+  private TEXT NOT NULL DEFAULT '{}',
+  sup_pid INTEGER,                     -- supervisor pid once it holds its lock
+  UNIQUE(experiment_id, name_lc));
+CREATE INDEX jobs_queue ON jobs(cluster_id, state);
+CREATE INDEX jobs_state ON jobs(state);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
   static const std::vector<Migration> steps = {
       {1, kV1},
+      {2, kV2Jobs},
   };
   return steps;
 }

@@ -18,6 +18,7 @@ const std::vector<CommandGroup>& command_groups() {
       {"cluster", register_cluster_commands, true},
       {"file-server", register_file_server_commands, true},
       {"list-usages", register_usage_commands, true},
+      {"job", register_job_commands, true},
   };
   return kGroups;
 }

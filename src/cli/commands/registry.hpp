@@ -29,5 +29,6 @@ void register_experiment_commands(CLI::App& parent, CliContext& ctx);
 void register_cluster_commands(CLI::App& parent, CliContext& ctx);
 void register_file_server_commands(CLI::App& parent, CliContext& ctx);
 void register_usage_commands(CLI::App& parent, CliContext& ctx);
+void register_job_commands(CLI::App& parent, CliContext& ctx);
 
 }  // namespace batchai::cli

@@ -1,0 +1,61 @@
+// Batch AI jobs over the control plane: create/show/list/delete/terminate, job files and nodes,
+// the scheduler (a reconcile hook: gang scheduling by priority then age, auto-scale demand,
+// dead-supervisor detection) and the body of the detached per-job supervisor process.
+// The runtime (launch plans, supervise_job) does the running; this is the store-side glue.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/options.hpp"
+
+namespace batchai::control_plane {
+
+// Names one job: its workspace, experiment and name.
+struct JobRef {
+  WorkspaceRef where;
+  std::string experiment;
+  std::string name;
+};
+
+class Jobs {
+ public:
+  // Installs the scheduler as a reconcile hook and the delete hook on `cp`.
+  explicit Jobs(ControlPlane& cp);
+
+  // Spec §4.4; the job is stored queued and its supervisor process started.
+  Json create(const JobCreateOptions& options);
+  Json show(const JobRef& job);
+  Json list(const WorkspaceRef& where, const std::string& experiment);
+  // Terminates (if running) then removes the job and its bookkeeping folder.
+  void remove(const JobRef& job);
+  // queued -> failed; running -> terminating -> failed; finished: no change.
+  void terminate(const JobRef& job);
+
+  // `job file list`: immediate children of {output dir}/{path}, name order (spec §2.2.6).
+  Json file_list(const JobRef& job, const std::string& directory_id, const std::string& path, int expiry_minutes);
+  // The folder `job file list/stream` reads; nullopt while the job has not produced it yet.
+  std::optional<std::filesystem::path> output_folder(const JobRef& job, const std::string& directory_id,
+                                                     const std::string& path);
+  Json node_list(const JobRef& job);
+  void node_exec(const JobRef& job, const NodeExecOptions& options);
+
+  // The scheduler step (also run by every reconcile through the hook).
+  void schedule();
+
+  // Body of `batchai _supervise --job-key K`: waits for nodes, runs the job, records the result.
+  // Returns the process exit code (0 unless the supervisor itself could not work).
+  int supervise(const std::string& job_key);
+
+  // Where the supervisor keeps its lock, pid list and log for `job_key`.
+  std::filesystem::path job_state_dir(const std::string& job_key) const;
+
+ private:
+  ControlPlane& cp_;
+};
+
+}  // namespace batchai::control_plane

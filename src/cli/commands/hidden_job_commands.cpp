@@ -1,0 +1,51 @@
+// Hidden subcommands the job machinery runs itself (never typed by users):
+//   batchai _supervise --job-key K                         the detached per-job supervisor
+//   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
+// Both run straight from the parser's callback and end the process with their own exit code.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "batchai/common/log.hpp"
+#include "batchai/control_plane/jobs.hpp"
+#include "batchai/runtime/launch_plan.hpp"
+#include "commands/registry.hpp"
+
+namespace batchai::cli {
+
+void register_hidden_job_commands(CLI::App& root, CliContext& ctx);
+
+void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
+  CLI::App* supervise = root.add_subcommand("_supervise", "Run a job's supervisor (internal).");
+  supervise->group("");  // hidden from help
+  auto key = std::make_shared<std::string>();
+  supervise->add_option("--job-key", *key)->required();
+  supervise->callback([&ctx, key] {
+    int code = 0;
+    try {
+      log::init(log::Verbosity::kNormal);
+      control_plane::Jobs jobs(ctx.control_plane());
+      code = jobs.supervise(*key);
+    } catch (const std::exception& e) {
+      std::cerr << "ERROR: supervisor of job " << *key << ": " << e.what() << std::endl;
+      code = 1;
+    }
+    std::fflush(stdout);
+    std::exit(code);
+  });
+
+  CLI::App* rank = root.add_subcommand(runtime::kRankExecCommand, "Run one MPI rank in its node (internal).");
+  rank->group("");
+  rank->prefix_command();
+  auto nodes_file = std::make_shared<std::string>();
+  rank->add_option("--nodes-file", *nodes_file)->required();
+  rank->callback([rank, nodes_file] {
+    std::vector<std::string> args = {"--nodes-file", *nodes_file, "--"};
+    std::vector<std::string> rest = rank->remaining();
+    if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+    args.insert(args.end(), rest.begin(), rest.end());
+    std::exit(runtime::run_rank_exec(args));
+  });
+}
+
+}  // namespace batchai::cli

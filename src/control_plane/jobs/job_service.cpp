@@ -1,0 +1,267 @@
+// `job create|show|list|delete|terminate` (spec §4.4, §4.2) and the delete hook that ends the
+// jobs of a deleted experiment, workspace or cluster.
+#include <thread>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/runtime/job_spec.hpp"
+#include "jobs_internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+using namespace jobs_detail;
+
+namespace {
+
+int priority_rank(const std::string& priority) {
+  if (priority == "high") return 2;
+  if (priority == "low") return 0;
+  return 1;
+}
+
+// --nfs/--afs-name/--bfs-name as job-level mounts (spec §4.4 step 5), appended to the file's
+// wire-form mountVolumes before validation and patching (their entries are complete already).
+void append_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
+  if (!o.mounts.nfs && !o.mounts.afs_name && !o.mounts.bfs_name) return;
+  Json& mounts = props["mountVolumes"];
+  if (!mounts.is_object()) mounts = Json::object();
+  auto append = [&](const char* list, Json entry) {
+    if (!mounts.contains(list) || !mounts[list].is_array()) mounts[list] = Json::array();
+    mounts[list].push_back(std::move(entry));
+  };
+  if (o.mounts.nfs) {
+    if (o.mounts.nfs_mount_path.empty()) throw InvalidArgument("File server relative mount path cannot be empty.");
+    WorkspaceRef where = o.where;
+    std::string name = *o.mounts.nfs;
+    if (auto id = parse_arm_id(name); id && id->name_of("workspaces") && !id->path.empty()) {
+      where = {id->resource_group, *id->name_of("workspaces")};
+      name = id->path.back().second;
+    }
+    Json server = cp.file_server_show(where, name);
+    append("fileServers", {{"fileServer", {{"id", server["id"]}}},
+                           {"relativeMountPath", o.mounts.nfs_mount_path},
+                           {"mountOptions", "rw"}});
+  }
+  if (!o.mounts.afs_name && !o.mounts.bfs_name) return;
+  auto storage = effective_storage(o.mounts, lookup);
+  if (storage.account_name.empty())
+    throw InvalidArgument(
+        "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account "
+        "value in batchai section of your az configuration file.");
+  if (storage.account_key.empty())
+    throw InvalidArgument(
+        "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
+        "batchai section of your az configuration file.");
+  if (o.mounts.afs_name) {
+    if (o.mounts.afs_mount_path.empty()) throw InvalidArgument("Azure File share relative mount path cannot be empty.");
+    append("azureFileShares",
+           {{"accountName", storage.account_name},
+            {"azureFileUrl", "https://" + storage.account_name + ".file.core.windows.net/" + *o.mounts.afs_name},
+            {"credentials", {{"accountKey", storage.account_key}}},
+            {"relativeMountPath", o.mounts.afs_mount_path}});
+  }
+  if (o.mounts.bfs_name) {
+    if (o.mounts.bfs_mount_path.empty())
+      throw InvalidArgument("Azure Storage Container relative mount path cannot be empty.");
+    append("azureBlobFileSystems", {{"accountName", storage.account_name},
+                                    {"containerName", *o.mounts.bfs_name},
+                                    {"credentials", {{"accountKey", storage.account_key}}},
+                                    {"relativeMountPath", o.mounts.bfs_mount_path}});
+  }
+}
+
+}  // namespace
+
+Jobs::Jobs(ControlPlane& cp) : cp_(cp) {
+  cp_.add_reconcile_hook([this](ControlPlane&) { schedule(); });
+  cp_.set_delete_hook([this](const std::string& kind, std::int64_t row_id) {
+    // Inside the deleting transaction: stop the affected jobs' processes and free their nodes.
+    std::string where;
+    if (kind == "experiment") where = "j.experiment_id = ?";
+    else if (kind == "workspace") where = "j.experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
+    else if (kind == "cluster") where = "j.cluster_id = ?";
+    else return;
+    Store& store = cp_.store();
+    std::vector<JobRow> affected;
+    {
+      auto st = store.prepare(
+          "SELECT j.id, j.job_key, j.experiment_id, j.cluster_id, j.name, j.state, j.priority, j.node_count, "
+          "j.created_us, j.doc, j.private, j.sup_pid FROM jobs j WHERE " + where);
+      st.bind(1, row_id);
+      while (st.step()) affected.push_back(read_job(st));
+    }
+    const std::int64_t now = to_us(cp_.clock().now());
+    for (auto& job : affected) {
+      if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
+        kill_job_processes(cp_.layout(), job.key, job.sup_pid);
+        release_nodes(store, job.key);
+        if (kind == "cluster") {
+          finish_job(job, false, std::nullopt,
+                     job_error("ClusterDeleted", "The job's cluster was deleted while the job was " + job.state + "."), now);
+          save_job(store, job);
+        }
+      }
+      if (kind != "cluster") trash(store, state_dir(cp_.layout(), job.key));
+    }
+  });
+}
+
+Json Jobs::create(const JobCreateOptions& o) {
+  cp_.reconcile();
+  validate_resource_name(o.name, "job_name");
+  Store& store = cp_.store();
+  // 1. the job must not exist (the experiment must)
+  store.read([&] {
+    if (find_job(store, {o.where, o.experiment, o.name}))
+      throw AlreadyExists("A job with given name, experiment, workspace and resource group already exists.");
+  });
+  // 2. the config file
+  Json file = load_json_file(o.config_file);
+  Json props = file.is_object() && file.contains("properties") && file["properties"].is_object() ? file["properties"]
+                                                                                                   : Json::object();
+  // 3. the cluster: name in this workspace or an ARM id elsewhere
+  std::string cluster_text = o.cluster.value_or("");
+  if (cluster_text.empty() && props.contains("cluster") && props["cluster"].is_object())
+    cluster_text = value_or<std::string>(props["cluster"], "id", "");
+  if (cluster_text.empty()) throw InvalidArgument("Please provide cluster information via command line or configuration file.");
+  WorkspaceRef cluster_where = o.where;
+  std::string cluster_name = cluster_text;
+  if (auto id = parse_arm_id(cluster_text)) {
+    if (!id->name_of("workspaces") || id->path.empty()) cluster_not_found();
+    cluster_where = {id->resource_group, *id->name_of("workspaces")};
+    cluster_name = id->path.back().second;
+  }
+  Json cluster = cp_.cluster_show(cluster_where, cluster_name);
+  const std::int64_t cluster_row = cp_.cluster_row_id(cluster_where, cluster_name);
+  // 4./5. storage placeholders of the file's mounts, then the command-line mounts
+  KeyLookup lookup = [&store](const std::string& account) -> std::optional<std::string> {
+    return store.read([&]() -> std::optional<std::string> {
+      auto st = store.prepare("SELECT key1 FROM storage_accounts WHERE name_lc = ?");
+      st.bind(1, to_lower(account));
+      if (!st.step()) return std::nullopt;
+      return st.text(0);
+    });
+  };
+  append_command_line_mounts(cp_, o, lookup, props);
+  file["properties"] = props;
+  runtime::JobIdentity identity;
+  identity.subscription = subscription_id();
+  identity.resource_group = o.where.resource_group;
+  identity.workspace = o.where.workspace;
+  identity.experiment = o.experiment;
+  identity.name = o.name;
+  identity.cluster_id = cluster["id"].get<std::string>();
+  const std::int64_t now = to_us(cp_.clock().now());
+  identity.creation_time = iso_us(now);
+  runtime::JobSpecOptions spec_options;
+  spec_options.patch_mount_volumes = [&](Json& mv) { patch_mount_volumes(mv, effective_storage(o.mounts, lookup), lookup); };
+  runtime::JobSpec spec = runtime::build_job_spec(file, identity, spec_options);
+  Json doc = spec.document;
+  inject_resource_group(doc);
+  const std::string key = new_uuid();
+  Json private_data = {{"secrets", spec.secrets}};
+  store.write([&] {
+    const std::int64_t exp = require_experiment(store, o.where, o.experiment);
+    // Checked again under the write lock: two concurrent creates of one name, one wins.
+    if (find_job(store, {o.where, o.experiment, o.name}))
+      throw AlreadyExists("A job with given name, experiment, workspace and resource group already exists.");
+    store
+        .prepare(
+            "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
+            "created_us, doc, private) VALUES (?,?,?,?,?,'queued',?,?,?,?,?)")
+        .bind(1, key).bind(2, exp).bind(3, cluster_row).bind(4, to_lower(o.name)).bind(5, o.name)
+        .bind(6, priority_rank(value_or<std::string>(doc, "schedulingPriority", "normal")))
+        .bind(7, value_or<int>(doc, "nodeCount", 1)).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
+        .run();
+  });
+  try {
+    spawn_supervisor(cp_, key);
+  } catch (const Error& e) {
+    store.write([&] {
+      if (auto job = load_job_by_key(store, key)) {
+        finish_job(*job, false, std::nullopt,
+                   job_error("SupervisorStartFailed", std::string("Could not start the job's supervisor: ") + e.what()), now);
+        save_job(store, *job);
+      }
+    });
+  }
+  return doc;
+}
+
+Json Jobs::show(const JobRef& ref) {
+  cp_.reconcile();
+  return cp_.store().read([&] { return require_job(cp_.store(), ref).doc; });
+}
+
+Json Jobs::list(const WorkspaceRef& where, const std::string& experiment) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  return store.read([&] {
+    const std::int64_t exp = require_experiment(store, where, experiment);
+    // One parse of the concatenated stored documents: cheap for 10,000 jobs.
+    std::string text = "[";
+    auto st = store.prepare("SELECT doc FROM jobs WHERE experiment_id = ? ORDER BY id");
+    st.bind(1, exp);
+    bool first = true;
+    while (st.step()) {
+      if (!first) text += ',';
+      first = false;
+      text += st.text(0);
+    }
+    text += ']';
+    return Json::parse(text);
+  });
+}
+
+void Jobs::terminate(const JobRef& ref) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  const std::int64_t now = to_us(cp_.clock().now());
+  auto job = store.write([&] {
+    JobRow j = require_job(store, ref);
+    if (j.state == "queued") {
+      finish_job(j, false, std::nullopt, job_error("JobTerminated", "The job was terminated before it started."), now);
+      save_job(store, j);
+    } else if (j.state == "running") {
+      set_state(j, "terminating", now);
+      save_job(store, j);
+    }
+    return j;
+  });
+  if (job.state != "terminating") return;
+  // The supervisor sees `terminating`, stops the process tree and records `failed`.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (supervisor_alive(cp_.layout(), job.key) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  store.write([&] {
+    auto j = load_job_by_key(store, job.key);
+    if (!j || (j->state != "terminating" && j->state != "running")) return;
+    // The supervisor did not finish in time (or is gone): end the tree here.
+    kill_job_processes(cp_.layout(), j->key, j->sup_pid);
+    finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."),
+               to_us(cp_.clock().now()));
+    save_job(store, *j);
+    for (auto cluster : release_nodes(store, j->key)) cp_.refresh_cluster(cluster);
+  });
+  cp_.reconcile();
+}
+
+void Jobs::remove(const JobRef& ref) {
+  terminate(ref);
+  Store& store = cp_.store();
+  store.write([&] {
+    JobRow j = require_job(store, ref);
+    for (auto cluster : release_nodes(store, j.key)) cp_.refresh_cluster(cluster);
+    trash(store, state_dir(cp_.layout(), j.key));
+    store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, j.id).run();
+  });
+  cp_.reconcile();
+}
+
+fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_dir(cp_.layout(), job_key); }
+
+}  // namespace batchai::control_plane

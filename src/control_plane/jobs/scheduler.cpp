@@ -1,0 +1,125 @@
+// The scheduler (a reconcile hook): dead supervisors fail their jobs, queued jobs get nodeCount
+// idle nodes of their cluster at once (priority, then creation order), and auto-scale clusters
+// are told how many nodes their queued and running jobs need.
+#include <algorithm>
+
+#include "batchai/common/log.hpp"
+#include "jobs_internal.hpp"
+
+namespace batchai::control_plane {
+
+using namespace detail;
+using namespace jobs_detail;
+
+namespace {
+
+// A supervisor that never took its lock within this time is taken as never started.
+constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
+
+struct Pending {
+  std::vector<JobRow> dead;
+  std::vector<std::int64_t> clusters_with_queue;
+};
+
+}  // namespace
+
+void Jobs::schedule() {
+  Store& store = cp_.store();
+  const std::int64_t now = to_us(cp_.clock().now());
+  // A read first: most calls find nothing to change and never take the write lock.
+  Pending pending = store.read([&] {
+    Pending p;
+    auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
+    while (st.step()) {
+      JobRow j = read_job(st);
+      const bool dead = j.sup_pid ? !supervisor_alive(cp_.layout(), j.key)
+                                  : now - j.created_us > kSupervisorStartGraceUs &&
+                                        !supervisor_alive(cp_.layout(), j.key);
+      if (dead) p.dead.push_back(std::move(j));
+    }
+    auto q = store.prepare(
+        "SELECT DISTINCT j.cluster_id FROM jobs j WHERE j.state = 'queued' AND j.cluster_id IS NOT NULL AND EXISTS("
+        "SELECT 1 FROM nodes n WHERE n.cluster_id = j.cluster_id AND n.state = 'idle' AND n.job_key IS NULL)");
+    while (q.step()) p.clusters_with_queue.push_back(q.integer(0));
+    return p;
+  });
+  if (!pending.dead.empty()) {
+    store.write([&] {
+      for (auto& seen : pending.dead) {
+        auto j = load_job_by_key(store, seen.key);
+        // Re-checked under the write lock: the supervisor may have finished in between.
+        if (!j || (j->state != "queued" && j->state != "running" && j->state != "terminating")) continue;
+        if (supervisor_alive(cp_.layout(), j->key)) continue;
+        kill_job_processes(cp_.layout(), j->key, std::nullopt);
+        const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
+        finish_job(*j, false, std::nullopt,
+                   job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
+                                                   j->state + "; its processes were stopped. Submit the job again."),
+                   now);
+        save_job(store, *j);
+        for (auto cluster : release_nodes(store, j->key)) cp_.refresh_cluster(cluster);
+        pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
+      }
+    });
+  }
+  std::sort(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end());
+  pending.clusters_with_queue.erase(std::unique(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end()),
+                                    pending.clusters_with_queue.end());
+  for (std::int64_t cluster : pending.clusters_with_queue) {
+    if (cluster == 0) continue;
+    store.write([&] {
+      std::vector<std::int64_t> idle;
+      {
+        auto st = store.prepare("SELECT id FROM nodes WHERE cluster_id = ? AND state = 'idle' AND job_key IS NULL ORDER BY ordinal");
+        st.bind(1, cluster);
+        while (st.step()) idle.push_back(st.integer(0));
+      }
+      int capacity = 0;
+      {
+        auto st = store.prepare(
+            "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = c.id AND state <> 'leaving'), c.scale_mode, c.max_nodes "
+            "FROM clusters c WHERE c.id = ?");
+        st.bind(1, cluster);
+        if (!st.step()) return;
+        capacity = static_cast<int>(st.integer(0));
+        if (st.text(1) == "auto") capacity = std::max(capacity, static_cast<int>(st.integer(2)));
+      }
+      std::vector<JobRow> queue;
+      {
+        auto st = store.prepare(std::string(kJobColumns) +
+                                "WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
+        st.bind(1, cluster);
+        while (st.step()) queue.push_back(read_job(st));
+      }
+      std::size_t next = 0;
+      bool changed = false;
+      for (auto& job : queue) {
+        // A job larger than the cluster can ever be waits without blocking the others.
+        if (job.node_count > capacity) continue;
+        if (static_cast<std::size_t>(job.node_count) > idle.size() - next) break;  // gang: all at once, in order
+        for (int i = 0; i < job.node_count; ++i)
+          store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, job.key).bind(2, idle[next++]).run();
+        set_state(job, "running", now);
+        job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+        save_job(store, job);
+        changed = true;
+      }
+      if (changed) cp_.refresh_cluster(cluster);
+    });
+  }
+  // Auto-scale demand: every node the queued and running jobs of each auto-scale cluster need.
+  std::vector<std::pair<std::int64_t, int>> demand = store.read([&] {
+    std::vector<std::pair<std::int64_t, int>> out;
+    auto st = store.prepare(
+        "SELECT c.id, COALESCE(SUM(j.node_count), 0), c.auto_demand FROM clusters c LEFT JOIN jobs j ON j.cluster_id = c.id "
+        "AND j.state IN ('queued', 'running', 'terminating') WHERE c.scale_mode = 'auto' GROUP BY c.id");
+    while (st.step()) {
+      const int want = static_cast<int>(st.integer(1));
+      if (st.is_null(2) || st.integer(2) != want) out.emplace_back(st.integer(0), want);
+    }
+    return out;
+  });
+  for (const auto& [cluster, nodes] : demand) cp_.set_auto_scale_demand(cluster, nodes);
+}
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,296 @@
+// The detached per-job supervisor (`batchai _supervise --job-key K`): holds the job's lock for
+// its lifetime, waits until the scheduler gives the job its nodes, links the job-level mounts,
+// runs the launch plan with runtime::supervise_job while a watcher thread stops the process
+// tree on terminate/delete/lost nodes, records the outcome, frees the nodes and reconciles.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/control_plane/storage_paths.hpp"
+#include "batchai/runtime/supervisor.hpp"
+#include "jobs_internal.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane {
+
+using namespace detail;
+using namespace jobs_detail;
+
+namespace {
+
+// Records every process group the job starts (file + memory) so anyone can end the tree.
+class RecordingLauncher final : public ProcessLauncher {
+ public:
+  RecordingLauncher(std::unique_ptr<ProcessLauncher> inner, fs::path pgid_file)
+      : inner_(std::move(inner)), pgid_file_(std::move(pgid_file)) {}
+  pid_t spawn(const ProcessSpec& spec) override {
+    pid_t pid = inner_->spawn(spec);
+    std::lock_guard lock(mutex_);
+    groups_.push_back(pid);
+    std::ofstream(pgid_file_, std::ios::app) << pid << "\n";
+    return pid;
+  }
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    return inner_->wait(pid, timeout);
+  }
+  bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_->spawn_detached(spec); }
+  void signal_all(int signal) {
+    std::lock_guard lock(mutex_);
+    for (pid_t g : groups_) inner_->signal_group(g, signal);
+  }
+
+ private:
+  std::unique_ptr<ProcessLauncher> inner_;
+  fs::path pgid_file_;
+  std::mutex mutex_;
+  std::vector<pid_t> groups_;
+};
+
+enum class StopReason { kNone, kTerminated, kDeleted, kRequeue, kNodesLost };
+
+void link(const fs::path& root, const std::string& relative, const fs::path& target) {
+  std::error_code ec;
+  fs::path where = root / check_relative_path(relative, "Relative mount path");
+  fs::create_directories(where.parent_path(), ec);
+  if (fs::exists(fs::symlink_status(where, ec))) return;
+  fs::create_directories(target, ec);
+  fs::create_directory_symlink(target, where, ec);
+  if (ec) log::warning("Cannot mount '" + relative + "' for the job: " + ec.message());
+}
+
+// Job-level mountVolumes (output shape) as links under {node}/jobs/{job}/mounts.
+void link_job_mounts(const NodeLayout& layout, const Json& mv, const fs::path& job_mount_root) {
+  std::error_code ec;
+  fs::create_directories(job_mount_root, ec);
+  if (!mv.is_object()) return;
+  auto each = [&](const char* list, auto fn) {
+    if (mv.contains(list) && mv[list].is_array())
+      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
+  };
+  each("azureFileShares", [&](const Json& m, const std::string& rel) {
+    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
+      link(job_mount_root, rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
+  });
+  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
+    link(job_mount_root, rel,
+         layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
+  });
+  each("fileServers", [&](const Json& m, const std::string& rel) {
+    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
+    if (!id || id->path.empty()) return;
+    link(job_mount_root, rel,
+         layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""), id->path.back().second));
+  });
+  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
+    fs::create_directories(job_mount_root / check_relative_path(rel, "Relative mount path"), ec);
+  });
+}
+
+std::optional<int> exit_code_in(const std::string& message) {
+  auto pos = message.find("exit code ");
+  if (pos == std::string::npos) return std::nullopt;
+  try {
+    return std::stoi(message.substr(pos + 10));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+int Jobs::supervise(const std::string& job_key) {
+  Store& store = cp_.store();
+  const NodeLayout& layout = cp_.layout();
+  const fs::path dir = state_dir(layout, job_key);
+  fs::create_directories(dir);
+  int lock_fd = ::open((dir / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;  // another supervisor has it
+  const std::string pid_text = std::to_string(::getpid()) + "\n";  // for people and tests
+  if (::ftruncate(lock_fd, 0) != 0 || ::write(lock_fd, pid_text.data(), pid_text.size()) < 0)
+    log::warning("supervisor: cannot write its pid into the lock file");
+  const bool have_job = store.write([&] {
+    auto j = load_job_by_key(store, job_key);
+    if (!j) return false;
+    j->sup_pid = ::getpid();
+    save_job(store, *j);
+    return true;
+  });
+  if (!have_job) return 0;
+  auto now_us = [&] { return to_us(cp_.clock().now()); };
+  for (;;) {
+    // 1. wait for nodes (the scheduler runs in every reconcile); poll slower the longer we wait
+    std::optional<JobRow> job;
+    for (int round = 0;; ++round) {
+      cp_.reconcile();
+      job = store.read([&] { return load_job_by_key(store, job_key); });
+      if (!job || job->state == "succeeded" || job->state == "failed") return 0;
+      if (job->state == "running") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 + round * 10, 500)));
+    }
+    // 2. the plan over the job's nodes
+    auto [nodes, cluster] = store.read([&] {
+      return std::make_pair(job_nodes(store, job_key), job->cluster_id ? load_cluster(store, *job->cluster_id) : std::nullopt);
+    });
+    runtime::LaunchPlan plan;
+    std::string plan_error;
+    if (!cluster || nodes.empty()) {
+      plan_error = "The job's cluster or nodes are gone.";
+    } else {
+      runtime::LaunchContext ctx;
+      const int gpus = vm_size_info(value_or<std::string>(cluster->doc, "vmSize", "")).gpus;
+      for (const auto& [node_id, ordinal] : nodes)
+        ctx.nodes.push_back({node_id, layout.node(cluster->resource_group, cluster->workspace, cluster->name, node_id),
+                             "localhost", gpus});
+      ctx.as_root = ::geteuid() == 0;
+      ctx.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      ctx.self_executable = self_executable();
+      if (job->private_data.contains("secrets"))
+        ctx.secrets = job->private_data["secrets"].get<std::map<std::string, std::string>>();
+      try {
+        plan = runtime::make_launch_plan(job->doc, ctx);
+        for (std::size_t i = 0; i < ctx.nodes.size(); ++i) {
+          auto env = runtime::node_environment(job->doc, ctx, i);
+          link_job_mounts(layout, job->doc["mountVolumes"], env.at("AZ_BATCHAI_JOB_MOUNT_ROOT"));
+        }
+      } catch (const std::exception& e) {
+        plan_error = std::string("The job cannot be launched: ") + e.what();
+      }
+    }
+    if (!plan_error.empty()) {
+      store.write([&] {
+        auto j = load_job_by_key(store, job_key);
+        if (!j) return;
+        finish_job(*j, false, std::nullopt, job_error("JobFailed", plan_error), now_us());
+        save_job(store, *j);
+        for (auto c : release_nodes(store, job_key)) cp_.refresh_cluster(c);
+      });
+      cp_.reconcile();
+      return 0;
+    }
+    // Where `job file list` looks, recorded before anything runs.
+    store.write([&] {
+      auto j = load_job_by_key(store, job_key);
+      if (!j) return;
+      Json outputs = Json::object();
+      for (const auto& [id, path] : plan.output_directories) outputs[id] = path.string();
+      j->private_data["folders"] = {{"stdouterr", plan.stdouterr_dir.string()}, {"outputs", outputs}};
+      Json ids = Json::array();
+      for (const auto& n : nodes) ids.push_back(n.first);
+      j->private_data["nodes"] = ids;
+      save_job(store, *j);
+    });
+    std::error_code ec;
+    fs::create_directories(plan.stdouterr_dir, ec);
+    for (auto& t : plan.tasks) t.process.append = true;  // keep the container note below
+    if (job->doc["containerSettings"].is_object()) {
+      const std::string image =
+          value_or<std::string>(job->doc["containerSettings"].value("imageSourceRegistry", Json()), "image", "");
+      std::ofstream(plan.stdouterr_dir / "stderr.txt", std::ios::app)
+          << "batchai: no container engine is used locally; the job ran on the host instead of in image '" << image
+          << "'.\n";
+    }
+    // 3. run it, watching the store for terminate/delete/lost nodes
+    auto launcher = std::make_shared<RecordingLauncher>(make_posix_process_launcher(), dir / "pgids");
+    std::atomic<StopReason> reason{StopReason::kNone};
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+      std::optional<std::chrono::steady_clock::time_point> kill_at;
+      while (!done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (reason == StopReason::kNone) {
+          StopReason seen = StopReason::kNone;
+          try {
+            seen = store.read([&] {
+              auto j = load_job_by_key(store, job_key);
+              if (!j) return StopReason::kDeleted;
+              if (j->state == "terminating") return StopReason::kTerminated;
+              auto st = store.prepare("SELECT count(*) FROM nodes WHERE job_key = ? AND state = 'running'");
+              st.bind(1, job_key);
+              const int held = st.step() ? static_cast<int>(st.integer(0)) : 0;
+              if (held >= j->node_count) return StopReason::kNone;
+              std::string option = "requeue";
+              if (auto c = j->cluster_id ? load_cluster(store, *j->cluster_id) : std::nullopt)
+                option = value_or<std::string>(c->doc["scaleSettings"].value("manual", Json()), "nodeDeallocationOption",
+                                               "requeue");
+              if (option == "waitforjobcompletion") return StopReason::kNone;
+              return option == "terminate" ? StopReason::kNodesLost : StopReason::kRequeue;
+            });
+          } catch (const std::exception& e) {
+            log::warning(std::string("supervisor: cannot read the job's state: ") + e.what());
+          }
+          if (seen != StopReason::kNone) {
+            reason = seen;
+            launcher->signal_all(SIGTERM);
+            kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+          }
+        } else if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
+          launcher->signal_all(SIGKILL);
+          kill_at.reset();
+        }
+      }
+    });
+    runtime::SupervisorOptions options;
+    if (auto wall = parse_duration(value_or<std::string>(job->doc["constraints"], "maxWallClockTime", "7 days, 0:00:00")))
+      options.max_wall_clock = std::chrono::duration_cast<std::chrono::milliseconds>(*wall);
+    options.kill_grace = std::chrono::milliseconds(1000);
+    runtime::JobOutcome outcome;
+    try {
+      outcome = runtime::supervise_job(plan, *launcher, options);
+    } catch (const std::exception& e) {
+      outcome.errors = job_error("JobFailed", std::string("The supervisor could not run the job: ") + e.what());
+    }
+    done = true;
+    watcher.join();
+    launcher->signal_all(SIGKILL);  // nothing of the job outlives it
+    fs::remove(dir / "pgids", ec);
+    // 4. record the outcome and free the nodes
+    const StopReason why = reason;
+    const bool again = store.write([&] {
+      auto j = load_job_by_key(store, job_key);
+      std::vector<std::int64_t> clusters = release_nodes(store, job_key);
+      for (auto c : clusters) cp_.refresh_cluster(c);
+      if (!j) return false;
+      if (why == StopReason::kRequeue) {
+        set_state(*j, "queued", now_us());
+        j->doc["executionInfo"] = nullptr;
+        save_job(store, *j);
+        return true;
+      }
+      if (why == StopReason::kTerminated || j->state == "terminating") {
+        finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now_us());
+      } else if (why == StopReason::kNodesLost) {
+        finish_job(*j, false, std::nullopt,
+                   job_error("NodesDeallocated",
+                             "The cluster was resized below the job's node count (nodeDeallocationOption terminate)."),
+                   now_us());
+      } else if (outcome.succeeded) {
+        finish_job(*j, true, outcome.exit_code, nullptr, now_us());
+      } else {
+        Json errors = outcome.errors.is_array() ? outcome.errors : job_error("JobFailed", "Job failed");
+        std::optional<int> code = outcome.exit_code;
+        const std::string first = value_or<std::string>(errors[0], "code", "");
+        if (first == "JobFailed" && code) errors[0]["message"] = "Job failed with non-zero exit code";
+        if (first == "JobPreparationFailed" && !code) code = exit_code_in(value_or<std::string>(errors[0], "message", ""));
+        finish_job(*j, false, code, errors, now_us());
+      }
+      save_job(store, *j);
+      return false;
+    });
+    cp_.reconcile();  // the next queued job can start now
+    if (!again) return 0;
+  }
+}
+
+}  // namespace batchai::control_plane

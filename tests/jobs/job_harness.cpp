@@ -1,0 +1,135 @@
+// The jobs harness: temp BATCHAI_HOME, executable runner, /proc scans.
+#include "job_harness.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace batchai::test {
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+void JobsFixture::SetUp() {
+  std::string tmpl = (fs::temp_directory_path() / "batchai-jobs-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  work_ = tmpl;
+  home_ = work_ / "home";
+  ::setenv("BATCHAI_HOME", home_.c_str(), 1);
+  ::setenv("BATCHAI_SIM_DELAY_S", "0", 1);
+  ::unsetenv("AZURE_DEFAULTS_GROUP");
+  marker_ = "bjmark" + std::to_string(::getpid()) + work_.filename().string().substr(13);
+  ASSERT_EQ(run("group create -n rg -l eastus").code, 0);
+  ASSERT_EQ(run("batchai workspace create -g rg -n ws -l eastus").code, 0);
+  ASSERT_EQ(run("batchai experiment create -g rg -w ws -n exp1").code, 0);
+  scope_ = "-g rg -w ws -e exp1";
+}
+
+void JobsFixture::TearDown() {
+  // Whatever a failed test left running goes with its workspace.
+  run("batchai workspace delete -g rg -n ws -y");
+  std::error_code ec;
+  fs::remove_all(work_, ec);
+}
+
+Result JobsFixture::run(const std::string& args) {
+  static int counter = 0;
+  const fs::path out = work_ / ("out" + std::to_string(counter));
+  const fs::path err = work_ / ("err" + std::to_string(counter++));
+  std::string cmd = std::string(BATCHAI_EXE) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+Json JobsFixture::json(const std::string& args) {
+  Result r = run(args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  if (r.code != 0 || r.out.empty()) return nullptr;
+  return Json::parse(r.out);
+}
+
+void JobsFixture::make_cluster(const std::string& name, int nodes) {
+  Result r = run("batchai cluster create -g rg -w ws -n " + name + " -s Standard_D1 -t " + std::to_string(nodes) +
+                 " -u tester -p Secret.123");
+  ASSERT_EQ(r.code, 0) << r.err;
+}
+
+std::string JobsFixture::job_file(const std::string& name, const Json& props) {
+  fs::path p = work_ / (name + ".json");
+  std::ofstream(p) << Json{{"properties", props}}.dump(2);
+  return p.string();
+}
+
+Json JobsFixture::create(const std::string& name, const Json& props, const std::string& cluster) {
+  return json("batchai job create " + scope_ + " -n " + name + " -c " + cluster + " -f " + job_file(name, props));
+}
+
+Json JobsFixture::show(const std::string& name) { return json("batchai job show " + scope_ + " -n " + name); }
+
+Json JobsFixture::wait_state(const std::string& name, const std::vector<std::string>& states, std::chrono::seconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  Json job;
+  for (;;) {
+    job = show(name);
+    if (job.is_null()) return job;
+    for (const auto& s : states)
+      if (job["executionState"] == s) return job;
+    if (std::chrono::steady_clock::now() > end) {
+      ADD_FAILURE() << "job " << name << " stayed " << job["executionState"];
+      return job;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+std::string JobsFixture::read_file(const fs::path& path) { return slurp(path); }
+
+fs::path JobsFixture::output_file(const std::string& job, const std::string& name, const std::string& dir) {
+  Json files = json("batchai job file list " + scope_ + " -j " + job + " -d " + dir);
+  for (const auto& f : files)
+    if (f["name"] == name) return f["downloadUrl"].get<std::string>().substr(7);  // strip file://
+  ADD_FAILURE() << "no " << name << " in " << files.dump();
+  return {};
+}
+
+int count_processes(const std::string& text) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoi(pid) == ::getpid()) continue;
+    std::string cmd = slurp(e.path() / "cmdline");
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+bool no_processes_within(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (count_processes(text) > 0) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+}  // namespace batchai::test

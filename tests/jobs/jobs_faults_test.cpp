@@ -1,0 +1,120 @@
+// Faults: terminate, delete, wall-clock timeout, a dying MPI rank and a SIGKILLed supervisor;
+// after each one no process of the job may be left (checked by a marker in command lines).
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+#include "job_harness.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::test {
+namespace {
+
+using JobsFaults = JobsFixture;
+
+Json sleeper(const std::string& marker) {
+  return {{"nodeCount", 1},
+          {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+          {"customToolkitSettings", {{"commandLine", "exec -a " + marker + " sleep 300"}}}};
+}
+
+bool wait_for_processes(const std::string& marker) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (count_processes(marker) == 0) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+TEST_F(JobsFaults, TerminateEndsTheProcessTree) {
+  make_cluster("c1", 1);
+  create("t", sleeper(marker_));
+  wait_state("t", {"running"});
+  ASSERT_TRUE(wait_for_processes(marker_));
+  ASSERT_EQ(run("batchai job terminate " + scope_ + " -n t -y").code, 0);
+  Json job = show("t");
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "JobTerminated");
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+  // The node is free again: the next job runs.
+  create("after", {{"nodeCount", 1}, {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                   {"customToolkitSettings", {{"commandLine", "true"}}}});
+  EXPECT_EQ(wait_state("after", {"succeeded", "failed"})["executionState"], "succeeded");
+}
+
+TEST_F(JobsFaults, TerminateQueuedJobFailsIt) {
+  make_cluster("c1", 0);
+  create("waiting", sleeper(marker_));
+  ASSERT_EQ(run("batchai job terminate " + scope_ + " -n waiting -y").code, 0);
+  Json job = show("waiting");
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(run("batchai job wait " + scope_ + " -n waiting --interval 0").code, 0);  // null exit code quirk
+}
+
+TEST_F(JobsFaults, DeleteRunningJobEndsTheProcessTree) {
+  make_cluster("c1", 1);
+  create("d", sleeper(marker_));
+  ASSERT_TRUE(wait_for_processes(marker_));
+  ASSERT_EQ(run("batchai job delete " + scope_ + " -n d -y").code, 0);
+  EXPECT_EQ(run("batchai job show " + scope_ + " -n d").code, 3);
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+}
+
+TEST_F(JobsFaults, WallClockTimeoutStopsTheJob) {
+  make_cluster("c1", 1);
+  Json props = sleeper(marker_);
+  props["constraints"] = {{"maxWallClockTime", "PT1S"}};
+  create("slow", props);
+  Json job = wait_state("slow", {"succeeded", "failed"});
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "JobTimedOut") << job.dump();
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+}
+
+TEST_F(JobsFaults, DyingRankFailsMpiJobPromptly) {
+  make_cluster("c2", 2);
+  Json props = {{"nodeCount", 2},
+                {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                {"customMpiSettings",
+                 {{"commandLine", "if [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then exit 5; fi; exec -a " + marker_ + " sleep 300"},
+                  {"processCount", 2}}}};
+  create("rank", props, "c2");
+  const auto start = std::chrono::steady_clock::now();
+  Json job = wait_state("rank", {"succeeded", "failed"}, std::chrono::seconds(60));
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+}
+
+TEST_F(JobsFaults, KilledSupervisorIsNoticedByTheNextCommand) {
+  make_cluster("c1", 1);
+  create("orphan", sleeper(marker_));
+  ASSERT_TRUE(wait_for_processes(marker_));
+  pid_t supervisor = 0;
+  for (const auto& dir : fs::directory_iterator(home_ / "jobs")) {
+    std::ifstream in(dir.path() / "supervisor.lock");
+    in >> supervisor;
+  }
+  ASSERT_GT(supervisor, 1);
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Json job = show("orphan");
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "SupervisorDied") << job.dump();
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+  Json cluster = json("batchai cluster show -g rg -w ws -n c1");
+  EXPECT_EQ(cluster["nodeStateCounts"]["idleNodeCount"], 1);
+}
+
+TEST_F(JobsFaults, ExperimentDeleteEndsItsJobs) {
+  make_cluster("c1", 1);
+  create("e", sleeper(marker_));
+  ASSERT_TRUE(wait_for_processes(marker_));
+  ASSERT_EQ(run("batchai experiment delete -g rg -w ws -n exp1 -y").code, 0);
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
+}
+
+}  // namespace
+}  // namespace batchai::test
