@@ -54,30 +54,25 @@ Options parse(int argc, char** argv) {
 }
 
 // Seconds per call: the slowest rank's average over a batch of calls (a collective is as fast
-// as its last rank), best of kBatches batches so that a burst of load from other processes on
-// a shared machine does not decide the figure.
-constexpr int kBatches = 5;
+// as its last rank). Batches of all algorithms are interleaved and the best batch of each is
+// kept, so that bursts of load from other processes on a shared machine hit them alike.
+constexpr int kBatches = 7;
 
-double time_allreduce(Communicator& comm, std::vector<float>& buf, std::size_t count,
-                      double budget) {
-  comm.allreduce_sum(buf.data(), count);  // warm-up: scratch buffers, connections
+double time_batch(Communicator& comm, std::vector<float>& buf, std::size_t count, int iters) {
   comm.barrier();
-  // Rank 0 decides the iteration count so every rank runs the same number of calls.
-  double t0 = MPI_Wtime();
-  comm.allreduce_sum(buf.data(), count);
-  double one = MPI_Wtime() - t0;
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < iters; ++i) comm.allreduce_sum(buf.data(), count);
+  double per_call = (MPI_Wtime() - t0) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &per_call, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return per_call;
+}
+
+// Calls per batch so that one batch takes about budget / kBatches (rank 0 decides).
+int calibrate(Communicator& comm, std::vector<float>& buf, std::size_t count, double budget) {
+  comm.allreduce_sum(buf.data(), count);  // warm-up: scratch buffers, connections
+  double one = time_batch(comm, buf, count, 1);
   MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  const int iters = std::clamp(static_cast<int>(budget / kBatches / std::max(one, 1e-6)), 2, 1000);
-  double best = 1e300;
-  for (int b = 0; b < kBatches; ++b) {
-    comm.barrier();
-    t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) comm.allreduce_sum(buf.data(), count);
-    double per_call = (MPI_Wtime() - t0) / iters;
-    MPI_Allreduce(MPI_IN_PLACE, &per_call, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    best = std::min(best, per_call);
-  }
-  return best;
+  return std::clamp(static_cast<int>(budget / kBatches / std::max(one, 1e-6)), 2, 1000);
 }
 
 std::string human(std::size_t bytes) {
@@ -114,9 +109,18 @@ int main(int argc, char** argv) {
     }
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {
       const std::size_t count = bytes / sizeof(float);
-      const double t_mpi = time_allreduce(*oracle, buf, count, o.seconds);
-      std::vector<double> t_ring;
-      for (auto& ring : rings) t_ring.push_back(time_allreduce(*ring, buf, count, o.seconds));
+      std::vector<Communicator*> all = {oracle.get()};
+      for (auto& ring : rings) all.push_back(ring.get());
+      std::vector<int> iters;
+      for (Communicator* c : all) iters.push_back(calibrate(*c, buf, count, o.seconds));
+      std::vector<double> best(all.size(), 1e300);
+      for (int b = 0; b < kBatches; ++b) {
+        for (std::size_t k = 0; k < all.size(); ++k) {
+          best[k] = std::min(best[k], time_batch(*all[k], buf, count, iters[k]));
+        }
+      }
+      const double t_mpi = best[0];
+      const std::vector<double> t_ring(best.begin() + 1, best.end());
       if (mpi.rank() == 0) {
         const double alg_mpi = static_cast<double>(bytes) / t_mpi / 1e9;
         std::printf("%-8s %12.1f %9.3f %9.3f", human(bytes).c_str(), t_mpi * 1e6, alg_mpi,

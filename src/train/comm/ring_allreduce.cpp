@@ -21,6 +21,16 @@ constexpr std::size_t kMaxMessageFloats = std::size_t{1} << 28;
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// dst += src, memory-bound. Fixed 16-wide blocks let -O2 (GCC's very-cheap vector cost
+// model, which refuses loops needing an epilogue) emit SIMD adds; the tail is scalar.
+void add_into(float* __restrict dst, const float* __restrict src, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (std::size_t k = 0; k < 16; ++k) dst[i + k] += src[i + k];
+  }
+  for (; i < n; ++i) dst[i] += src[i];
+}
+
 }  // namespace
 
 RingAllreduce::RingAllreduce(MPI_Comm comm, std::size_t chunk_bytes, double timeout_s)
@@ -89,9 +99,7 @@ void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_
     if (!reduce) continue;
     const std::size_t off = c * recv_chunk;
     const std::size_t len = std::min(recv_chunk, recv_len - off);
-    float* __restrict dst = data + recv_begin + off;
-    const float* __restrict src = scratch_.data() + off;
-    for (std::size_t i = 0; i < len; ++i) dst[i] += src[i];
+    add_into(data + recv_begin + off, scratch_.data() + off, len);
   }
   for (std::size_t c = 0; c < n_send; ++c) wait(requests_[n_recv + c], right, "to deliver data to");
 }
