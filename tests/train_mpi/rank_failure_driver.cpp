@@ -2,7 +2,8 @@
 // might. Modes: "abort" (rank 1 throws, the error is printed, MpiSession::abort_all ends every
 // rank), "exit" (rank 1 dies without MPI_Finalize, like a crash), "mismatch" (ranks disagree on
 // the parameter count; every rank reports it), "stall" (rank 1 sleeps 20 s inside the loop;
-// its neighbours report the stall after BATCHAI_COMM_TIMEOUT_S=2 s). The ctest checks mpiexec ends promptly and
+// its neighbours report the stall after BATCHAI_COMM_TIMEOUT_S=2 s), "size" (rank 1 reduces one
+// float more than the others, without an agreement check). The ctest checks mpiexec ends promptly and
 // non-zero with the message.
 #include <chrono>
 #include <cstdio>
@@ -22,7 +23,7 @@ void run(const std::string& mode, batchai::train::Communicator& comm) {
   if (mode == "mismatch") {
     comm.check_agreement(comm.rank() == 1 ? 1250000 : 1250858, "parameter count");
   }
-  std::vector<float> grads(100000, 1.0f);
+  std::vector<float> grads(mode == "size" && comm.rank() == 1 ? 100001 : 100000, 1.0f);
   for (int step = 0; step < 100000; ++step) {
     if (comm.rank() == 1 && step == kFailStep) {
       if (mode == "abort") {

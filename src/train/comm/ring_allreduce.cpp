@@ -95,37 +95,53 @@ void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_
   }
   // Reduce each chunk as soon as it lands while later chunks are still in flight.
   for (std::size_t c = 0; c < n_recv; ++c) {
-    wait(requests_[c], left, "for data from");
-    if (!reduce) continue;
     const std::size_t off = c * recv_chunk;
     const std::size_t len = std::min(recv_chunk, recv_len - off);
+    wait(requests_[c], left, "for data from", static_cast<int>(len));
+    if (!reduce) continue;
     add_into(data + recv_begin + off, scratch_.data() + off, len);
   }
-  for (std::size_t c = 0; c < n_send; ++c) wait(requests_[n_recv + c], right, "to deliver data to");
+  for (std::size_t c = 0; c < n_send; ++c) wait(requests_[n_recv + c], right, "to deliver data to", -1);
 }
 
-void RingAllreduce::wait(MPI_Request& request, int peer, const char* what) {
+void RingAllreduce::wait(MPI_Request& request, int peer, const char* what, int expected) {
+  MPI_Status status;
+  int rc = MPI_SUCCESS;
   if (timeout_s_ <= 0) {
-    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (ring allreduce)");
-    return;
-  }
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
-  for (unsigned spin = 1;; ++spin) {
-    int done = 0;
-    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test (ring allreduce)");
-    if (done) return;
-    // Reading the clock every poll would cost more than the poll itself.
-    if (spin % 256 == 0 && Clock::now() > deadline) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
-      throw Error("ring allreduce stalled: rank " + std::to_string(rank_) + " has waited " +
-                  seconds + " s " + what + " rank " + std::to_string(peer) +
-                  " (its ring neighbour); that rank, or one before it in the ring, is stuck or "
-                  "has not reached the same allreduce (different step counts or tensor sizes?). "
-                  "Raise BATCHAI_COMM_TIMEOUT_S if such waits are expected, 0 disables the check");
+    rc = MPI_Wait(&request, &status);
+  } else {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+    for (unsigned spin = 1;; ++spin) {
+      int done = 0;
+      rc = MPI_Test(&request, &done, &status);
+      if (rc != MPI_SUCCESS || done) break;
+      // Reading the clock every poll would cost more than the poll itself.
+      if (spin % 256 == 0 && Clock::now() > deadline) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
+        throw Error("ring allreduce stalled: rank " + std::to_string(rank_) + " has waited " +
+                    seconds + " s " + what + " rank " + std::to_string(peer) +
+                    " (its ring neighbour); that rank, or one before it in the ring, is stuck or "
+                    "has not reached the same allreduce (different step counts or tensor "
+                    "sizes?). Raise BATCHAI_COMM_TIMEOUT_S if such waits are expected, 0 "
+                    "disables the check");
+      }
     }
   }
+  int error_class = MPI_SUCCESS;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
+  int got = expected;
+  if (rc == MPI_SUCCESS && expected >= 0) MPI_Get_count(&status, MPI_FLOAT, &got);
+  if (error_class == MPI_ERR_TRUNCATE || got != expected) {
+    throw Error("ring allreduce: rank " + std::to_string(rank_) + " received " +
+                (error_class == MPI_ERR_TRUNCATE ? std::string("more") : std::to_string(got)) +
+                " floats from rank " + std::to_string(peer) + " where it expected " +
+                std::to_string(expected) + ": the ranks are reducing buffers of different "
+                "lengths (different models or options?); call check_agreement on the length "
+                "first");
+  }
+  check_mpi(rc, "MPI_Wait (ring allreduce)");
 }
 
 }  // namespace batchai::train::detail

@@ -24,8 +24,9 @@ class RingAllreduce {
   // received values are added (reduce) or stored (gather).
   void step(float* data, std::size_t count, int send_seg, int recv_seg, bool reduce);
   std::size_t seg_begin(std::size_t count, int seg) const;
-  // MPI_Wait with the stall timeout; `peer` and `what` only shape the error message.
-  void wait(MPI_Request& request, int peer, const char* what);
+  // MPI_Wait with the stall timeout; `peer` and `what` shape the error messages. For a
+  // receive, `expected` floats must arrive (else the ranks disagree on the length); -1 = send.
+  void wait(MPI_Request& request, int peer, const char* what, int expected);
 
   MPI_Comm comm_;
   int rank_ = 0;
