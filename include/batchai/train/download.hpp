@@ -25,7 +25,9 @@ void download_cifar10(const std::string& dir, const DownloadSource& source = {})
 
 // Returns the folder that holds CIFAR-10: `dir` when it has the files, else $BATCHAI_CIFAR10_DIR
 // when set and complete, else (allow_download) downloads into `dir`; otherwise throws NotFound
-// naming the expected files, the URL, --data-dir and BATCHAI_CIFAR10_DIR.
+// naming the expected files, the URL, --data-dir and BATCHAI_CIFAR10_DIR. With several ranks,
+// call it on rank 0 first, barrier, then on the others (concurrent downloads are safe but waste
+// bandwidth).
 std::string ensure_cifar10(const std::string& dir, bool allow_download,
                            const DownloadSource& source = {});
 
