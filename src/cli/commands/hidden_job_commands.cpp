@@ -2,7 +2,9 @@
 //   batchai _supervise --job-key K                         the detached per-job supervisor
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
 // Both run straight from the parser's callback and end the process with their own exit code.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <iostream>
 
@@ -37,13 +39,15 @@ void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
   CLI::App* rank = root.add_subcommand(runtime::kRankExecCommand, "Run one MPI rank in its node (internal).");
   rank->group("");
   rank->prefix_command();
-  auto nodes_file = std::make_shared<std::string>();
-  rank->add_option("--nodes-file", *nodes_file)->required();
-  rank->callback([rank, nodes_file] {
-    std::vector<std::string> args = {"--nodes-file", *nodes_file, "--"};
-    std::vector<std::string> rest = rank->remaining();
-    if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
-    args.insert(args.end(), rest.begin(), rest.end());
+  rank->allow_extras();
+  rank->callback([] {
+    // The program's own arguments must pass untouched (CLI11 reorders what it does not know),
+    // so they are read back from the raw command line.
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+    auto it = std::find(argv.begin(), argv.end(), std::string(runtime::kRankExecCommand));
+    std::vector<std::string> args(it == argv.end() ? argv.end() : it + 1, argv.end());
     std::exit(runtime::run_rank_exec(args));
   });
 }
