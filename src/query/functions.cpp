@@ -432,7 +432,21 @@ void check_types(const FunctionSpec& spec, const Node& call, const std::vector<A
   for (std::size_t i = 0; i < args.size(); ++i) {
     const unsigned allowed = spec.params[std::min(i, spec.params.size() - 1)];
     if (matches(allowed, args[i])) continue;
-    const std::string got = args[i].expref != nullptr ? "an &expression" : type_name(args[i].value);
+    std::string got = args[i].expref != nullptr ? "an &expression" : type_name(args[i].value);
+    if (args[i].expref == nullptr && args[i].value.is_array() && (allowed & kTypeArray) == 0) {
+      // Say which element breaks an array-of-numbers/strings signature.
+      const Value& array = args[i].value;
+      const bool numbers_ok = (allowed & kTypeArrayNumber) != 0;
+      const bool strings_ok = (allowed & kTypeArrayString) != 0;
+      const bool want_numbers = numbers_ok && (!strings_ok || (array.size() > 0 && array.at(0).is_number()));
+      for (std::size_t k = 0; k < array.size(); ++k) {
+        const Json& e = array.at(k);
+        if (want_numbers ? !e.is_number() : !e.is_string()) {
+          got = std::string("an array whose element ") + std::to_string(k) + " is " + type_name(e);
+          break;
+        }
+      }
+    }
     type_error(call, "expects argument " + std::to_string(i + 1) + " to be " + describe_types(allowed) +
                          ", but got " + got);
   }

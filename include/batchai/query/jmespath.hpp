@@ -34,7 +34,8 @@ class QueryError : public std::runtime_error {
 
 class Expression {
  public:
-  // Throws QueryError (kind kSyntax, or kUnknownFunction/kInvalidArity when detectable early).
+  // Throws QueryError (kind kSyntax, or kUnknownFunction/kInvalidArity/kInvalidValue (slice
+  // step 0) when detectable early; a syntax error anywhere in the text wins over those).
   static Expression compile(std::string_view text);
   // Throws QueryError for run-time type/value/arity errors.
   Json evaluate(const Json& data) const;
