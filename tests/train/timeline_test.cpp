@@ -46,21 +46,27 @@ TEST(Timeline, WritesChromeTraceEvents) {
 }
 
 TEST(Timeline, ConcurrentAppendsAreAllKept) {
-  Timeline timeline((fs::temp_directory_path() / "unused-timeline.json").string(), 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 1000; ++i) ScopedSpan span(timeline, "work");
-    });
+  const fs::path path = fs::temp_directory_path() /
+                        ("batchai-timeline-mt-" + std::to_string(::getpid()) + ".json");
+  {
+    Timeline timeline(path.string(), 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < 1000; ++i) ScopedSpan span(timeline, "work");
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(timeline.event_count(), 4000u);
+    const auto json = nlohmann::json::parse(timeline.to_json());
+    std::set<int> tids;
+    for (const auto& e : json["traceEvents"]) {
+      if (e["ph"] == "X") tids.insert(e["tid"].get<int>());
+    }
+    EXPECT_EQ(tids.size(), 4u);
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(timeline.event_count(), 4000u);
-  const auto json = nlohmann::json::parse(timeline.to_json());
-  std::set<int> tids;
-  for (const auto& e : json["traceEvents"]) {
-    if (e["ph"] == "X") tids.insert(e["tid"].get<int>());
-  }
-  EXPECT_EQ(tids.size(), 4u);
+  EXPECT_TRUE(fs::exists(path));  // written by the destructor
+  fs::remove(path);
 }
 
 TEST(Timeline, DisabledRecordsNothing) {
