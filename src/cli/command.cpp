@@ -77,7 +77,8 @@ Command& Command::option(const std::string& names, const std::string& help, Opti
     for (const auto& c : spec.choices) text += " " + c;
     text += ".";
   }
-  CLI::Option* opt = app_->add_option(names, text);
+  // Not add_option(names, text): with an lvalue string CLI11 would bind `text` as the target.
+  CLI::Option* opt = app_->add_option(names)->description(text);
   if (spec.many) {
     opt->expected(1, CLI::detail::expected_max_vector_size);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -130,8 +131,7 @@ Command& Command::example(const std::string& description, const std::string& com
 }
 
 Command& Command::ids() {
-  CLI::Option* opt = app_->add_option(
-      "--ids",
+  CLI::Option* opt = app_->add_option("--ids")->description(
       "One or more resource IDs (space-delimited). If provided, no other 'Resource Id' arguments should be "
       "specified.");
   opt->expected(1, CLI::detail::expected_max_vector_size)->group("Resource Id Arguments");

@@ -1,0 +1,160 @@
+// fork/exec of the batchai executable with captured output.
+#include "cli_harness.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace batchai::cli::testing {
+namespace fs = std::filesystem;
+
+nlohmann::json CliResult::json() const {
+  try {
+    return nlohmann::json::parse(out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stdout is not JSON: " << e.what() << "\nstdout:\n" << out << "\nstderr:\n" << err;
+    return nullptr;
+  }
+}
+
+CliHarness::CliHarness() {
+  std::string pattern = (fs::temp_directory_path() / "batchai-cli-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = pattern;
+  home_ = dir_ / "home";
+  fs::create_directories(home_);
+  fs::create_directories(dir_ / "user");
+}
+
+CliHarness::~CliHarness() {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+fs::path CliHarness::write_file(const std::string& name, const std::string& content) const {
+  fs::path p = dir_ / name;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << content;
+  return p;
+}
+
+std::vector<std::string> CliHarness::environment(const std::map<std::string, std::string>& extra) const {
+  std::map<std::string, std::string> env;
+  for (const char* keep : {"PATH", "LANG", "TMPDIR"}) {
+    if (const char* v = std::getenv(keep)) env[keep] = v;
+  }
+  env["BATCHAI_HOME"] = home_.string();
+  env["BATCHAI_SIM_DELAY_S"] = "0";
+  env["HOME"] = (dir_ / "user").string();  // keeps ~/.ssh lookups inside the test folder
+  env["USER"] = "tester";
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void exec_child(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<char*> argv;
+  std::string exe = BATCHAI_EXE;
+  argv.push_back(exe.data());
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  execve(exe.c_str(), argv.data(), envp.data());
+  _exit(127);
+}
+
+}  // namespace
+
+CliResult CliHarness::run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env) const {
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+  auto envv = environment(env);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    exec_child(args, envv);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  CliResult result;
+  std::array<pollfd, 2> fds{{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
+  int open_fds = 2;
+  char buffer[65536];
+  while (open_fds > 0) {
+    poll(fds.data(), fds.size(), -1);
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? result.out : result.err).append(buffer, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  result.exit_code = wait(pid);
+  return result;
+}
+
+pid_t CliHarness::spawn(const std::vector<std::string>& args) const {
+  auto envv = environment({});
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    exec_child(args, envv);
+  }
+  return pid;
+}
+
+int CliHarness::wait(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+nlohmann::json normalise(nlohmann::json doc) {
+  static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  if (doc.is_object()) {
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      const std::string& key = it.key();
+      bool is_time = key.size() >= 4 && (key.ends_with("Time") || key.ends_with("time"));
+      if (is_time && it->is_string()) {
+        *it = "<time>";
+      } else {
+        *it = normalise(*it);
+      }
+    }
+  } else if (doc.is_array()) {
+    for (auto& item : doc) item = normalise(item);
+  } else if (doc.is_string()) {
+    doc = std::regex_replace(doc.get<std::string>(), kUuid, "<uuid>");
+  }
+  return doc;
+}
+
+}  // namespace batchai::cli::testing
