@@ -15,9 +15,12 @@ python=/usr/bin/python3
 ours="" theirs=""
 i=0
 while [ "$i" -lt "$rounds" ]; do
-  o=$("$bench" --threads "$threads" --steps 60 | tee /dev/stderr | sed -n 's/^RESULT images_per_s=//p')
-  t=$(OMP_NUM_THREADS=$threads "$python" "$here/pytorch_cifar10.py" --threads "$threads" --steps 60 | tee /dev/stderr |
-      sed -n 's/^RESULT images_per_s=//p')
+  out=$("$bench" --threads "$threads" --steps 60)
+  printf '%s\n' "$out"
+  o=$(printf '%s\n' "$out" | sed -n 's/^RESULT images_per_s=//p')
+  out=$(OMP_NUM_THREADS=$threads "$python" "$here/pytorch_cifar10.py" --threads "$threads" --steps 60)
+  printf '%s\n' "$out"
+  t=$(printf '%s\n' "$out" | sed -n 's/^RESULT images_per_s=//p')
   ours="$ours $o" theirs="$theirs $t"
   i=$((i + 1))
 done
