@@ -64,8 +64,6 @@ class CpuBackend final : public Backend {
 };
 
 // Element-wise kernels (cpu_elementwise.cpp).
-void bias_act_rows(float* y, std::size_t rows, int cols, const float* bias, bool relu);
 void relu_mask_rows(float* dy, const float* y, std::size_t count);
-void column_sums_add(const float* dy, std::size_t rows, int cols, float* db);
 
 }  // namespace batchai::train::cpu
