@@ -42,6 +42,7 @@ TEST_F(ResourceScenario, WorkspaceRoundTrip) {
                    {"resourceGroup", "rg"},
                    {"tags", nullptr},
                    {"type", "Microsoft.BatchAI/workspaces"}};
+  expected = normalise(expected);
   EXPECT_EQ(show({"workspace", "show", "-g", "rg", "-n", "ws"}), expected);
   json listed = show({"workspace", "list", "-g", "rg"});
   ASSERT_EQ(listed.size(), 1u);
@@ -58,11 +59,12 @@ TEST_F(ResourceScenario, ExperimentRoundTrip) {
                    {"provisioningStateTransitionTime", "<time>"},
                    {"resourceGroup", "rg"},
                    {"type", "Microsoft.BatchAI/workspaces/experiments"}};
+  expected = normalise(expected);
   EXPECT_EQ(show({"experiment", "show", "-g", "rg", "-w", "ws", "-n", "exp1"}), expected);
   EXPECT_EQ(normalise(created.json()), expected);
   CliResult table = run({"experiment", "list", "-g", "rg", "-w", "ws", "-o", "table"});
   EXPECT_EQ(table.out,
-            "Name    Resource Group    Workspace    State\n"
+            "Name    Resource Group    Workspace    State    \n"
             "------  ----------------  -----------  ---------\n"
             "exp1    rg                ws           succeeded\n");
 }
@@ -99,7 +101,7 @@ TEST_F(ResourceScenario, ClusterFromConfigFileRoundTrip) {
           {"virtualMachineImageId", nullptr}}}}},
       {"vmPriority", "dedicated"},
       {"vmSize", "STANDARD_D1"}};
-  EXPECT_EQ(show({"cluster", "show", "-g", "rg", "-w", "ws", "-n", "c1"}), expected);
+  EXPECT_EQ(show({"cluster", "show", "-g", "rg", "-w", "ws", "-n", "c1"}), normalise(expected));
   // Creating it again is refused with the spec's message.
   CliResult again = run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "c1", "-f", file.string()});
   EXPECT_EQ(again.exit_code, 1);

@@ -44,7 +44,7 @@ TEST_F(OutputScenario, WorkspaceTableAndTsvGolden) {
   CliResult r = run({"workspace", "list", "-g", "demoGroup", "-o", "table"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "Name     Resource Group    Location    State\n"
+            "Name     Resource Group    Location    State    \n"
             "-------  ----------------  ----------  ---------\n"
             "demoWks  demoGroup         eastus      succeeded\n");
   r = run({"workspace", "show", "-g", "demoGroup", "-n", "demoWks", "-o", "tsv"});
@@ -71,15 +71,18 @@ TEST_F(OutputScenario, WorkspaceTableAndTsvGolden) {
 TEST_F(OutputScenario, QueryRouting) {
   make_cluster("c1");
   CliResult r = run({"cluster", "show", "-g", "demoGroup", "-w", "demoWks", "-n", "c1", "--query",
-                     "[name, vmSize, nodeStateCounts.idleNodeCount]", "-o", "tsv"});
+                     "{n: name, s: vmSize, i: nodeStateCounts.idleNodeCount}", "-o", "tsv"});
   EXPECT_EQ(r.out, "c1\tSTANDARD_D1\t1\n");
+  // A list is one row per item (knack's TSV rule).
+  r = run({"cluster", "show", "-g", "demoGroup", "-w", "demoWks", "-n", "c1", "--query", "[name, vmSize]", "-o", "tsv"});
+  EXPECT_EQ(r.out, "c1\nSTANDARD_D1\n");
   r = run({"cluster", "show", "-g", "demoGroup", "-w", "demoWks", "-n", "c1", "--query", "allocationState"});
   EXPECT_EQ(r.out, "\"steady\"\n");
   r = run({"cluster", "show", "-g", "demoGroup", "-w", "demoWks", "-n", "c1", "--query", "allocationState", "-o", "tsv"});
   EXPECT_EQ(r.out, "steady\n");
   // With --query the transformer is off: generic table in projection order.
   r = run({"cluster", "list", "-g", "demoGroup", "-w", "demoWks", "--query", "[].{Z: name, A: vmSize}", "-o", "table"});
-  EXPECT_EQ(r.out, "Z    A\n---  -----------\nc1   STANDARD_D1\n");
+  EXPECT_EQ(r.out, "Z    A          \n---  -----------\nc1   STANDARD_D1\n");
   r = run({"cluster", "list", "-g", "demoGroup", "-w", "demoWks", "--query", "[].{z: name, a: vmSize}", "-o", "tsv"});
   EXPECT_EQ(r.out, "c1\tSTANDARD_D1\n");
   // JSON output always sorts keys.
