@@ -127,6 +127,15 @@ int run_with(CliContext& ctx, int argc, char** argv) {
   try {
     std::optional<Json> result = command.execute();
     if (!result) return 0;  // commands that return nothing print nothing, in every format
+    if (g.query.empty() && (render.format == output::Format::kJson || render.format == output::Format::kNone ||
+                            (render.format == output::Format::kJsonc && isatty(STDOUT_FILENO) == 0))) {
+      // Fast path: the document is already in sorted-key form; no ordered copy needed.
+      if (render.format == output::Format::kNone) return 0;
+      std::string text = dump_azure_json(*result);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+      return 0;
+    }
     output::OJson data = output::to_ordered(*result);
 #ifdef BATCHAI_CLI_HAVE_QUERY
     if (expression) {

@@ -1,4 +1,5 @@
 // `-o json|jsonc|tsv|yaml|yamlc|none` and the dispatcher over all formats (spec §2.1 rule 8, §2.4).
+#include <cstdint>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
@@ -148,7 +149,14 @@ OJson to_ordered(const Json& value) {
     for (const auto& item : value) out.push_back(to_ordered(item));
     return out;
   }
-  return OJson::parse(value.dump());
+  switch (value.type()) {
+    case Json::value_t::string: return value.get_ref<const std::string&>();
+    case Json::value_t::boolean: return value.get<bool>();
+    case Json::value_t::number_integer: return value.get<std::int64_t>();
+    case Json::value_t::number_unsigned: return value.get<std::uint64_t>();
+    case Json::value_t::number_float: return value.get<double>();
+    default: return nullptr;
+  }
 }
 
 Json to_sorted(const OJson& value) {
@@ -162,7 +170,14 @@ Json to_sorted(const OJson& value) {
     for (const auto& item : value) out.push_back(to_sorted(item));
     return out;
   }
-  return Json::parse(value.dump());
+  switch (value.type()) {
+    case OJson::value_t::string: return value.get_ref<const std::string&>();
+    case OJson::value_t::boolean: return value.get<bool>();
+    case OJson::value_t::number_integer: return value.get<std::int64_t>();
+    case OJson::value_t::number_unsigned: return value.get<std::uint64_t>();
+    case OJson::value_t::number_float: return value.get<double>();
+    default: return nullptr;
+  }
 }
 
 std::string render_json(const OJson& result) { return dump_azure_json(to_sorted(result)); }
