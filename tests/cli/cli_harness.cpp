@@ -117,6 +117,44 @@ CliResult CliHarness::run(const std::vector<std::string>& args, const std::map<s
   return result;
 }
 
+CliResult CliHarness::run_in_pty(const std::vector<std::string>& args, const std::string& input) const {
+  std::string command = "'" + std::string(BATCHAI_EXE) + "'";
+  for (const auto& a : args) {
+    std::string quoted;
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " '" + quoted + "'";
+  }
+  int in_pipe[2], out_pipe[2];
+  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
+  auto envv = environment({});
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    dup2(out_pipe[1], 2);
+    close(in_pipe[1]);
+    close(out_pipe[0]);
+    std::vector<char*> envp;
+    for (const auto& e : envv) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    const char* argv[] = {"script", "-qec", command.c_str(), "/dev/null", nullptr};
+    execve("/usr/bin/script", const_cast<char**>(argv), envp.data());
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  if (write(in_pipe[1], input.data(), input.size()) < 0) {
+    // the child may already have exited; its output tells why
+  }
+  close(in_pipe[1]);
+  CliResult result;
+  char buffer[4096];
+  for (ssize_t n; (n = read(out_pipe[0], buffer, sizeof buffer)) > 0;) result.out.append(buffer, static_cast<std::size_t>(n));
+  close(out_pipe[0]);
+  result.exit_code = wait(pid);
+  return result;
+}
+
 pid_t CliHarness::spawn(const std::vector<std::string>& args) const {
   auto envv = environment({});
   pid_t pid = fork();

@@ -28,6 +28,9 @@ class CliHarness {
 
   // Runs `batchai <args>`; `env` adds to the clean test environment.
   CliResult run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) const;
+  // Runs `batchai <args>` on a pseudo-terminal (through script(1)) with `input` typed on stdin;
+  // stdout and stderr arrive together in `out`.
+  CliResult run_in_pty(const std::vector<std::string>& args, const std::string& input) const;
   // Starts `batchai <args>` with output discarded; returns its pid (for concurrency/kill tests).
   pid_t spawn(const std::vector<std::string>& args) const;
   // Waits for a spawned process; its exit code, or 128 + signal.

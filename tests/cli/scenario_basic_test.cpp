@@ -136,6 +136,21 @@ TEST(CliExitCodeTest, ConfirmationWithoutTtyNeedsYes) {
   EXPECT_EQ(cli.run({"workspace", "show", "-g", "rg", "-n", "ws"}).exit_code, 3);
 }
 
+TEST(CliExitCodeTest, ConfirmationPromptOnATty) {
+  if (!std::filesystem::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) not installed";
+  CliHarness cli;
+  ASSERT_EQ(cli.run({"group", "create", "-n", "rg", "-l", "eastus"}).exit_code, 0);
+  ASSERT_EQ(cli.run({"workspace", "create", "-g", "rg", "-n", "ws"}).exit_code, 0);
+  CliResult r = cli.run_in_pty({"workspace", "delete", "-g", "rg", "-n", "ws"}, "n\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("Are you sure you want to perform this operation? (y/n): "));
+  EXPECT_THAT(r.out, HasSubstr("ERROR: Operation cancelled."));
+  EXPECT_EQ(cli.run({"workspace", "show", "-g", "rg", "-n", "ws"}).exit_code, 0);
+  r = cli.run_in_pty({"workspace", "delete", "-g", "rg", "-n", "ws"}, "maybe\ny\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(cli.run({"workspace", "show", "-g", "rg", "-n", "ws"}).exit_code, 3);
+}
+
 TEST(CliDefaultsTest, ConfiguredGroupAndLocationAndOutput) {
   CliHarness cli;
   std::map<std::string, std::string> env = {{"AZURE_DEFAULTS_GROUP", "rg"}, {"AZURE_DEFAULTS_LOCATION", "westus2"}};
