@@ -67,7 +67,7 @@ log::Verbosity verbosity(const GlobalOptions& g) {
   return log::Verbosity::kNormal;
 }
 
-void print_error(const std::string& message) { std::cerr << "ERROR: " << message << std::endl; }
+void print_error(const std::string& message) { log::error(message); }  // "ERROR: <message>" on stderr
 
 }  // namespace
 
