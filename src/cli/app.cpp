@@ -37,6 +37,7 @@ CLI::App* deepest(CLI::App* app) {
 std::string group_usage(const CLI::App* app) {
   std::string names;
   for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name().starts_with("_")) continue;  // hidden internal commands
     names += (names.empty() ? "" : ",") + sub->get_name();
   }
   return "usage: " + command_path(app) + " [-h] {" + names + "} ...";
@@ -90,6 +91,14 @@ int run_with(CliContext& ctx, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp&) {
     std::cout << root.help("", CLI::AppFormatMode::All);
     return 0;
+  } catch (const CLI::ArgumentMismatch& e) {
+    // "--name: 1 required TEXT missing" → argparse's "argument --name/-n: expected one argument".
+    CLI::App* app = deepest(&root);
+    std::string what = e.what();
+    std::string name = what.substr(0, what.find(':'));
+    auto it = ctx.commands.find(app);
+    std::string display = it != ctx.commands.end() ? it->second->display_of(name) : name;
+    return usage_error(ctx, app, "argument " + display + ": expected one argument");
   } catch (const CLI::ParseError& e) {
     return usage_error(ctx, deepest(&root), argparse_message(e));
   }

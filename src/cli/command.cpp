@@ -176,6 +176,14 @@ std::string Command::usage() const {
   return line;
 }
 
+std::string Command::display_of(const std::string& name) const {
+  for (const auto& e : entries_) {
+    std::string padded = "/" + e.display + "/";
+    if (padded.find("/" + name + "/") != std::string::npos) return e.display;
+  }
+  return name;
+}
+
 void Command::confirm() const {
   if (Args(*this).flag("yes")) return;
   if (!isatty(STDIN_FILENO)) throw Error("Unable to prompt for confirmation as no tty available. Use --yes.");

@@ -63,6 +63,8 @@ class Command {
   // Required-option check (argparse wording), confirmation, then the handler.
   std::optional<Json> execute();
   std::string usage() const;
+  // "--name/-n" for an option named "--name" or "-n" (the name itself when unknown).
+  std::string display_of(const std::string& name) const;
   const output::TableTransformer& transformer() const { return transformer_; }
   bool is_show() const { return is_show_; }
   CLI::App& app() { return *app_; }

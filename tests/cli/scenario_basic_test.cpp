@@ -98,6 +98,9 @@ TEST(CliUsageTest, UnknownOptionsChoicesAndFormatsAreUsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("invalid choice: 'cheap'"));
   r = cli.run({"cluster", "frobnicate"});
   EXPECT_EQ(r.exit_code, 2);
+  r = cli.run({"workspace", "show", "-g", "rg", "-n"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("batchai workspace show: error: argument --workspace/-n: expected one argument"));
 }
 
 TEST(CliUsageTest, InvalidQueryIsAUsageErrorNamingThePosition) {
