@@ -296,8 +296,19 @@ Value Evaluator::comparator(const Node& node, const Value& current) {
     case Comparator::kNe: return Value::own(Json(!json_equal(a, b)));
     default: break;
   }
-  if (!a.is_number() || !b.is_number()) return {};
-  const int c = compare_numbers(a, b);
+  int c = 0;
+  if (a.is_number() && b.is_number()) {
+    c = compare_numbers(a, b);
+  } else if (a.is_string() && b.is_string()) {
+    // The specification orders numbers only; jmespath.py (which az uses) also orders strings by
+    // code point, and scripts rely on it (`[?creationTime > '2018-06-01']`). UTF-8 byte order is
+    // code-point order.
+    const auto& x = a.get_ref<const std::string&>();
+    const auto& y = b.get_ref<const std::string&>();
+    c = x < y ? -1 : (x > y ? 1 : 0);
+  } else {
+    return {};
+  }
   switch (node.op) {
     case Comparator::kLt: return Value::own(Json(c < 0));
     case Comparator::kLte: return Value::own(Json(c <= 0));

@@ -124,7 +124,7 @@ TEST(Jmespath, NumbersKeepIntegerOrFloat) {
   EXPECT_EQ(search("`1` == `1.0`", empty), true);
   EXPECT_EQ(search("`1` < `1.5`", empty), true);
   EXPECT_EQ(search("`true` == `1`", empty), false);
-  EXPECT_EQ(search("'a' < 'b'", empty), Json());  // ordering is defined on numbers only
+  EXPECT_EQ(search("'a' < `1`", empty), Json());  // ordering needs two numbers or two strings
   EXPECT_EQ(search("to_number('12')", empty), 12);
   EXPECT_EQ(search("to_number(' 1e3 ')", empty), 1000.0);
   EXPECT_EQ(search("to_number('abc')", empty), Json());
@@ -179,6 +179,15 @@ TEST(Jmespath, LargeListQuery) {
   EXPECT_EQ(running.size(), 3334U);
   EXPECT_EQ(running[1].dump(), R"({"name":"job3","p":3})");
   EXPECT_EQ(search("length([?priority > `5`])", resources), 1428);
+}
+
+// az scripts filter on ISO timestamps: jmespath.py orders strings, so we do too.
+TEST(Jmespath, StringsOrderByCodePointLikeJmespathPy) {
+  Json data = Json::array({{{"t", "2018-07-01"}}, {{"t", "2018-05-01"}}});
+  EXPECT_EQ(search("[?t > '2018-06'].t", data), Json::array({"2018-07-01"}));
+  EXPECT_EQ(search("'a' < 'b'", Json::object()), Json(true));
+  EXPECT_EQ(search("'b' <= 'a'", Json::object()), Json(false));
+  EXPECT_TRUE(search("'a' < `1`", Json::object()).is_null());
 }
 
 }  // namespace
