@@ -99,7 +99,7 @@ TEST(CommMpi, EnvironmentSettingsAreCheckedAndUsed) {
   ::unsetenv("BATCHAI_RING_CHUNK_KB");
   ::setenv("BATCHAI_COMM_TIMEOUT_S", "-1", 1);
   EXPECT_THROW(make_mpi_communicator(AllreduceAlgorithm::kRing), InvalidArgument);
-  ::setenv("BATCHAI_COMM_TIMEOUT_S", "30", 1);  // the polling wait path must stay correct
+  ::setenv("BATCHAI_COMM_TIMEOUT_S", "30", 1);  // with the watchdog thread running
   auto comm = make_mpi_communicator(AllreduceAlgorithm::kRing);
   for (std::size_t n : {std::size_t{7}, std::size_t{65537}}) check_allreduce(*comm, n);
   ::unsetenv("BATCHAI_COMM_TIMEOUT_S");

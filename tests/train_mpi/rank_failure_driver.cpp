@@ -2,7 +2,7 @@
 // might. Modes: "abort" (rank 1 throws, the error is printed, MpiSession::abort_all ends every
 // rank), "exit" (rank 1 dies without MPI_Finalize, like a crash), "mismatch" (ranks disagree on
 // the parameter count; every rank reports it), "stall" (rank 1 sleeps 20 s inside the loop;
-// its neighbours report the stall after BATCHAI_COMM_TIMEOUT_S=2 s), "size" (rank 1 reduces one
+// its neighbours report the stall and exit after BATCHAI_COMM_TIMEOUT_S=2 s), "size" (rank 1 reduces one
 // float more than the others, without an agreement check). The ctest checks mpiexec ends promptly and
 // non-zero with the message.
 #include <chrono>

@@ -35,8 +35,9 @@ std::unique_ptr<Communicator> make_local_communicator();
 // MPI-backed communicator over MPI_COMM_WORLD (MPI must be initialised by the caller,
 // see MpiSession). kRing = own reduce-scatter + allgather; kMpi = MPI_Allreduce.
 // Environment: BATCHAI_RING_CHUNK_KB (ring message size, default 256, 0 = unchunked) and
-// BATCHAI_COMM_TIMEOUT_S (seconds the ring waits on a silent neighbour before throwing
-// batchai::Error naming it; default 600, 0 = wait forever). MPI failures throw batchai::Error.
+// BATCHAI_COMM_TIMEOUT_S (seconds the ring waits on a silent neighbour before printing which
+// one and ending the rank, so mpiexec stops the job; default 600, 0 = wait forever).
+// MPI failures and length mismatches throw batchai::Error.
 std::unique_ptr<Communicator> make_mpi_communicator(AllreduceAlgorithm algorithm);
 
 // RAII MPI_Init/MPI_Finalize; safe to create when the process was not started by mpirun

@@ -35,7 +35,7 @@ std::size_t ring_chunk_bytes() {
   return kDefaultChunkBytes;
 }
 
-// Seconds the ring waits on a silent neighbour before reporting a stall (Horovod users' most
+// Seconds the ring waits on a silent neighbour before reporting a stall and exiting (Horovod users' most
 // common complaint is a job that hangs without saying why). BATCHAI_COMM_TIMEOUT_S overrides.
 constexpr double kDefaultTimeoutSeconds = 600;
 

@@ -3,8 +3,6 @@
 #include "ring_allreduce.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <string>
 
 #include "batchai/common/errors.hpp"
@@ -21,6 +19,12 @@ constexpr std::size_t kMaxMessageFloats = std::size_t{1} << 28;
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
 
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
 // dst += src, memory-bound. Fixed 16-wide blocks let -O2 (GCC's very-cheap vector cost
 // model, which refuses loops needing an epilogue) emit SIMD adds; the tail is scalar.
 void add_into(float* __restrict dst, const float* __restrict src, std::size_t n) {
@@ -34,8 +38,10 @@ void add_into(float* __restrict dst, const float* __restrict src, std::size_t n)
 }  // namespace
 
 RingAllreduce::RingAllreduce(MPI_Comm comm, std::size_t chunk_bytes, double timeout_s)
-    : comm_(comm), chunk_bytes_(chunk_bytes), timeout_s_(timeout_s) {
-  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    : comm_(comm),
+      rank_(comm_rank(comm)),
+      chunk_bytes_(chunk_bytes),
+      watchdog_(timeout_s, rank_) {
   check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
@@ -106,29 +112,9 @@ void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_
 
 void RingAllreduce::wait(MPI_Request& request, int peer, const char* what, int expected) {
   MPI_Status status;
-  int rc = MPI_SUCCESS;
-  if (timeout_s_ <= 0) {
-    rc = MPI_Wait(&request, &status);
-  } else {
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
-    for (unsigned spin = 1;; ++spin) {
-      int done = 0;
-      rc = MPI_Test(&request, &done, &status);
-      if (rc != MPI_SUCCESS || done) break;
-      // Reading the clock every poll would cost more than the poll itself.
-      if (spin % 256 == 0 && Clock::now() > deadline) {
-        char seconds[32];
-        std::snprintf(seconds, sizeof seconds, "%g", timeout_s_);
-        throw Error("ring allreduce stalled: rank " + std::to_string(rank_) + " has waited " +
-                    seconds + " s " + what + " rank " + std::to_string(peer) +
-                    " (its ring neighbour); that rank, or one before it in the ring, is stuck or "
-                    "has not reached the same allreduce (different step counts or tensor "
-                    "sizes?). Raise BATCHAI_COMM_TIMEOUT_S if such waits are expected, 0 "
-                    "disables the check");
-      }
-    }
-  }
+  watchdog_.begin(peer, what);
+  const int rc = MPI_Wait(&request, &status);
+  watchdog_.end();
   int error_class = MPI_SUCCESS;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &error_class);
   int got = expected;
