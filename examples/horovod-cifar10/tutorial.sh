@@ -1,42 +1,205 @@
 #!/usr/bin/env bash
-# The Batch AI Horovod tutorial ("Train a distributed model with Horovod"), step by step, with
-# `batchai` in place of `az batchai` / `az`. Runs against a fresh $BATCHAI_HOME unless one is set.
+# The Batch AI Horovod tutorial ("Train a distributed model with Horovod"), end to end, with
+# `batchai` in place of `az batchai` / `az`. Every step prints the command and its real output.
 #
-# Environment: BATCHAI (the executable, default build/src/cli/batchai), BATCHAI_HOME,
-# NODES (default 4), STEP_PAUSE (seconds between `cluster show` polls, default 1).
+# Usage: tutorial.sh [--data-dir DIR]
+# Environment (all optional):
+#   BATCHAI            the executable (default build/src/cli/batchai)
+#   BATCHAI_HOME       state, nodes and storage (default: a fresh temporary folder)
+#   NODES              cluster size and job nodeCount (default 4, as in the tutorial)
+#   EPOCHS, STEPS_PER_EPOCH   training schedule (default 1 epoch of 40 steps per worker: a short
+#                      run for a 2-core machine); SCHEDULE=full trains the tutorial's schedule
+#                      (ceil(100 / NODES) epochs of 1563 steps per worker)
+#   DATA_DIR or BATCHAI_CIFAR10_DIR   folder with the CIFAR-10 binary files; uploaded to the share
+#   SYNTHETIC          N: train on N generated images (no CIFAR-10 needed); also the fallback when
+#                      no data is given and the download site cannot be reached (default 2048)
+#   VALIDATION_IMAGES  validate each epoch on the first N test images (default: all)
+#   DOWNLOAD_DIR       where `storage file download` puts the model (default $BATCHAI_HOME/downloads)
+#   STEP_PAUSE         seconds between polls (default 1); CLEANUP=0 keeps the resources
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
+    --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tutorial.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
 BATCHAI="${BATCHAI:-$root/build/src/cli/batchai}"
+if [ ! -x "$BATCHAI" ]; then
+  echo "tutorial.sh: $BATCHAI is not built yet: run scripts/build.sh first (or set BATCHAI)." >&2
+  exit 1
+fi
 export BATCHAI_HOME="${BATCHAI_HOME:-$(mktemp -d -t batchai-tutorial.XXXXXX)}"
 NODES="${NODES:-4}"
 STEP_PAUSE="${STEP_PAUSE:-1}"
-rg=batchai.horovod ws=batchaidev cluster=nc6cluster
+DOWNLOAD_DIR="${DOWNLOAD_DIR:-$BATCHAI_HOME/downloads}"
+rg=batchai.horovod ws=batchaidev cluster=nc6cluster experiment=cifar job=cifar_distributed
+storage="cifar$(date +%s | tail -c 9)"  # storage account names are global in Azure: make it unique
+work="$BATCHAI_HOME/tutorial"
+mkdir -p "$work" "$DOWNLOAD_DIR"
 
 step() { printf '\n### %s\n' "$*"; }
-run() { printf '$ batchai %s\n' "$*"; "$BATCHAI" "$@"; }
+note() { printf '# %s\n' "$*"; }
+# run <args>: print the command as a person types it, then run it (its output is the step's output).
+run() { printf '$ batchai%s\n' "$(shown "$@")"; "$BATCHAI" "$@"; }
+# shown <args>: the arguments as one would type them (quoted when they hold spaces or specials).
+shown() {
+  local a out=""
+  for a in "$@"; do
+    if [[ "$a" =~ [^][A-Za-z0-9_./:=,@%+-] ]]; then out+=" \"$a\""; else out+=" $a"; fi
+  done
+  printf '%s' "$out"
+}
+quiet() { "$BATCHAI" "$@" 2>/dev/null; }
+have_cifar10() {
+  local f
+  for f in data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin data_batch_5.bin test_batch.bin; do
+    [ -f "$1/$f" ] || return 1
+  done
+}
+
+# Where the images come from: given data (uploaded to the share), the official download (done by
+# the trainer inside the job, as Keras' cifar10.load_data() does), or a small synthetic set.
+data_args="" data_mode=""
+DATA_DIR="${DATA_DIR:-${BATCHAI_CIFAR10_DIR:-}}"
+if [ -n "$DATA_DIR" ]; then
+  if ! have_cifar10 "$DATA_DIR"; then
+    echo "tutorial.sh: $DATA_DIR does not hold the CIFAR-10 binary files (data_batch_1..5.bin, test_batch.bin)." >&2
+    echo "Get them from https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz or leave DATA_DIR unset." >&2
+    exit 1
+  fi
+  data_mode=local data_args='--data-dir=$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar/data'
+elif [ -n "${SYNTHETIC:-}" ]; then
+  data_mode=synthetic data_args="--synthetic=$SYNTHETIC"
+elif command -v curl >/dev/null && curl -sfI --max-time 10 https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz >/dev/null 2>&1; then
+  data_mode=download data_args='--download --data-dir=$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar/data'
+else
+  SYNTHETIC=2048
+  data_mode=synthetic data_args="--synthetic=$SYNTHETIC"
+  echo "!!! No CIFAR-10 data given (DATA_DIR, --data-dir or BATCHAI_CIFAR10_DIR) and the download site"
+  echo "!!! cannot be reached: training on $SYNTHETIC SYNTHETIC images instead. Accuracy figures below"
+  echo "!!! are NOT CIFAR-10 figures."
+fi
+schedule_args=""
+if [ "${SCHEDULE:-short}" != full ]; then
+  schedule_args="--epochs=${EPOCHS:-1} --steps-per-epoch=${STEPS_PER_EPOCH:-40}"
+fi
+[ -n "${VALIDATION_IMAGES:-}" ] && schedule_args="$schedule_args --validation-images=$VALIDATION_IMAGES"
 
 echo "BATCHAI_HOME=$BATCHAI_HOME"
-step "Create a resource group, a workspace and an experiment"
+echo "nodes: $NODES, data: $data_mode, schedule: ${schedule_args:-full}"
+
+step "Create a resource group"
 run group create --name "$rg" --location eastus -o table
+
+step "Create a workspace and an experiment"
 run batchai workspace create --resource-group "$rg" --workspace "$ws" --location eastus -o table
-run batchai experiment create --resource-group "$rg" --workspace "$ws" --name cifar -o table
+run batchai experiment create --resource-group "$rg" --workspace "$ws" --name "$experiment" -o table
 
 step "Create a $NODES-node Standard_NC6 cluster and watch it allocate"
-run batchai cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" \
-  --vm-priority dedicated --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys -o none
-for _ in $(seq 1 120); do
-  run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" -o table
-  state=$("$BATCHAI" batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
-    --query "allocationState" -o tsv)
-  idle=$("$BATCHAI" batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
-    --query "nodeStateCounts.idleNodeCount" -o tsv)
-  [ "$state" = steady ] && [ "$idle" = "$NODES" ] && break
+run batchai cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" --vm-priority dedicated \
+  --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys -o none
+last=""
+for _ in $(seq 1 300); do
+  row=$(quiet batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" -o table)
+  # Print the table each time the cluster's state changes, not every poll.
+  if [ "$row" != "$last" ]; then
+    printf '$ batchai%s\n%s\n' "$(shown batchai cluster show --name "$cluster" --workspace "$ws" \
+      --resource-group "$rg" -o table)" "$row"
+    last="$row"
+  fi
+  state=$(quiet batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
+    --query "join(' ', [allocationState, to_string(nodeStateCounts.idleNodeCount)])" -o tsv)
+  [ "$state" = "steady $NODES" ] && break
   sleep "$STEP_PAUSE"
 done
+[ "$state" = "steady $NODES" ] || { echo "tutorial.sh: the cluster did not reach $NODES idle nodes" >&2; exit 1; }
 run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
   --query "nodeSetup.mountVolumes.azureFileShares[0].{storageAccountName:accountName}"
 
-step "Clean up"
-run batchai cluster resize --name "$cluster" --resource-group "$rg" --target 0 --workspace "$ws" -o table
+step "Create a storage account, the file share myshare and the directory cifar"
+run storage account create --name "$storage" --resource-group "$rg" --location eastus --sku Standard_LRS \
+  --query "{name:name, location:location, provisioningState:provisioningState}" -o table
+run storage share create --name myshare --account-name "$storage"
+run storage directory create --share-name myshare --name cifar --account-name "$storage"
+
+step "The training program"
+note "The tutorial downloads cifar_cnn_distributed.py (Keras + Horovod). Here the same network, optimizer"
+note "and Horovod semantics are built into batchai: horovodSettings.pythonScriptFilePath 'batchai-train'"
+note "runs 'batchai train <commandLineArgs>' in every MPI rank. Its options:"
+run train -h | sed -n '1,/^Run /p' | sed '/^Run /d;/^$/d'
+
+step "Upload the data to the share"
+if [ "$data_mode" = local ]; then
+  run storage directory create --share-name myshare --name cifar/data --account-name "$storage" -o none
+  for f in data_batch_1.bin data_batch_2.bin data_batch_3.bin data_batch_4.bin data_batch_5.bin test_batch.bin; do
+    run storage file upload --share-name myshare --source "$DATA_DIR/$f" --path cifar/data \
+      --account-name "$storage" -o none
+  done
+  run storage file list --share-name myshare --path cifar/data --account-name "$storage" -o table
+elif [ "$data_mode" = download ]; then
+  note "Nothing to upload: the trainer downloads CIFAR-10 into myshare/cifar/data inside the job (rank 0"
+  note "first), as the tutorial's script does with keras.datasets.cifar10.load_data()."
+else
+  note "Nothing to upload: the job trains on $SYNTHETIC synthetic images (--synthetic=$SYNTHETIC)."
+fi
+
+step "Prepare the job configuration file (job.json)"
+# The example job with this run's node count, data and schedule; placeholders stay for job create.
+sed -e "s/\"nodeCount\": 4/\"nodeCount\": $NODES/" \
+  -e "s#\"--dir=\\\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar\"#\"--dir=\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar $data_args $schedule_args\"#" \
+  "$here/job.json" > "$work/job.json"
+cat "$work/job.json"
+
+step "Submit the job"
+run batchai job create --cluster "$cluster" --name "$job" --resource-group "$rg" --workspace "$ws" \
+  --experiment "$experiment" --config-file "$work/job.json" --storage-account-name "$storage" \
+  --query "{name:name, nodeCount:nodeCount, toolType:toolType, executionState:executionState}" -o table
+
+step "Monitor the job"
+for _ in $(seq 1 300); do
+  execution=$(quiet batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" \
+    --workspace "$ws" --query "executionState" -o tsv)
+  [ "$execution" != queued ] && break
+  sleep "$STEP_PAUSE"
+done
+run batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
+  --query "executionState"
+run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" --query "nodeStateCounts"
+run batchai job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
+  --output table
+# Streams until the job completes.
+run batchai job file stream --experiment "$experiment" --file-name stdout.txt --job "$job" \
+  --resource-group "$rg" --workspace "$ws"
+run batchai job wait --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" || {
+  echo "tutorial.sh: the job failed; its stderr.txt:" >&2
+  "$BATCHAI" batchai job file stream --experiment "$experiment" --file-name stderr.txt --job "$job" \
+    --resource-group "$rg" --workspace "$ws" >&2 || true
+  exit 1
+}
+run batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
+  --query "{executionState:executionState, exitCode:executionInfo.exitCode}" -o table
+run batchai job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
+  --output table
+
+step "Download the trained model"
+run storage file list --share-name myshare --path cifar/saved_models --account-name "$storage" -o table
+run storage file download --share-name myshare --path cifar/saved_models/keras_cifar10_trained_model.h5 \
+  --dest "$DOWNLOAD_DIR/keras_cifar10_trained_model.h5" --account-name "$storage" -o none
+ls -l "$DOWNLOAD_DIR/keras_cifar10_trained_model.h5"
+
+if [ "${CLEANUP:-1}" = 0 ]; then
+  note "CLEANUP=0: resources kept in $BATCHAI_HOME"
+  exit 0
+fi
+step "Clean up resources"
+run batchai cluster resize --name "$cluster" --resource-group "$rg" --target 0 --workspace "$ws" \
+  --query "{name:name, targetNodeCount:scaleSettings.manual.targetNodeCount}" -o table
 run group delete --name "$rg" --yes
+run group list -o table
+echo "Done. The trained model is $DOWNLOAD_DIR/keras_cifar10_trained_model.h5"
