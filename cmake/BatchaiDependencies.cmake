@@ -6,6 +6,8 @@ find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)
+# C++ code includes mpi.h too: keep Open MPI's (and MPICH's) deprecated C++ bindings out.
+set_property(TARGET MPI::MPI_C APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 find_package(HDF5 REQUIRED COMPONENTS C)
 find_package(yaml-cpp REQUIRED)
 find_package(dnnl QUIET)
