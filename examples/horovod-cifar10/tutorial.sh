@@ -113,8 +113,8 @@ for _ in $(seq 1 300); do
       --resource-group "$rg" -o table)" "$row"
     last="$row"
   fi
-  state=$(quiet batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
-    --query "join(' ', [allocationState, to_string(nodeStateCounts.idleNodeCount)])" -o tsv)
+  # The table's row: Name, Resource Group, Workspace, VM Size, State, Idle, ... (one word each).
+  state=$(awk 'NR == 3 { print $5, $6 }' <<<"$row")
   [ "$state" = "steady $NODES" ] && break
   sleep "$STEP_PAUSE"
 done
