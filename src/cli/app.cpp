@@ -136,26 +136,21 @@ int run_with(CliContext& ctx, int argc, char** argv) {
   try {
     std::optional<Json> result = command.execute();
     if (!result) return 0;  // commands that return nothing print nothing, in every format
-    if (g.query.empty() && (render.format == output::Format::kJson || render.format == output::Format::kNone ||
-                            (render.format == output::Format::kJsonc && isatty(STDOUT_FILENO) == 0))) {
-      // Fast path: the document is already in sorted-key form; no ordered copy needed.
-      if (render.format == output::Format::kNone) return 0;
-      std::string text = dump_azure_json(*result);
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-      return 0;
-    }
-    output::OJson data = output::to_ordered(*result);
-#ifdef BATCHAI_CLI_HAVE_QUERY
-    if (expression) {
-      data = expression->evaluate(data);
-      render.query_active = true;
-      if (data.is_null()) return 0;
-    }
-#endif
     render.transformer = command.transformer();
     render.color = isatty(STDOUT_FILENO) != 0;
-    std::string text = output::render(data, render);
+    std::string text;
+#ifdef BATCHAI_CLI_HAVE_QUERY
+    if (expression) {
+      output::OJson data = expression->evaluate(output::to_ordered(std::move(*result)));
+      if (data.is_null()) return 0;
+      render.query_active = true;
+      text = output::render(data, render);
+    } else {
+      text = output::render_sorted(std::move(*result), render);
+    }
+#else
+    text = output::render_sorted(std::move(*result), render);
+#endif
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     return 0;

@@ -6,6 +6,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "output/output.hpp"
+#include "output/transformers.hpp"
 
 namespace batchai::cli::output {
 namespace {
@@ -16,7 +17,8 @@ constexpr const char* kStringColor = "\x1b[32m";
 constexpr const char* kLiteralColor = "\x1b[36m";
 
 // knack _TsvOutput._dump_obj: lists print their length, objects an empty field.
-void tsv_value(const OJson& v, std::string& out) {
+template <typename J>
+void tsv_value(const J& v, std::string& out) {
   if (v.is_array()) {
     out += std::to_string(v.size());
   } else if (v.is_object()) {
@@ -24,15 +26,16 @@ void tsv_value(const OJson& v, std::string& out) {
   } else if (v.is_null()) {
     out += "None";
   } else if (v.is_string()) {
-    out += v.get_ref<const std::string&>();
+    out += v.template get_ref<const std::string&>();
   } else if (v.is_boolean()) {
-    out += v.get<bool>() ? "True" : "False";
+    out += v.template get<bool>() ? "True" : "False";
   } else {
     out += v.dump();
   }
 }
 
-void tsv_row(const OJson& row, std::string& out) {
+template <typename J>
+void tsv_row(const J& row, std::string& out) {
   if (row.is_object() || row.is_array()) {
     bool first = true;
     for (const auto& value : row) {
@@ -41,7 +44,7 @@ void tsv_row(const OJson& row, std::string& out) {
       tsv_value(value, out);
     }
   } else if (row.is_boolean()) {
-    out += row.get<bool>() ? "true" : "false";  // az prints a top-level bool like JSON
+    out += row.template get<bool>() ? "true" : "false";  // az prints a top-level bool like JSON
   } else {
     tsv_value(row, out);
   }
@@ -95,6 +98,17 @@ void emit_yaml(YAML::Emitter& out, const Json& v) {
   }
 }
 
+template <typename J>
+std::string tsv_text(const J& result) {
+  std::string out;
+  if (result.is_array()) {
+    for (const auto& row : result) tsv_row(row, out);
+  } else {
+    tsv_row(result, out);
+  }
+  return out;
+}
+
 // Colours a YAML line: "key:" in key colour, the rest as a value.
 std::string colour_yaml(const std::string& text) {
   std::string out;
@@ -116,6 +130,15 @@ std::string colour_yaml(const std::string& text) {
     start = end + 1;
   }
   return out;
+}
+
+std::string yaml_text(const Json& sorted, bool color) {
+  YAML::Emitter emitter;
+  emitter.SetNullFormat(YAML::LowerNull);
+  emitter.SetIndent(2);
+  emit_yaml(emitter, sorted);
+  std::string text = std::string(emitter.c_str()) + "\n";
+  return color ? colour_yaml(text) : text;
 }
 
 }  // namespace
@@ -159,6 +182,33 @@ OJson to_ordered(const Json& value) {
   }
 }
 
+OJson to_ordered(Json&& value) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      // Source keys are unique and sorted: append without lookups, moving keys and values out.
+      auto& source = value.get_ref<Json::object_t&>();
+      OJson out = OJson::object();
+      auto& target = out.get_ref<OJson::object_t&>();
+      target.reserve(source.size());
+      while (!source.empty()) {
+        auto node = source.extract(source.begin());
+        target.emplace_back(std::move(node.key()), to_ordered(std::move(node.mapped())));
+      }
+      return out;
+    }
+    case Json::value_t::array: {
+      auto& source = value.get_ref<Json::array_t&>();
+      OJson out = OJson::array();
+      auto& target = out.get_ref<OJson::array_t&>();
+      target.reserve(source.size());
+      for (auto& item : source) target.push_back(to_ordered(std::move(item)));
+      return out;
+    }
+    case Json::value_t::string: return OJson(std::move(value.get_ref<std::string&>()));
+    default: return to_ordered(static_cast<const Json&>(value));
+  }
+}
+
 Json to_sorted(const OJson& value) {
   if (value.is_object()) {
     Json out = Json::object();
@@ -182,10 +232,10 @@ Json to_sorted(const OJson& value) {
 
 std::string render_json(const OJson& result) { return dump_azure_json(to_sorted(result)); }
 
-std::string render_jsonc(const OJson& result, bool color) {
-  std::string plain = render_json(result);
-  if (!color) return plain;
-  // Walk the JSON text: strings followed by ':' are keys, other strings are values.
+namespace {
+
+// Walks JSON text: strings followed by ':' are keys, other strings are values.
+std::string colour_json(const std::string& plain) {
   std::string out;
   for (std::size_t i = 0; i < plain.size();) {
     char c = plain[i];
@@ -212,24 +262,16 @@ std::string render_jsonc(const OJson& result, bool color) {
   return out;
 }
 
-std::string render_tsv(const OJson& result) {
-  std::string out;
-  if (result.is_array()) {
-    for (const auto& row : result) tsv_row(row, out);
-  } else {
-    tsv_row(result, out);
-  }
-  return out;
+}  // namespace
+
+std::string render_jsonc(const OJson& result, bool color) {
+  std::string plain = render_json(result);
+  return color ? colour_json(plain) : plain;
 }
 
-std::string render_yaml(const OJson& result, bool color) {
-  YAML::Emitter emitter;
-  emitter.SetNullFormat(YAML::LowerNull);
-  emitter.SetIndent(2);
-  emit_yaml(emitter, to_sorted(result));
-  std::string text = std::string(emitter.c_str()) + "\n";
-  return color ? colour_yaml(text) : text;
-}
+std::string render_tsv(const OJson& result) { return tsv_text(result); }
+
+std::string render_yaml(const OJson& result, bool color) { return yaml_text(to_sorted(result), color); }
 
 std::string render(const OJson& result, const RenderOptions& options) {
   switch (options.format) {
@@ -239,6 +281,25 @@ std::string render(const OJson& result, const RenderOptions& options) {
     case Format::kTsv: return render_tsv(result);
     case Format::kYaml: return render_yaml(result, false);
     case Format::kYamlc: return render_yaml(result, options.color);
+    case Format::kNone: return "";
+  }
+  return "";
+}
+
+std::string render_sorted(Json&& result, const RenderOptions& options) {
+  switch (options.format) {
+    case Format::kJson: return dump_azure_json(result);
+    case Format::kJsonc: {
+      std::string plain = dump_azure_json(result);
+      return options.color ? colour_json(plain) : plain;
+    }
+    case Format::kTable: {
+      if (auto rows = transform_sorted(options.transformer, result)) return render_table(*rows, nullptr, false);
+      return render_table(to_ordered(std::move(result)), options.transformer, false);
+    }
+    case Format::kTsv: return tsv_text(result);
+    case Format::kYaml: return yaml_text(result, false);
+    case Format::kYamlc: return yaml_text(result, options.color);
     case Format::kNone: return "";
   }
   return "";

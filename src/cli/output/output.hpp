@@ -33,13 +33,17 @@ struct RenderOptions {
   bool color = false;            // jsonc/yamlc colour (only when stdout is a TTY)
 };
 
-// Sorted-key copy of `value` as an ordered document.
+// Sorted-key copy of `value` as an ordered document (the rvalue form moves strings out).
 OJson to_ordered(const Json& value);
+OJson to_ordered(Json&& value);
 // Back to a sorted-key document (json/yaml print sorted keys like the Azure CLI).
 Json to_sorted(const OJson& value);
 
 // The whole text to write to stdout ("" for Format::kNone).
 std::string render(const OJson& result, const RenderOptions& options);
+// The same for a service document when no --query runs: its keys are already sorted, so
+// each format reads it as it is (no ordered copy; 10,000-job lists stay fast).
+std::string render_sorted(Json&& result, const RenderOptions& options);
 
 std::string render_json(const OJson& result);
 std::string render_jsonc(const OJson& result, bool color);

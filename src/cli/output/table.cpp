@@ -199,12 +199,22 @@ std::string tabulate_simple(const std::vector<std::string>& headers, const std::
 }
 
 std::string render_table(const OJson& result, const TableTransformer& transformer, bool query_active) {
-  OJson data = (transformer && !query_active) ? transformer(result) : result;
-  if (!data.is_array()) data = OJson::array({data});
-  if (data.empty()) return "\n";
+  // Only the transformed rows or a lone value are new; a list result is read where it is.
+  OJson owned;
+  const OJson* data = &result;
+  if (transformer && !query_active) {
+    owned = transformer(result);
+    data = &owned;
+  }
+  if (!data->is_array()) {
+    owned = OJson::array({*data});
+    data = &owned;
+  }
+  if (data->empty()) return "\n";
   std::vector<std::vector<std::pair<std::string, OJson>>> items;
   std::vector<std::string> headers;
-  for (const auto& item : data) {
+  items.reserve(data->size());
+  for (const auto& item : *data) {
     items.push_back(auto_table_item(item));
     for (const auto& [key, value] : items.back()) {
       if (std::find(headers.begin(), headers.end(), key) == headers.end()) headers.push_back(key);

@@ -1,6 +1,8 @@
 // Table transformers: the exact `-o table` columns of spec §2.3, one per resource kind.
 // Each accepts one resource or a list and returns a list of rows (ordered objects).
 #pragma once
+#include <optional>
+
 #include "output/output.hpp"
 
 namespace batchai::cli::output {
@@ -14,5 +16,9 @@ OJson file_server_table(const OJson& result);
 OJson remote_login_table(const OJson& result);
 OJson setup_file_table(const OJson& result);
 OJson usage_table(const OJson& result);
+
+// The rows of `transformer` (one of the above) read straight from a sorted-key document, with
+// no ordered copy of it; nullopt for any other transformer.
+std::optional<OJson> transform_sorted(const TableTransformer& transformer, const Json& result);
 
 }  // namespace batchai::cli::output
