@@ -70,9 +70,9 @@ log::Verbosity verbosity(const GlobalOptions& g) {
 
 void print_error(const std::string& message) { log::error(message); }  // "ERROR: <message>" on stderr
 
-}  // namespace
-
-int run_with(CliContext& ctx, int argc, char** argv) {
+// `keep` (when given) receives the printed result, so that the executable can end without
+// freeing it.
+int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   CLI::App root("Manage Batch AI resources on this machine: workspaces, clusters, experiments, jobs, "
                 "file servers, plus the `group` and `storage` commands of the Batch AI tutorial.",
                 "batchai");
@@ -153,6 +153,7 @@ int run_with(CliContext& ctx, int argc, char** argv) {
 #endif
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
+    if (keep != nullptr) *keep = std::move(*result);
     return 0;
   } catch (const UsageError& e) {
     return usage_error(ctx, &command.app(), e.what());
@@ -173,14 +174,28 @@ int run_with(CliContext& ctx, int argc, char** argv) {
   }
 }
 
+}  // namespace
+
+int run_with(CliContext& ctx, int argc, char** argv) { return run_command(ctx, argc, argv, nullptr); }
+
 int run(int argc, char** argv) {
+  Json printed;
+  int code = 1;
   try {
     std::unique_ptr<CliContext> ctx = compose();
-    return run_with(*ctx, argc, argv);
+    code = run_command(*ctx, argc, argv, &printed);
   } catch (const std::exception& e) {
     print_error(e.what());
     return 1;
   }
+  // The store is closed and the output written; freeing a large result (a 10,000-job list is
+  // a tree of about a million nodes) would only delay the exit, so end without destructors.
+  if (!printed.is_null()) {
+    std::cout.flush();
+    std::fflush(nullptr);
+    std::quick_exit(code);
+  }
+  return code;
 }
 
 }  // namespace batchai::cli
