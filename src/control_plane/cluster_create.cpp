@@ -149,41 +149,9 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
     if (!mounts.contains(list) || !mounts[list].is_array()) mounts[list] = Json::array();
     mounts[list].push_back(std::move(entry));
   };
-  if (nfs) {
-    if (o.mounts.nfs_mount_path.empty()) throw InvalidArgument("File server relative mount path cannot be empty.");
-    Json server = file_server_show(nfs->where, nfs->name);
-    append("fileServers", {{"fileServer", {{"id", server["id"]}}},
-                           {"relativeMountPath", o.mounts.nfs_mount_path},
-                           {"mountOptions", "rw"}});
-  }
-  if (o.mounts.afs_name || o.mounts.bfs_name) {
-    auto storage = effective_storage(o.mounts, lookup);
-    if (storage.account_name.empty())
-      throw InvalidArgument(
-          "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account "
-          "value in batchai section of your az configuration file.");
-    if (storage.account_key.empty())
-      throw InvalidArgument(
-          "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
-          "batchai section of your az configuration file.");
-    if (o.mounts.afs_name) {
-      if (o.mounts.afs_mount_path.empty())
-        throw InvalidArgument("Azure File share relative mount path cannot be empty.");
-      append("azureFileShares",
-             {{"accountName", storage.account_name},
-              {"azureFileUrl", "https://" + storage.account_name + ".file.core.windows.net/" + *o.mounts.afs_name},
-              {"credentials", {{"accountKey", storage.account_key}}},
-              {"relativeMountPath", o.mounts.afs_mount_path}});
-    }
-    if (o.mounts.bfs_name) {
-      if (o.mounts.bfs_mount_path.empty())
-        throw InvalidArgument("Azure Storage Container relative mount path cannot be empty.");
-      append("azureBlobFileSystems", {{"accountName", storage.account_name},
-                                      {"containerName", *o.mounts.bfs_name},
-                                      {"credentials", {{"accountKey", storage.account_key}}},
-                                      {"relativeMountPath", o.mounts.bfs_mount_path}});
-    }
-  }
+  append_command_line_mounts(mounts, o.mounts,
+                             nfs ? file_server_show(nfs->where, nfs->name)["id"].get<std::string>() : std::string(),
+                             lookup);
   if (o.use_auto_storage) {
     std::string account;
     if (group_exists(kAutoStorageGroup)) {

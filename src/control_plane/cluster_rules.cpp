@@ -217,4 +217,44 @@ void generate_ssh_keys(const std::string& home) {
       "using machines without permanent storage, back up your keys to a safe location.");
 }
 
+void append_command_line_mounts(Json& mount_volumes, const MountOptions& o, const std::string& file_server_id,
+                                const KeyLookup& lookup) {
+  if (!mount_volumes.is_object()) mount_volumes = Json::object();
+  auto append = [&](const char* list, Json entry) {
+    if (!mount_volumes.contains(list) || !mount_volumes[list].is_array()) mount_volumes[list] = Json::array();
+    mount_volumes[list].push_back(std::move(entry));
+  };
+  if (!file_server_id.empty()) {
+    if (o.nfs_mount_path.empty()) throw InvalidArgument("File server relative mount path cannot be empty.");
+    append("fileServers", {{"fileServer", {{"id", file_server_id}}},
+                           {"relativeMountPath", o.nfs_mount_path},
+                           {"mountOptions", "rw"}});
+  }
+  if (!o.afs_name && !o.bfs_name) return;
+  const auto storage = effective_storage(o, lookup);
+  if (storage.account_name.empty())
+    throw InvalidArgument(
+        "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account "
+        "value in batchai section of your az configuration file.");
+  if (storage.account_key.empty())
+    throw InvalidArgument(
+        "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
+        "batchai section of your az configuration file.");
+  if (o.afs_name) {
+    if (o.afs_mount_path.empty()) throw InvalidArgument("Azure File share relative mount path cannot be empty.");
+    append("azureFileShares",
+           {{"accountName", storage.account_name},
+            {"azureFileUrl", "https://" + storage.account_name + ".file.core.windows.net/" + *o.afs_name},
+            {"credentials", {{"accountKey", storage.account_key}}},
+            {"relativeMountPath", o.afs_mount_path}});
+  }
+  if (o.bfs_name) {
+    if (o.bfs_mount_path.empty()) throw InvalidArgument("Azure Storage Container relative mount path cannot be empty.");
+    append("azureBlobFileSystems", {{"accountName", storage.account_name},
+                                    {"containerName", *o.bfs_name},
+                                    {"credentials", {{"accountKey", storage.account_key}}},
+                                    {"relativeMountPath", o.bfs_mount_path}});
+  }
+}
+
 }  // namespace batchai::control_plane

@@ -48,44 +48,13 @@ int removal_rank(const std::string& state) {
   return 3;  // running: last
 }
 
-void link_mount(const fs::path& mount_root, const std::string& relative, const fs::path& target) {
-  fs::path where = mount_root / check_relative_path(relative, "Relative mount path");
-  std::error_code ec;
-  fs::create_directories(where.parent_path(), ec);
-  if (fs::exists(fs::symlink_status(where, ec))) return;
-  fs::create_directory_symlink(target, where, ec);
-  if (ec) log::warning("Cannot mount '" + relative + "' on a node: " + ec.message());
-}
-
 // Makes the node folder and its mounts; idempotent, so a crash or a second call is harmless.
 void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::path& node) {
   std::error_code ec;
   for (const char* sub : {"mounts", "jobs", "shared"}) fs::create_directories(node / sub, ec);
-  const fs::path root = NodeLayout::mount_root(node);
   Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
                                                                        : Json();
-  if (!mv.is_object()) return;
-  auto each = [&](const char* list, auto fn) {
-    if (mv.contains(list) && mv[list].is_array())
-      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
-  };
-  each("azureFileShares", [&](const Json& m, const std::string& rel) {
-    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
-      link_mount(root, rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
-  });
-  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
-    link_mount(root, rel,
-               layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
-  });
-  each("fileServers", [&](const Json& m, const std::string& rel) {
-    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
-    if (!id || id->path.empty()) return;
-    link_mount(root, rel, layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""),
-                                                    id->path.back().second));
-  });
-  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
-    fs::create_directories(root / check_relative_path(rel, "Relative mount path"), ec);
-  });
+  link_mount_volumes(layout, mv, NodeLayout::mount_root(node));
 }
 
 std::map<std::string, std::string> node_environment(const fs::path& node) {

@@ -3,6 +3,9 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/common/json_util.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 
 namespace fs = std::filesystem;
@@ -92,6 +95,38 @@ std::string expand_mount_root(const std::string& text, const fs::path& mount_roo
     }
   }
   return out;
+}
+
+void link_mount_volumes(const NodeLayout& layout, const Json& mv, const fs::path& mount_root) {
+  if (!mv.is_object()) return;
+  std::error_code ec;
+  auto link = [&](const std::string& relative, const fs::path& target) {
+    const fs::path where = mount_root / check_relative_path(relative, "Relative mount path");
+    fs::create_directories(where.parent_path(), ec);
+    if (fs::exists(fs::symlink_status(where, ec))) return;
+    fs::create_directories(target, ec);
+    fs::create_directory_symlink(target, where, ec);
+    if (ec) log::warning("Cannot mount '" + relative + "' under " + mount_root.string() + ": " + ec.message());
+  };
+  auto each = [&](const char* list, auto fn) {
+    if (mv.contains(list) && mv[list].is_array())
+      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
+  };
+  each("azureFileShares", [&](const Json& m, const std::string& rel) {
+    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
+      link(rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
+  });
+  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
+    link(rel, layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
+  });
+  each("fileServers", [&](const Json& m, const std::string& rel) {
+    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
+    if (!id || id->path.empty()) return;
+    link(rel, layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""), id->path.back().second));
+  });
+  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
+    fs::create_directories(mount_root / check_relative_path(rel, "Relative mount path"), ec);
+  });
 }
 
 }  // namespace batchai::control_plane

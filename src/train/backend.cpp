@@ -10,9 +10,22 @@ BackendFactory& cuda_factory() {
   static BackendFactory factory = nullptr;
   return factory;
 }
+DeviceCommunicatorFactory& device_communicator_factory() {
+  static DeviceCommunicatorFactory factory = nullptr;
+  return factory;
+}
 }  // namespace
 
 void register_cuda_backend_factory(BackendFactory factory) { cuda_factory() = factory; }
+
+void register_device_communicator_factory(DeviceCommunicatorFactory factory) {
+  device_communicator_factory() = factory;
+}
+
+std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_algorithm) {
+  if (device_communicator_factory() == nullptr) return nullptr;
+  return device_communicator_factory()(host_algorithm);
+}
 
 BackendKind parse_backend_kind(const std::string& text) {
   if (text == "cpu") return BackendKind::kCpu;

@@ -128,6 +128,15 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
   auto backend = backend_for(o);
   Model model(*backend, tutorial_network(), o.batch_size);
   comm.check_agreement(static_cast<long long>(model.param_count()), "the parameter count");
+  // Device gradients need a communicator that can read device memory (NCCL or host-staged).
+  const bool device_grads = backend->name() != "cpu";
+  comm.check_agreement(device_grads ? 1 : 0, "whether gradients live on a device (--backend)");
+  std::unique_ptr<Communicator> device_comm;
+  if (device_grads && size > 1) {
+    device_comm = make_device_communicator(o.allreduce == "mpi" ? AllreduceAlgorithm::kMpi : AllreduceAlgorithm::kRing);
+    if (!device_comm) throw Error("backend " + backend->name() + " has no device communicator registered");
+  }
+  Communicator& grad_comm = device_comm ? *device_comm : comm;
   RmsPropConfig config;
   config.lr = o.lr;
   RmsProp opt(model, config);
@@ -195,7 +204,7 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
       }
       if (size > 1) {
         ScopedSpan span(tl, "allreduce");
-        comm.allreduce_sum(model.grads().data, model.grads().size);
+        grad_comm.allreduce_sum(model.grads().data, model.grads().size);
         backend->scale(model.grads(), inv_size);
       }
       {

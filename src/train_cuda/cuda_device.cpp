@@ -95,6 +95,13 @@ bool is_device_pointer(const void* p) {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-void register_cuda_backend() { train::register_cuda_backend_factory(&factory); }
+void register_cuda_backend() {
+  train::register_cuda_backend_factory(&factory);
+  train::register_device_communicator_factory([](train::AllreduceAlgorithm host_algorithm) {
+    NcclOptions options;
+    options.host_algorithm = host_algorithm;
+    return make_nccl_communicator(options);
+  });
+}
 
 }  // namespace batchai::train_cuda

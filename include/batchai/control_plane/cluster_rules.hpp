@@ -45,6 +45,12 @@ EffectiveStorage effective_storage(const MountOptions& options, const KeyLookup&
 // §4.5.2: patches a wire-form mountVolumes object in place (placeholders, account names, keys).
 void patch_mount_volumes(Json& mount_volumes, const EffectiveStorage& storage, const KeyLookup& lookup);
 
+// §4.3.5 / §4.4 step 5: the mounts named on the command line, appended to a wire-form
+// mountVolumes object (cluster-level for cluster create, job-level for job create). The file
+// server (--nfs) is resolved by the caller; `file_server_id` is its ARM id, empty when none.
+void append_command_line_mounts(Json& mount_volumes, const MountOptions& options, const std::string& file_server_id,
+                                const KeyLookup& lookup);
+
 // "https://<account>.file.core.windows.net/<share>" → (account, share); nullopt when ill-formed.
 std::optional<std::pair<std::string, std::string>> parse_azure_file_url(const std::string& url);
 

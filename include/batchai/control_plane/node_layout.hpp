@@ -18,6 +18,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace batchai::control_plane {
 
 class NodeLayout {
@@ -47,6 +49,13 @@ class NodeLayout {
  private:
   std::filesystem::path home_;
 };
+
+// Mounts every volume of a mountVolumes object under `mount_root` (a node's $AZ_BATCHAI_MOUNT_ROOT or a
+// job's $AZ_BATCHAI_JOB_MOUNT_ROOT): Azure File shares, blob containers and file-server exports as
+// symlinks to their folders (created when missing), unmanaged file systems as plain folders.
+// Idempotent; relative mount paths that escape the root are refused.
+void link_mount_volumes(const NodeLayout& layout, const nlohmann::json& mount_volumes,
+                        const std::filesystem::path& mount_root);
 
 // Replaces $AZ_BATCHAI_MOUNT_ROOT and ${AZ_BATCHAI_MOUNT_ROOT} (only those) in `text`.
 std::string expand_mount_root(const std::string& text, const std::filesystem::path& mount_root);

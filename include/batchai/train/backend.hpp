@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "batchai/train/communicator.hpp"
+
 namespace batchai::train {
 
 // Backend memory: `data` may be a device address; only the owning backend dereferences it.
@@ -91,5 +93,13 @@ BackendKind parse_backend_kind(const std::string& text);  // "cpu" | "cuda" | "a
 // the composition root. Returns null when no device is present.
 using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
 void register_cuda_backend_factory(BackendFactory factory);
+
+// Gradients of a device backend live in device memory, which a plain MPI communicator cannot
+// read. The CUDA target registers a factory for a communicator that can (NCCL, or host-staged
+// through the MPI ring); every rank must call make_device_communicator() together.
+using DeviceCommunicatorFactory = std::unique_ptr<Communicator> (*)(AllreduceAlgorithm host_algorithm);
+void register_device_communicator_factory(DeviceCommunicatorFactory factory);
+// Null when no device communicator was registered.
+std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_algorithm);
 
 }  // namespace batchai::train

@@ -2,9 +2,14 @@
 // into batchai::train::TrainOptions and runs the trainer; under mpirun every rank runs this same
 // command. Exposed as register_train_command(root) for the CLI's composition root.
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "batchai/train/trainer.hpp"
+#ifdef BATCHAI_HAVE_CUDA
+#include "batchai/train_cuda/cuda_backend.hpp"
+#endif
 
 namespace batchai::cli {
 
@@ -43,7 +48,17 @@ void register_train_command(CLI::App& root) {
   cmd->add_option("--validation-images", o->validation_images,
                   "Validate each epoch on the first N test images (default: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([o] { train::run_train_main(*o); });
+  // Like the hidden job commands, training runs straight from the parser's callback and ends the
+  // process with its own exit code (every MPI rank runs this same command).
+  cmd->callback([o] {
+#ifdef BATCHAI_HAVE_CUDA
+    train_cuda::register_cuda_backend();
+#endif
+    const int code = train::run_train_main(*o);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::exit(code);
+  });
 }
 
 }  // namespace batchai::cli

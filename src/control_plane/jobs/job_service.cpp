@@ -25,53 +25,19 @@ int priority_rank(const std::string& priority) {
 
 // --nfs/--afs-name/--bfs-name as job-level mounts (spec §4.4 step 5), appended to the file's
 // wire-form mountVolumes before validation and patching (their entries are complete already).
-void append_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
+void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
   if (!o.mounts.nfs && !o.mounts.afs_name && !o.mounts.bfs_name) return;
-  Json& mounts = props["mountVolumes"];
-  if (!mounts.is_object()) mounts = Json::object();
-  auto append = [&](const char* list, Json entry) {
-    if (!mounts.contains(list) || !mounts[list].is_array()) mounts[list] = Json::array();
-    mounts[list].push_back(std::move(entry));
-  };
+  std::string file_server_id;
   if (o.mounts.nfs) {
-    if (o.mounts.nfs_mount_path.empty()) throw InvalidArgument("File server relative mount path cannot be empty.");
     WorkspaceRef where = o.where;
     std::string name = *o.mounts.nfs;
     if (auto id = parse_arm_id(name); id && id->name_of("workspaces") && !id->path.empty()) {
       where = {id->resource_group, *id->name_of("workspaces")};
       name = id->path.back().second;
     }
-    Json server = cp.file_server_show(where, name);
-    append("fileServers", {{"fileServer", {{"id", server["id"]}}},
-                           {"relativeMountPath", o.mounts.nfs_mount_path},
-                           {"mountOptions", "rw"}});
+    file_server_id = cp.file_server_show(where, name)["id"].get<std::string>();
   }
-  if (!o.mounts.afs_name && !o.mounts.bfs_name) return;
-  auto storage = effective_storage(o.mounts, lookup);
-  if (storage.account_name.empty())
-    throw InvalidArgument(
-        "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account "
-        "value in batchai section of your az configuration file.");
-  if (storage.account_key.empty())
-    throw InvalidArgument(
-        "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
-        "batchai section of your az configuration file.");
-  if (o.mounts.afs_name) {
-    if (o.mounts.afs_mount_path.empty()) throw InvalidArgument("Azure File share relative mount path cannot be empty.");
-    append("azureFileShares",
-           {{"accountName", storage.account_name},
-            {"azureFileUrl", "https://" + storage.account_name + ".file.core.windows.net/" + *o.mounts.afs_name},
-            {"credentials", {{"accountKey", storage.account_key}}},
-            {"relativeMountPath", o.mounts.afs_mount_path}});
-  }
-  if (o.mounts.bfs_name) {
-    if (o.mounts.bfs_mount_path.empty())
-      throw InvalidArgument("Azure Storage Container relative mount path cannot be empty.");
-    append("azureBlobFileSystems", {{"accountName", storage.account_name},
-                                    {"containerName", *o.mounts.bfs_name},
-                                    {"credentials", {{"accountKey", storage.account_key}}},
-                                    {"relativeMountPath", o.mounts.bfs_mount_path}});
-  }
+  append_command_line_mounts(props["mountVolumes"], o.mounts, file_server_id, lookup);
 }
 
 }  // namespace
@@ -146,7 +112,7 @@ Json Jobs::create(const JobCreateOptions& o) {
       return st.text(0);
     });
   };
-  append_command_line_mounts(cp_, o, lookup, props);
+  add_command_line_mounts(cp_, o, lookup, props);
   file["properties"] = props;
   runtime::JobIdentity identity;
   identity.subscription = subscription_id();

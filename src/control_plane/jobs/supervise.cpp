@@ -60,44 +60,6 @@ class RecordingLauncher final : public ProcessLauncher {
 
 enum class StopReason { kNone, kTerminated, kDeleted, kRequeue, kNodesLost };
 
-void link(const fs::path& root, const std::string& relative, const fs::path& target) {
-  std::error_code ec;
-  fs::path where = root / check_relative_path(relative, "Relative mount path");
-  fs::create_directories(where.parent_path(), ec);
-  if (fs::exists(fs::symlink_status(where, ec))) return;
-  fs::create_directories(target, ec);
-  fs::create_directory_symlink(target, where, ec);
-  if (ec) log::warning("Cannot mount '" + relative + "' for the job: " + ec.message());
-}
-
-// Job-level mountVolumes (output shape) as links under {node}/jobs/{job}/mounts.
-void link_job_mounts(const NodeLayout& layout, const Json& mv, const fs::path& job_mount_root) {
-  std::error_code ec;
-  fs::create_directories(job_mount_root, ec);
-  if (!mv.is_object()) return;
-  auto each = [&](const char* list, auto fn) {
-    if (mv.contains(list) && mv[list].is_array())
-      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
-  };
-  each("azureFileShares", [&](const Json& m, const std::string& rel) {
-    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
-      link(job_mount_root, rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
-  });
-  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
-    link(job_mount_root, rel,
-         layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
-  });
-  each("fileServers", [&](const Json& m, const std::string& rel) {
-    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
-    if (!id || id->path.empty()) return;
-    link(job_mount_root, rel,
-         layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""), id->path.back().second));
-  });
-  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
-    fs::create_directories(job_mount_root / check_relative_path(rel, "Relative mount path"), ec);
-  });
-}
-
 std::optional<int> exit_code_in(const std::string& message) {
   auto pos = message.find("exit code ");
   if (pos == std::string::npos) return std::nullopt;
@@ -162,7 +124,7 @@ int Jobs::supervise(const std::string& job_key) {
         plan = runtime::make_launch_plan(job->doc, ctx);
         for (std::size_t i = 0; i < ctx.nodes.size(); ++i) {
           auto env = runtime::node_environment(job->doc, ctx, i);
-          link_job_mounts(layout, job->doc["mountVolumes"], env.at("AZ_BATCHAI_JOB_MOUNT_ROOT"));
+          link_mount_volumes(layout, job->doc["mountVolumes"], env.at("AZ_BATCHAI_JOB_MOUNT_ROOT"));
         }
       } catch (const std::exception& e) {
         plan_error = std::string("The job cannot be launched: ") + e.what();
