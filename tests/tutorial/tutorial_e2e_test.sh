@@ -17,9 +17,10 @@ expect() { grep -Eq -- "$2" "$log" || fail "$1 (no line matches /$2/)"; }
 section() { awk -v t="### $1" 'index($0, t) == 1 { on = 1; next } on && /^### / { exit } on' "$log"; }
 expect_in() { section "$1" | grep -Eq -- "$3" || fail "$2 (no line of section '$1' matches /$3/)"; }
 
-# HOME: cluster create --generate-ssh-keys writes ~/.ssh, as az does.
+# HOME: cluster create --generate-ssh-keys writes ~/.ssh, as az does. The simulated delay is long
+# enough that the first `cluster show` still sees `resizing` on a busy machine.
 mkdir -p "$tmp/home"
-HOME="$tmp/home" BATCHAI="$exe" BATCHAI_HOME="$tmp/state" BATCHAI_SIM_DELAY_S=1 STEP_PAUSE=0.5 \
+HOME="$tmp/home" BATCHAI="$exe" BATCHAI_HOME="$tmp/state" BATCHAI_SIM_DELAY_S=4 STEP_PAUSE=0.5 \
   NODES=2 SYNTHETIC=512 EPOCHS=2 STEPS_PER_EPOCH=50 VALIDATION_IMAGES=200 DOWNLOAD_DIR="$tmp/downloads" \
   bash "$root/examples/horovod-cifar10/tutorial.sh" > "$log" 2>&1
 rc=$?

@@ -27,38 +27,6 @@ OptionSpec name_by_ids() {
   return s;
 }
 
-// Options shared with `job create`: --storage-account-*, --afs-*, --bfs-*, --nfs*.
-Command& add_mount_options(Command& c) {
-  OptionSpec afs_path = in_group("Azure Storage Mount");
-  afs_path.default_value = "afs";
-  OptionSpec bfs_path = in_group("Azure Storage Mount");
-  bfs_path.default_value = "bfs";
-  OptionSpec nfs_path = in_group("File Server Mount");
-  nfs_path.default_value = "nfs";
-  return c.option("--storage-account-name", "Storage account name for Azure File shares and/or Blob containers.",
-                  in_group("Azure Storage Mount"))
-      .option("--storage-account-key", "Storage account key.", in_group("Azure Storage Mount"))
-      .option("--afs-name", "Name of the Azure File share to mount on each node.", in_group("Azure Storage Mount"))
-      .option("--afs-mount-path", "Relative mount path for the Azure File share.", afs_path)
-      .option("--bfs-name", "Name of the Azure Blob container to mount on each node.", in_group("Azure Storage Mount"))
-      .option("--bfs-mount-path", "Relative mount path for the Azure Blob container.", bfs_path)
-      .option("--nfs", "Name or ARM ID of a file server to mount.", in_group("File Server Mount"))
-      .option("--nfs-mount-path", "Relative mount path for the file server.", nfs_path);
-}
-
-control_plane::MountOptions mount_options(const Args& a) {
-  control_plane::MountOptions m;
-  m.storage_account_name = a.get("storage-account-name");
-  m.storage_account_key = a.get("storage-account-key");
-  m.afs_name = a.get("afs-name");
-  m.afs_mount_path = a.str("afs-mount-path");
-  m.bfs_name = a.get("bfs-name");
-  m.bfs_mount_path = a.str("bfs-mount-path");
-  m.nfs = a.get("nfs");
-  m.nfs_mount_path = a.str("nfs-mount-path");
-  return m;
-}
-
 void register_create(CLI::App& group, CliContext& ctx) {
   OptionSpec priority = in_group("Nodes");
   priority.choices = {"dedicated", "lowpriority"};
@@ -82,7 +50,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
       .flag("--generate-ssh-keys", "Generate SSH public and private key files in ~/.ssh if missing.", "Admin Account")
       .flag("--use-auto-storage", "Use auto-storage account: share batchaishare at autoafs and container "
             "batchaicontainer at autobfs.", "Auto Storage");
-  add_mount_options(create)
+  add_mount_options(create, "on each node")
       .option("--subnet", "ARM ID of a virtual network subnet to put the cluster in.", in_group("Virtual Network"))
       .option("--setup-task", "A command line to be executed on each cluster's node after it is allocated or "
               "rebooted.", in_group("Setup Task"))

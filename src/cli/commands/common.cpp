@@ -79,4 +79,36 @@ control_plane::ControlPlane::StorageAuth storage_auth(const Args& args) {
   return {args.str("account-name"), args.get("account-key")};
 }
 
+Command& add_mount_options(Command& c, const std::string& when) {
+  auto in = [](const char* group, const char* default_value = "") {
+    OptionSpec spec;
+    spec.group = group;
+    spec.default_value = default_value;
+    return spec;
+  };
+  return c
+      .option("--storage-account-name", "Storage account name for Azure File shares and/or Blob containers.",
+              in("Azure Storage Mount"))
+      .option("--storage-account-key", "Storage account key.", in("Azure Storage Mount"))
+      .option("--afs-name", "Name of the Azure File share to mount " + when + ".", in("Azure Storage Mount"))
+      .option("--afs-mount-path", "Relative mount path for the Azure File share.", in("Azure Storage Mount", "afs"))
+      .option("--bfs-name", "Name of the Azure Blob container to mount " + when + ".", in("Azure Storage Mount"))
+      .option("--bfs-mount-path", "Relative mount path for the Azure Blob container.", in("Azure Storage Mount", "bfs"))
+      .option("--nfs", "Name or ARM ID of the file server to mount " + when + ".", in("File Server Mount"))
+      .option("--nfs-mount-path", "Relative mount path for the file server.", in("File Server Mount", "nfs"));
+}
+
+control_plane::MountOptions mount_options(const Args& a) {
+  control_plane::MountOptions m;
+  m.storage_account_name = a.get("storage-account-name");
+  m.storage_account_key = a.get("storage-account-key");
+  m.afs_name = a.get("afs-name");
+  m.afs_mount_path = a.str("afs-mount-path");
+  m.bfs_name = a.get("bfs-name");
+  m.bfs_mount_path = a.str("bfs-mount-path");
+  m.nfs = a.get("nfs");
+  m.nfs_mount_path = a.str("nfs-mount-path");
+  return m;
+}
+
 }  // namespace batchai::cli

@@ -35,6 +35,11 @@ std::optional<Json> for_each_target(const std::vector<Target>& all,
 
 control_plane::WorkspaceRef workspace_ref(const Args& args);
 
+// --storage-account-name/-key, --afs-*, --bfs-*, --nfs* of `cluster create` and `job create`;
+// `when` ends the help of the mounted volumes ("on each node", "during the job").
+Command& add_mount_options(Command& command, const std::string& when);
+control_plane::MountOptions mount_options(const Args& args);
+
 // --account-name/--account-key of the data-plane storage commands.
 Command& add_storage_auth(Command& command);
 control_plane::ControlPlane::StorageAuth storage_auth(const Args& args);

@@ -53,19 +53,6 @@ Command& add_job_scope(Command& c) {
 
 JobRef job_ref(const Args& a, const char* name_key) { return {workspace_ref(a), a.str("experiment"), a.str(name_key)}; }
 
-control_plane::MountOptions mount_options(const Args& a) {
-  control_plane::MountOptions m;
-  m.storage_account_name = a.get("storage-account-name");
-  m.storage_account_key = a.get("storage-account-key");
-  m.afs_name = a.get("afs-name");
-  m.afs_mount_path = a.str("afs-mount-path");
-  m.bfs_name = a.get("bfs-name");
-  m.bfs_mount_path = a.str("bfs-mount-path");
-  m.nfs = a.get("nfs");
-  m.nfs_mount_path = a.str("nfs-mount-path");
-  return m;
-}
-
 std::string python_time(const Json& iso) {
   if (!iso.is_string()) return "None";
   auto t = parse_iso(iso.get<std::string>());
@@ -176,17 +163,8 @@ void register_create(CLI::App& group, CliContext& ctx, std::shared_ptr<JobsHolde
       .option("--name,-n", "Name of job.", required())
       .option("--config-file,-f", "A path to a json file containing job create parameters "
               "(json representation of azure.mgmt.batchai.models.JobCreateParameters).", required())
-      .option("--cluster,-c", "Name or ARM ID of the cluster to run the job.", required())
-      .option("--storage-account-name", "Storage account name for Azure File shares and/or Blob containers.",
-              optional("Azure Storage Mount"))
-      .option("--storage-account-key", "Storage account key.", optional("Azure Storage Mount"))
-      .option("--afs-name", "Name of the Azure File share to mount during the job.", optional("Azure Storage Mount"))
-      .option("--afs-mount-path", "Relative mount path for the Azure File share.", optional("Azure Storage Mount", "afs"))
-      .option("--bfs-name", "Name of the Azure Blob container to mount during the job.", optional("Azure Storage Mount"))
-      .option("--bfs-mount-path", "Relative mount path for the Azure Blob container.",
-              optional("Azure Storage Mount", "bfs"))
-      .option("--nfs", "Name or ARM ID of the file server to mount during the job.", optional("File Server Mount"))
-      .option("--nfs-mount-path", "Relative mount path for the file server.", optional("File Server Mount", "nfs"))
+      .option("--cluster,-c", "Name or ARM ID of the cluster to run the job.", required());
+  add_mount_options(create, "during the job")
       .example("Create a job to run on a cluster in the same resource group.",
                "batchai job create -g MyResourceGroup -w MyWorkspace -e MyExperiment -n MyJob "
                "-c MyCluster -f job.json")
