@@ -72,12 +72,8 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
   validate_resource_name(o.name, "cluster_name");
   reconcile();
   const std::string home = user_home();
-  AdminOptions admin = o.admin;
   // 1. --generate-ssh-keys
-  if (admin.generate_ssh_keys) {
-    generate_ssh_keys(home);
-    if (!admin.ssh_key) admin.ssh_key = (fs::path(home) / ".ssh" / "id_rsa.pub").string();
-  }
+  const AdminOptions admin = with_generated_ssh_keys(o.admin, home);
   // 2. refuse an existing cluster
   auto ws = store_->read([&] {
     auto w = require_workspace(*store_, o.where);

@@ -183,6 +183,13 @@ Json resolve_admin_account(const AdminOptions& options, const Json& config, cons
           {"adminUserSshPublicKey", key && !key->empty() ? Json(*key) : Json(nullptr)}};
 }
 
+AdminOptions with_generated_ssh_keys(AdminOptions admin, const std::string& home) {
+  if (!admin.generate_ssh_keys) return admin;
+  generate_ssh_keys(home);
+  if (!admin.ssh_key) admin.ssh_key = (std::filesystem::path(home) / ".ssh" / "id_rsa.pub").string();
+  return admin;
+}
+
 void generate_ssh_keys(const std::string& home) {
   fs::path dir = fs::path(home) / ".ssh";
   fs::path priv = dir / "id_rsa";

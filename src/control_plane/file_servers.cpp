@@ -40,12 +40,8 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "file_server_name");
   const std::string home = user_home();
-  AdminOptions admin = o.admin;
   // 1. --generate-ssh-keys
-  if (admin.generate_ssh_keys) {
-    generate_ssh_keys(home);
-    if (!admin.ssh_key) admin.ssh_key = (fs::path(home) / ".ssh" / "id_rsa.pub").string();
-  }
+  const AdminOptions admin = with_generated_ssh_keys(o.admin, home);
   // 2. refuse an existing file server
   auto ws = store_->read([&] {
     auto w = require_workspace(*store_, o.where);

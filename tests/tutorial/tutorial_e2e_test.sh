@@ -15,7 +15,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 expect() { grep -Eq -- "$2" "$log" || fail "$1 (no line matches /$2/)"; }
 # section <title>: the log from "### <title>" to the next "### " heading.
 section() { awk -v t="### $1" 'index($0, t) == 1 { on = 1; next } on && /^### / { exit } on' "$log"; }
-expect_in() { section "$1" | grep -Eq -- "$3" || fail "$2 (no line of section '$1' matches /$3/)"; }
+# (grep reads the whole section: with pipefail, `grep -q` quitting early would fail the pipeline.)
+expect_in() { section "$1" | grep -E -- "$3" > /dev/null || fail "$2 (no line of section '$1' matches /$3/)"; }
 
 # HOME: cluster create --generate-ssh-keys writes ~/.ssh, as az does. The simulated delay is long
 # enough that the first `cluster show` still sees `resizing` on a busy machine.
@@ -70,7 +71,7 @@ else
   fail "the model was not downloaded to $model"
 fi
 expect_in "Clean up resources" "resize to 0" '^nc6cluster +0 *$'
-section "Clean up resources" | grep -q 'batchai\.horovod *$' && fail "group batchai.horovod still listed after delete"
+section "Clean up resources" | grep 'batchai\.horovod *$' > /dev/null && fail "group batchai.horovod still listed after delete"
 HOME="$tmp/home" BATCHAI_HOME="$tmp/state" "$exe" group show --name batchai.horovod > /dev/null 2>&1
 [ $? = 3 ] || fail "group show after delete should exit 3 (not found)"
 

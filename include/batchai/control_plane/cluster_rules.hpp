@@ -31,6 +31,9 @@ bool is_valid_ssh_rsa_key(const std::string& key);
 
 // §4.3.4: prints the spec's warnings; spawns ssh-keygen when no key exists. `home` as above.
 void generate_ssh_keys(const std::string& home);
+// Step 1 of cluster and file-server create: with --generate-ssh-keys, makes sure ~/.ssh/id_rsa.pub
+// exists and uses it unless a key was given on the command line.
+AdminOptions with_generated_ssh_keys(AdminOptions admin, const std::string& home);
 
 // §4.5.1: effective storage account name and key (empty when unknown).
 struct EffectiveStorage {

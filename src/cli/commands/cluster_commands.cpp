@@ -7,23 +7,9 @@
 namespace batchai::cli {
 namespace {
 
-OptionSpec in_group(const char* group, bool integer = false) {
-  OptionSpec s;
-  s.group = group;
-  s.integer = integer;
-  return s;
-}
-
 OptionSpec required() {
   OptionSpec s;
   s.required = true;
-  return s;
-}
-
-OptionSpec name_by_ids() {
-  OptionSpec s = required();
-  s.replaced_by_ids = true;
-  s.group = "Resource Id Arguments";
   return s;
 }
 

@@ -79,6 +79,21 @@ control_plane::ControlPlane::StorageAuth storage_auth(const Args& args) {
   return {args.str("account-name"), args.get("account-key")};
 }
 
+OptionSpec in_group(const char* group, bool integer) {
+  OptionSpec s;
+  s.group = group;
+  s.integer = integer;
+  return s;
+}
+
+OptionSpec name_by_ids() {
+  OptionSpec s;
+  s.required = true;
+  s.replaced_by_ids = true;
+  s.group = "Resource Id Arguments";
+  return s;
+}
+
 Command& add_mount_options(Command& c, const std::string& when) {
   auto in = [](const char* group, const char* default_value = "") {
     OptionSpec spec;

@@ -35,6 +35,11 @@ std::optional<Json> for_each_target(const std::vector<Target>& all,
 
 control_plane::WorkspaceRef workspace_ref(const Args& args);
 
+// An option in help group `group` ("Nodes", "Admin Account", ...); `integer` rejects non-numbers.
+OptionSpec in_group(const char* group, bool integer = false);
+// A required name option that --ids may replace (show/delete/... of one resource).
+OptionSpec name_by_ids();
+
 // --storage-account-name/-key, --afs-*, --bfs-*, --nfs* of `cluster create` and `job create`;
 // `when` ends the help of the mounted volumes ("on each node", "during the job").
 Command& add_mount_options(Command& command, const std::string& when);

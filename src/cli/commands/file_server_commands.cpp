@@ -7,21 +7,6 @@
 namespace batchai::cli {
 namespace {
 
-OptionSpec in_group(const char* group, bool integer = false) {
-  OptionSpec s;
-  s.group = group;
-  s.integer = integer;
-  return s;
-}
-
-OptionSpec name_by_ids() {
-  OptionSpec s;
-  s.required = true;
-  s.replaced_by_ids = true;
-  s.group = "Resource Id Arguments";
-  return s;
-}
-
 void register_create(CLI::App& group, CliContext& ctx) {
   OptionSpec rg;
   rg.required = true;
