@@ -1,4 +1,4 @@
-# Third-party dependencies, all from Debian packages (scripts/install-deps.sh installs them).
+# Third-party dependencies, all from Debian packages (cmake/install-deps.sh installs them).
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)

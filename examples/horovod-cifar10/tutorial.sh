@@ -31,7 +31,7 @@ done
 
 BATCHAI="${BATCHAI:-$root/build/src/cli/batchai}"
 if [ ! -x "$BATCHAI" ]; then
-  echo "tutorial.sh: $BATCHAI is not built yet: run scripts/build.sh first (or set BATCHAI)." >&2
+  echo "tutorial.sh: $BATCHAI is not built yet: run cmake/build.sh first (or set BATCHAI)." >&2
   exit 1
 fi
 export BATCHAI_HOME="${BATCHAI_HOME:-$(mktemp -d -t batchai-tutorial.XXXXXX)}"

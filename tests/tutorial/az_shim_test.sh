@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The az shim (scripts/az) and its installer: forwards az batchai|group|storage to batchai, refuses
+# The az shim (examples/az-shim/az) and its installer: forwards az batchai|group|storage to batchai, refuses
 # anything else with a clear message, installs only into the folder asked for and never over a real az.
 # Usage: az_shim_test.sh BATCHAI_EXECUTABLE
 set -uo pipefail
@@ -25,10 +25,10 @@ for tool in bash sh env readlink dirname basename mkdir rm ln cat sed awk grep m
   ln -sf "$(command -v "$tool")" "$base_path/$tool"
 done
 
-check "installer needs a folder" 2 'usage: install-az-shim.sh' -- env PATH="$base_path" bash "$root/scripts/install-az-shim.sh"
-check "install into a new folder" 0 'Installed the az shim' -- env PATH="$base_path" bash "$root/scripts/install-az-shim.sh" "$tmp/bin"
+check "installer needs a folder" 2 'usage: install.sh' -- env PATH="$base_path" bash "$root/examples/az-shim/install.sh"
+check "install into a new folder" 0 'Installed the az shim' -- env PATH="$base_path" bash "$root/examples/az-shim/install.sh" "$tmp/bin"
 [ -L "$tmp/bin/az" ] || fail "install did not create $tmp/bin/az as a link"
-check "install again is a no-op" 0 'already installed' -- env PATH="$base_path" bash "$root/scripts/install-az-shim.sh" "$tmp/bin"
+check "install again is a no-op" 0 'already installed' -- env PATH="$base_path" bash "$root/examples/az-shim/install.sh" "$tmp/bin"
 
 shim_path="$tmp/bin:$base_path"
 check "az group create forwards" 0 'batchai\.horovod' -- env PATH="$shim_path" az group create --name batchai.horovod --location eastus -o tsv
@@ -48,14 +48,14 @@ check "az --help explains the shim" 0 'batchai shim' -- env PATH="$shim_path" az
 mkdir -p "$tmp/realaz"
 printf '#!/bin/sh\necho real az\n' > "$tmp/realaz/az"; chmod +x "$tmp/realaz/az"
 check "refuses when a real az is on PATH" 1 'already on PATH .*not installing' -- \
-  env PATH="$tmp/realaz:$base_path" bash "$root/scripts/install-az-shim.sh" "$tmp/bin2"
+  env PATH="$tmp/realaz:$base_path" bash "$root/examples/az-shim/install.sh" "$tmp/bin2"
 [ -e "$tmp/bin2/az" ] && fail "the shim was installed although a real az is on PATH"
 check "--force installs with a warning" 0 'WARNING: another az is on PATH' -- \
-  env PATH="$tmp/realaz:$base_path" bash "$root/scripts/install-az-shim.sh" --force "$tmp/bin2"
+  env PATH="$tmp/realaz:$base_path" bash "$root/examples/az-shim/install.sh" --force "$tmp/bin2"
 # Never replaces a file that is not the shim.
 mkdir -p "$tmp/bin3"; printf 'not the shim\n' > "$tmp/bin3/az"
 check "does not replace another az in DIR" 1 'exists and is not the shim' -- \
-  env PATH="$base_path" bash "$root/scripts/install-az-shim.sh" "$tmp/bin3"
+  env PATH="$base_path" bash "$root/examples/az-shim/install.sh" "$tmp/bin3"
 [ "$(cat "$tmp/bin3/az")" = "not the shim" ] || fail "the existing $tmp/bin3/az was changed"
 
 [ "$failures" = 0 ] && echo "all az shim checks passed" || echo "$failures az shim check(s) failed"

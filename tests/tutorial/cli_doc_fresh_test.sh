@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# docs/cli.md must be what scripts/gen-cli-doc.sh writes from the executable's help today.
+# docs/cli.md must be what docs/gen-cli-doc.sh writes from the executable's help today.
 # Usage: cli_doc_fresh_test.sh BATCHAI_EXECUTABLE
 set -uo pipefail
 exe="${1:?usage: cli_doc_fresh_test.sh BATCHAI_EXECUTABLE}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 fresh="$(mktemp -t batchai-cli-md.XXXXXX)"
 trap 'rm -f "$fresh"' EXIT
-bash "$root/scripts/gen-cli-doc.sh" "$exe" > "$fresh" || { echo "FAIL: gen-cli-doc.sh failed"; exit 1; }
+bash "$root/docs/gen-cli-doc.sh" "$exe" > "$fresh" || { echo "FAIL: gen-cli-doc.sh failed"; exit 1; }
 if ! diff -u "$root/docs/cli.md" "$fresh"; then
-  echo "FAIL: docs/cli.md is stale: regenerate it with scripts/gen-cli-doc.sh > docs/cli.md"
+  echo "FAIL: docs/cli.md is stale: regenerate it with docs/gen-cli-doc.sh > docs/cli.md"
   exit 1
 fi
 # The toolkit pages the docs link to (one per job toolkit).

@@ -2,13 +2,13 @@
 # Runs train_bench (ours) and pytorch_cifar10.py (PyTorch) side by side at batch 32 with the
 # same thread count, alternating ROUNDS times so both see the same machine load, and prints the
 # median images/s of each and their ratio.
-# Usage: bench/train/run.sh [BUILD_DIR] [THREADS] [ROUNDS]   (BUILD_DIR holds bench/train/train_bench)
+# Usage: tests/bench/train/run.sh [BUILD_DIR] [THREADS] [ROUNDS]   (BUILD_DIR holds tests/bench/train/train_bench)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 threads=${2:-2}
 rounds=${3:-3}
-bench="$build/bench/train/train_bench"
+bench="$build/tests/bench/train/train_bench"
 [ -x "$bench" ] || { echo "run.sh: $bench not found; build the train_bench target first" >&2; exit 1; }
 python=/usr/bin/python3
 "$python" -c 'import torch' 2>/dev/null || { echo "run.sh: PyTorch missing (apt-get install python3-torch)" >&2; exit 1; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs the az shim (scripts/az) as DIR/az, a symbolic link back to this checkout, so the
+# Installs the az shim (examples/az-shim/az) as DIR/az, a symbolic link back to this checkout, so the
 # Batch AI tutorial's `az batchai|group|storage ...` commands run batchai. Only on request, and
 # never over a real Azure CLI: refuses when another `az` is on PATH or in DIR unless --force.
-# Usage: scripts/install-az-shim.sh [--force] DIR    (then put DIR on PATH)
+# Usage: examples/az-shim/install.sh [--force] DIR    (then put DIR on PATH)
 set -euo pipefail
 shim="$(cd "$(dirname "$0")" && pwd)/az"
 force=0 dir=""
@@ -10,11 +10,11 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     -h|--help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "install-az-shim.sh: unknown option '$arg' (usage: install-az-shim.sh [--force] DIR)" >&2; exit 2 ;;
-    *) [ -z "$dir" ] || { echo "install-az-shim.sh: one DIR only" >&2; exit 2; }; dir="$arg" ;;
+    -*) echo "install.sh: unknown option '$arg' (usage: install.sh [--force] DIR)" >&2; exit 2 ;;
+    *) [ -z "$dir" ] || { echo "install.sh: one DIR only" >&2; exit 2; }; dir="$arg" ;;
   esac
 done
-[ -n "$dir" ] || { echo "usage: install-az-shim.sh [--force] DIR   (installs DIR/az; put DIR on PATH)" >&2; exit 2; }
+[ -n "$dir" ] || { echo "usage: install.sh [--force] DIR   (installs DIR/az; put DIR on PATH)" >&2; exit 2; }
 mkdir -p "$dir"
 target="$(cd "$dir" && pwd)/az"
 
@@ -26,7 +26,7 @@ if existing="$(command -v az 2>/dev/null)" && ! is_shim "$existing"; then
     echo "WARNING: another az is on PATH ($existing). DIR/az shadows it only where DIR comes first on PATH;" >&2
     echo "WARNING: then 'az' runs batchai for batchai/group/storage and refuses everything else." >&2
   else
-    echo "install-az-shim.sh: an az is already on PATH ($existing): not installing the shim, so it cannot" >&2
+    echo "install.sh: an az is already on PATH ($existing): not installing the shim, so it cannot" >&2
     echo "shadow the real Azure CLI by accident. Use --force to install anyway, or call batchai directly." >&2
     exit 1
   fi
@@ -37,7 +37,7 @@ if [ -e "$target" ] || [ -L "$target" ]; then
     exit 0
   fi
   if [ "$force" != 1 ]; then
-    echo "install-az-shim.sh: $target exists and is not the shim: not replacing it (use --force)." >&2
+    echo "install.sh: $target exists and is not the shim: not replacing it (use --force)." >&2
     exit 1
   fi
   echo "WARNING: replacing $target with the az shim." >&2

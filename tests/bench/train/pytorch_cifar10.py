@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The tutorial's Keras cifar10_cnn in PyTorch (same layers, RMSprop rho 0.9 eps 1e-7, batch 32,
 dropout on), timed on random CIFAR-sized data with a fixed number of CPU threads. The baseline
-for bench/train/train_bench; prints 'RESULT images_per_s=<n>'. Data preparation is not timed
+for tests/bench/train/train_bench; prints 'RESULT images_per_s=<n>'. Data preparation is not timed
 (in PyTorch's favour: train_bench's step includes augmentation).
 Usage: pytorch_cifar10.py [--threads 2] [--batch 32] [--steps 60] [--warmup 5]
 """

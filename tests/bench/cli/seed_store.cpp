@@ -1,5 +1,5 @@
 // Seeds $BATCHAI_HOME with a group, a workspace and N experiments through the control-plane
-// library (one process instead of N `batchai experiment create` launches), for bench/cli/run.sh.
+// library (one process instead of N `batchai experiment create` launches), for tests/bench/cli/run.sh.
 // Usage: batchai_cli_seed <experiments> [group] [workspace]
 #include <chrono>
 #include <cstdio>

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Median wall times of the real `batchai` executable (issue 2 item 9):
 #   workspace show, and experiment list -o json with 10,000 experiments in the store.
-# Usage: bench/cli/run.sh [build-dir] [experiments]   (targets: batchai batchai_cli_seed)
+# Usage: tests/bench/cli/run.sh [build-dir] [experiments]   (targets: batchai batchai_cli_seed)
 set -euo pipefail
 BUILD=${1:-build}
 N=${2:-10000}
 EXE="$BUILD/src/cli/batchai"
-SEED="$BUILD/bench/cli/batchai_cli_seed"
+SEED="$BUILD/tests/bench/cli/batchai_cli_seed"
 for f in "$EXE" "$SEED"; do
   [[ -x "$f" ]] || { echo "missing $f: cmake --build $BUILD --target batchai batchai_cli_seed" >&2; exit 1; }
 done

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Side by side on one GPU: batchai's CUDA backend (cuda_bench) and the same network in PyTorch
 # (pytorch_gpu.py), at batch 32 and 256, TF32 on as both frameworks default for convolutions.
-# usage: bench/cuda/run.sh [BUILD_DIR] [--steps N] [--warmup N] [--tf32 0|1]
+# usage: tests/bench/cuda/run.sh [BUILD_DIR] [--steps N] [--warmup N] [--tf32 0|1]
 # BUILD_DIR must be configured with -DBATCHAI_CUDA=ON (default: build-cuda).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 build=${1:-$root/build-cuda}
 [ $# -gt 0 ] && shift
 if [ ! -d "$build" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tutorial's CIFAR-10 CNN in PyTorch on the GPU: training images/s at the same batch sizes
-as bench/cuda/cuda_bench (whole steps: host->device copy of the batch, forward, cross entropy,
+as tests/bench/cuda/cuda_bench (whole steps: host->device copy of the batch, forward, cross entropy,
 backward, RMSprop with rho 0.9 / eps 1e-7). Synthetic data; figures only, no accuracy.
 
 usage: pytorch_gpu.py [--batches 32 256] [--steps 200] [--warmup 20] [--tf32 0|1] [--channels-last]

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Builds query_bench (if a build folder is given or found) and prints the side-by-side table of
 # batchai's JMESPath engine against Debian's python3-jmespath for benchmarks.json.
-# usage: bench/query/run.sh [BUILD_DIR] [extra compare_python.py options]
+# usage: tests/bench/query/run.sh [BUILD_DIR] [extra compare_python.py options]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 build=${1:-$root/build}
 [ $# -gt 0 ] && shift
 if [ ! -d "$build" ]; then

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   // CLI-shaped cases: --query over a list of 10,000 resources.
   std::ifstream cli_in(BATCHAI_SOURCE_DIR "/bench/query/cli_cases.json");
   if (!cli_in) {
-    std::cerr << "query_bench: bench/query/cli_cases.json not found; skipping the CLI-shaped cases\n";
+    std::cerr << "query_bench: tests/bench/query/cli_cases.json not found; skipping the CLI-shaped cases\n";
     return 0;
   }
   const Json cli = Json::parse(cli_in);
