@@ -7,12 +7,6 @@
 namespace batchai::cli {
 namespace {
 
-OptionSpec required() {
-  OptionSpec s;
-  s.required = true;
-  return s;
-}
-
 void register_create(CLI::App& group, CliContext& ctx) {
   OptionSpec priority = in_group("Nodes");
   priority.choices = {"dedicated", "lowpriority"};

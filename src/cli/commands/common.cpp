@@ -79,6 +79,13 @@ control_plane::ControlPlane::StorageAuth storage_auth(const Args& args) {
   return {args.str("account-name"), args.get("account-key")};
 }
 
+OptionSpec required(const std::string& group) {
+  OptionSpec s;
+  s.required = true;
+  s.group = group;
+  return s;
+}
+
 OptionSpec in_group(const char* group, bool integer) {
   OptionSpec s;
   s.group = group;
@@ -87,10 +94,8 @@ OptionSpec in_group(const char* group, bool integer) {
 }
 
 OptionSpec name_by_ids() {
-  OptionSpec s;
-  s.required = true;
+  OptionSpec s = required("Resource Id Arguments");
   s.replaced_by_ids = true;
-  s.group = "Resource Id Arguments";
   return s;
 }
 

@@ -35,6 +35,8 @@ std::optional<Json> for_each_target(const std::vector<Target>& all,
 
 control_plane::WorkspaceRef workspace_ref(const Args& args);
 
+// A required option, optionally in help group `group`.
+OptionSpec required(const std::string& group = {});
 // An option in help group `group` ("Nodes", "Admin Account", ...); `integer` rejects non-numbers.
 OptionSpec in_group(const char* group, bool integer = false);
 // A required name option that --ids may replace (show/delete/... of one resource).

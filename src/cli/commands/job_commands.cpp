@@ -32,13 +32,6 @@ struct JobsHolder {
   }
 };
 
-OptionSpec required(const std::string& group = {}) {
-  OptionSpec s;
-  s.required = true;
-  s.group = group;
-  return s;
-}
-
 OptionSpec optional(const std::string& group, const std::string& default_value = {}, bool integer = false) {
   OptionSpec s;
   s.group = group;
