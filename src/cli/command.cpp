@@ -148,8 +148,9 @@ Command& Command::show() {
   return *this;
 }
 
-Command& Command::table(output::TableTransformer transformer) {
+Command& Command::table(output::TableTransformer transformer, std::vector<std::string> fields) {
   transformer_ = std::move(transformer);
+  table_fields_ = std::move(fields);
   return *this;
 }
 
@@ -240,6 +241,12 @@ std::optional<int> Args::integer(const std::string& key) const {
 bool Args::flag(const std::string& key) const {
   const auto* e = command_.find(key);
   return e != nullptr && e->option->count() > 0;
+}
+
+std::vector<std::string> Args::table_fields() const {
+  const GlobalOptions& g = command_.ctx_.globals;
+  if (g.output != "table" || !g.query.empty()) return {};
+  return command_.table_fields_;
 }
 
 std::vector<std::string> Args::all(const std::string& key) const {

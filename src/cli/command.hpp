@@ -36,6 +36,9 @@ class Args {
   std::optional<int> integer(const std::string& key) const;
   bool flag(const std::string& key) const;
   std::vector<std::string> all(const std::string& key) const;
+  // The top-level keys the table reads when the output is a table without --query (a list
+  // handler may then return documents holding only those); empty otherwise: full documents.
+  std::vector<std::string> table_fields() const;
 
  private:
   const Command& command_;
@@ -57,7 +60,8 @@ class Command {
   Command& confirmation();
   // `show` commands: NotFound exits 3.
   Command& show();
-  Command& table(output::TableTransformer transformer);
+  // `fields`: the top-level keys `transformer` reads (see Args::table_fields).
+  Command& table(output::TableTransformer transformer, std::vector<std::string> fields = {});
   Command& handler(Handler handler);
 
   // Required-option check (argparse wording), confirmation, then the handler.
@@ -86,6 +90,7 @@ class Command {
   std::vector<Entry> entries_;
   std::vector<std::pair<std::string, std::string>> examples_;
   output::TableTransformer transformer_;
+  std::vector<std::string> table_fields_;
   Handler handler_;
   bool is_show_ = false;
   bool confirmation_ = false;

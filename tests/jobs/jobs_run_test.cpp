@@ -2,6 +2,7 @@
 // a queue on a 1-node cluster served without further commands, `job wait` exit codes.
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "job_harness.hpp"
@@ -89,6 +90,42 @@ TEST_F(JobsRun, JobWaitExitsWithTheJobsExitCode) {
   EXPECT_NE(wait.err.find("Job state: failed"), std::string::npos) << wait.err;
   Json job = show("seven");
   EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "JobFailed");
+}
+
+TEST_F(JobsRun, ListTableReadsOnlyTheTableFieldsYetMatchesShow) {
+  // `job list -o table` reads projected documents (kJobTableFields); every column must still
+  // equal what the table of the full document (`job show -o table`) says.
+  make_cluster("c1", 1);
+  create("seven", {{"nodeCount", 1},
+                   {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                   {"customToolkitSettings", {{"commandLine", "exit 7"}}}});
+  wait_state("seven", {"failed"});
+  create("later", {{"nodeCount", 1},
+                   {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                   {"customToolkitSettings", {{"commandLine", "sleep 30"}}}});
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  };
+  const auto list = lines(run("batchai job list " + scope_ + " -o table").out);
+  ASSERT_EQ(list.size(), 4u);
+  for (const std::string name : {"seven", "later"}) {
+    const auto show = lines(run("batchai job show " + scope_ + " -n " + name + " -o table").out);
+    ASSERT_EQ(show.size(), 3u);
+    // Column widths follow the longest cell, so compare the cells.
+    auto cells = [](const std::string& line) {
+      std::vector<std::string> out;
+      std::istringstream in(line);
+      for (std::string cell; in >> cell;) out.push_back(cell);
+      return out;
+    };
+    const auto row = list[name == std::string("seven") ? 2 : 3];
+    EXPECT_EQ(cells(row), cells(show[2])) << row << "\n" << show[2];
+  }
+  EXPECT_NE(list[2].find(" 7"), std::string::npos) << list[2];
+  run("batchai job terminate " + scope_ + " -n later -y");
 }
 
 TEST_F(JobsRun, QueueOnOneNodeRunsJobsOneAfterAnother) {

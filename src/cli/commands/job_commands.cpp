@@ -183,10 +183,10 @@ void register_basic(CLI::App& group, CliContext& ctx, std::shared_ptr<JobsHolder
 
   auto& list = add_command(group, ctx, "list", "List jobs.");
   add_job_scope(list)
-      .table(output::job_table)
+      .table(output::job_table, output::kJobTableFields)
       .example("List jobs.", "batchai job list -g MyResourceGroup -w MyWorkspace -e MyExperiment -o table")
       .handler([jobs](const Args& a) -> std::optional<Json> {
-        return jobs->get().list(workspace_ref(a), a.str("experiment"));
+        return jobs->get().list(workspace_ref(a), a.str("experiment"), a.table_fields());
       });
 
   auto& del = add_command(group, ctx, "delete", "Delete a job (a running job is terminated first).");

@@ -201,6 +201,8 @@ OJson workspace_table(const OJson& result) { return workspace_rows(result); }
 OJson cluster_table(const OJson& result) { return cluster_rows(result); }
 OJson experiment_table(const OJson& result) { return experiment_rows(result); }
 OJson job_table(const OJson& result) { return job_rows(result); }
+const std::vector<std::string> kJobTableFields = {"name",           "cluster",           "toolType",      "nodeCount",
+                                                  "executionState", "provisioningState", "executionInfo"};
 OJson job_file_table(const OJson& result) { return job_file_rows(result); }
 OJson file_server_table(const OJson& result) { return file_server_rows(result); }
 OJson remote_login_table(const OJson& result) { return remote_login_rows(result); }

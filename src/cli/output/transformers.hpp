@@ -2,6 +2,8 @@
 // Each accepts one resource or a list and returns a list of rows (ordered objects).
 #pragma once
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "output/output.hpp"
 
@@ -11,6 +13,8 @@ OJson workspace_table(const OJson& result);
 OJson cluster_table(const OJson& result);
 OJson experiment_table(const OJson& result);
 OJson job_table(const OJson& result);
+// The top-level keys job_table reads (a list may carry only these; see Args::table_fields).
+extern const std::vector<std::string> kJobTableFields;
 OJson job_file_table(const OJson& result);
 OJson file_server_table(const OJson& result);
 OJson remote_login_table(const OJson& result);
