@@ -1,5 +1,11 @@
-// Backend selection: the CPU backend always, CUDA through a factory the CUDA target registers.
+// Backend selection: the CPU backend always, CUDA through factories the CUDA target registers
+// (linked in) or hands over from its plugin (loaded on first use).
 #include "batchai/train/backend.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "batchai/common/errors.hpp"
 #include "cpu/cpu_backend.hpp"
@@ -14,6 +20,42 @@ DeviceCommunicatorFactory& device_communicator_factory() {
   static DeviceCommunicatorFactory factory = nullptr;
   return factory;
 }
+
+// Where the plugin should be: $BATCHAI_CUDA_PLUGIN, else beside the running executable.
+std::filesystem::path cuda_plugin_path() {
+  if (const char* env = std::getenv("BATCHAI_CUDA_PLUGIN"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path() : exe.parent_path()) / kCudaPluginFile;
+}
+
+// Loads the plugin once and registers its factories. Returns why it could not ("" on success);
+// a missing file is reported as such so that callers can tell "not built" from "broken".
+const std::string& load_cuda_plugin() {
+  static const std::string why = [] () -> std::string {
+    const auto path = cuda_plugin_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      if (std::getenv("BATCHAI_CUDA_PLUGIN") != nullptr) return "BATCHAI_CUDA_PLUGIN names no file: " + path.string();
+      return "missing";
+    }
+    // Never closed: the factories and the objects they make live in it.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return "could not load " + path.string() + ": " + ::dlerror();
+    using Entry = int (*)(int, BackendFactory*, DeviceCommunicatorFactory*);
+    auto entry = reinterpret_cast<Entry>(::dlsym(handle, kCudaPluginEntry));
+    if (entry == nullptr) return path.string() + " has no entry point " + kCudaPluginEntry;
+    BackendFactory backend = nullptr;
+    DeviceCommunicatorFactory communicator = nullptr;
+    if (entry(kCudaPluginAbi, &backend, &communicator) != 0 || backend == nullptr)
+      return path.string() + " was built for another batchai (plugin ABI mismatch)";
+    cuda_factory() = backend;
+    device_communicator_factory() = communicator;
+    return "";
+  }();
+  return why;
+}
+
 }  // namespace
 
 void register_cuda_backend_factory(BackendFactory factory) { cuda_factory() = factory; }
@@ -35,16 +77,18 @@ BackendKind parse_backend_kind(const std::string& text) {
 }
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, int threads) {
-  if (kind != BackendKind::kCpu) {
-    if (cuda_factory() != nullptr) {
-      if (auto cuda = cuda_factory()(threads)) return cuda;
-      if (kind == BackendKind::kCuda) {
-        throw Error("--backend cuda: no CUDA device is available; use --backend cpu or auto");
-      }
-    } else if (kind == BackendKind::kCuda) {
-      throw Error("CUDA backend not built: this batchai was compiled without the CUDA toolkit; "
-                  "use --backend cpu (or auto), or rebuild with -DBATCHAI_CUDA=ON on a machine with CUDA");
+  if (kind == BackendKind::kCpu) return std::make_unique<cpu::CpuBackend>(threads);
+  const std::string why = cuda_factory() != nullptr ? "" : load_cuda_plugin();
+  if (cuda_factory() != nullptr) {
+    if (auto cuda = cuda_factory()(threads)) return cuda;
+    if (kind == BackendKind::kCuda) throw Error("--backend cuda: no CUDA device is available; use --backend cpu or auto");
+  } else if (kind == BackendKind::kCuda) {
+    if (why == "missing") {
+      throw Error("CUDA backend not built: this batchai was compiled without the CUDA toolkit (no " +
+                  std::string(kCudaPluginFile) +
+                  " beside it); use --backend cpu (or auto), or rebuild on a machine with CUDA, cuDNN and NCCL");
     }
+    throw Error("--backend cuda: " + why);
   }
   return std::make_unique<cpu::CpuBackend>(threads);
 }

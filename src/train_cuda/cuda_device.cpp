@@ -95,13 +95,19 @@ bool is_device_pointer(const void* p) {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
-void register_cuda_backend() {
-  train::register_cuda_backend_factory(&factory);
-  train::register_device_communicator_factory([](train::AllreduceAlgorithm host_algorithm) {
+train::BackendFactory cuda_backend_factory() { return &factory; }
+
+train::DeviceCommunicatorFactory cuda_communicator_factory() {
+  return [](train::AllreduceAlgorithm host_algorithm) {
     NcclOptions options;
     options.host_algorithm = host_algorithm;
     return make_nccl_communicator(options);
-  });
+  };
+}
+
+void register_cuda_backend() {
+  train::register_cuda_backend_factory(cuda_backend_factory());
+  train::register_device_communicator_factory(cuda_communicator_factory());
 }
 
 }  // namespace batchai::train_cuda

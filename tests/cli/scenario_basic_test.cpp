@@ -60,6 +60,16 @@ TEST(CliHelpTest, GroupsAndRootPrintHelp) {
   EXPECT_THAT(cli.run({"cluster"}).out, HasSubstr("auto-scale"));
 }
 
+TEST(CliStartupTest, CommandsDoNotLoadTheGpuLibraries) {
+  // The dynamic loader lists what the executable loads at start-up: the CUDA libraries belong to
+  // the on-demand plugin only (their initialisers alone cost tens of milliseconds per command).
+  CliHarness cli;
+  CliResult r = cli.run({"group", "list"}, {{"LD_TRACE_LOADED_OBJECTS", "1"}});
+  EXPECT_THAT(r.out, HasSubstr("libsqlite3"));  // the trace really ran
+  for (const char* lib : {"libcudart", "libcublas", "libcudnn", "libnccl"})
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr(lib))) << r.out;
+}
+
 TEST(CliUsageTest, MissingRequiredArgumentsReadLikeArgparse) {
   CliHarness cli;
   CliResult r = cli.run({"cluster", "create", "-g", "rg"});

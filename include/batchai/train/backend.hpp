@@ -84,13 +84,13 @@ class Backend {
 
 enum class BackendKind { kCpu, kCuda, kAuto };
 
-// kCpu: the CPU backend. kCuda: throws batchai::Error("CUDA backend not built ...") unless the
-// CUDA target registered a factory. kAuto: CUDA when available and a device exists, else CPU.
+// kCpu: the CPU backend. kCuda: the CUDA backend, registered directly (static links: tests,
+// benchmarks) or loaded from the CUDA plugin (see below); throws batchai::Error when neither
+// exists or no device is present. kAuto: CUDA when available and a device exists, else CPU.
 std::unique_ptr<Backend> make_backend(BackendKind kind, int threads);
 BackendKind parse_backend_kind(const std::string& text);  // "cpu" | "cuda" | "auto"
 
-// Hook for the optional CUDA target: it sets this factory from a static initialiser or from
-// the composition root. Returns null when no device is present.
+// Hook for the optional CUDA target. The factory returns null when no device is present.
 using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
 void register_cuda_backend_factory(BackendFactory factory);
 
@@ -101,5 +101,15 @@ using DeviceCommunicatorFactory = std::unique_ptr<Communicator> (*)(AllreduceAlg
 void register_device_communicator_factory(DeviceCommunicatorFactory factory);
 // Null when no device communicator was registered.
 std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_algorithm);
+
+// The CUDA backend ships as a plugin, libbatchai_cuda.so beside the executable (or the file
+// $BATCHAI_CUDA_PLUGIN names), so that the CUDA libraries — cuBLASLt alone costs tens of
+// milliseconds of start-up — load only when a training asks for a GPU, never for CLI commands.
+// Its one entry point, looked up with dlsym, hands over the two factories above:
+//   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
+// It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
+inline constexpr const char* kCudaPluginFile = "libbatchai_cuda.so";
+inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
+inline constexpr int kCudaPluginAbi = 1;
 
 }  // namespace batchai::train

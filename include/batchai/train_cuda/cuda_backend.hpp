@@ -32,8 +32,13 @@ int select_local_device();
 // Throws batchai::Error when no device exists (no silent CPU fallback).
 std::unique_ptr<train::Backend> make_cuda_backend(const CudaBackendOptions& options = {});
 
-// Registers the factory behind train::make_backend(kCuda / kAuto): it returns null when no
-// device is present. BATCHAI_CUDA_TF32=0 turns TF32 off. Call once from the composition root.
+// The factory behind train::make_backend(kCuda / kAuto): null when no device is present.
+// BATCHAI_CUDA_TF32=0 turns TF32 off.
+train::BackendFactory cuda_backend_factory();
+// The NCCL (or host-staged) communicator for gradients in device memory.
+train::DeviceCommunicatorFactory cuda_communicator_factory();
+// Registers both directly, for programs that link this target (tests, benchmarks); the
+// executable gets them from the plugin (plugin.cpp) instead.
 void register_cuda_backend();
 
 }  // namespace batchai::train_cuda

@@ -7,9 +7,6 @@
 #include <memory>
 
 #include "batchai/train/trainer.hpp"
-#ifdef BATCHAI_HAVE_CUDA
-#include "batchai/train_cuda/cuda_backend.hpp"
-#endif
 
 namespace batchai::cli {
 
@@ -51,9 +48,6 @@ void register_train_command(CLI::App& root) {
   // Like the hidden job commands, training runs straight from the parser's callback and ends the
   // process with its own exit code (every MPI rank runs this same command).
   cmd->callback([o] {
-#ifdef BATCHAI_HAVE_CUDA
-    train_cuda::register_cuda_backend();
-#endif
     const int code = train::run_train_main(*o);
     std::fflush(stdout);
     std::fflush(stderr);
