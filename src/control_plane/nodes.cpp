@@ -317,7 +317,7 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
 }
 
 Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
-                                     int expiry_minutes) {
+                                     int /*expiry_minutes: local file:// URLs do not expire*/) {
   reconcile();
   auto c = store_->read([&] { return require_cluster(*store_, ref, cluster); });
   const Json& setup = c.doc["nodeSetup"];
@@ -341,7 +341,7 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   // Find the cluster-level share, then container, whose mount path holds the prefix.
   std::optional<fs::path> root;
-  std::string url_base, remainder;
+  std::string remainder;
   auto match = [&](const Json& m) -> std::optional<std::string> {
     std::string mp = value_or<std::string>(m, "relativeMountPath", "");
     while (!mp.empty() && mp.back() == '/') mp.pop_back();
@@ -358,7 +358,6 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
         auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", ""));
         if (!parsed) continue;
         root = layout_.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second);
-        url_base = "https://" + value_or<std::string>(m, "accountName", parsed->first) + ".file.core.windows.net/" + parsed->second;
         remainder = *r;
       }
   if (!root && mv.is_object() && mv["azureBlobFileSystems"].is_array())
@@ -367,7 +366,6 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
         std::string account = value_or<std::string>(m, "accountName", "");
         std::string container = value_or<std::string>(m, "containerName", "");
         root = layout_.container(account, container);
-        url_base = "https://" + account + ".blob.core.windows.net/" + container;
         remainder = *r;
       }
   if (!root) throw InvalidArgument(kUnsupported);
@@ -378,14 +376,13 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
   if (!fs::is_directory(folder)) return out;
   std::vector<fs::directory_entry> entries{fs::directory_iterator(folder), fs::directory_iterator()};
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
-  const std::string expiry = format_iso(std::chrono::time_point_cast<Micros>(
-      std::chrono::floor<std::chrono::seconds>(clock_->now()) + std::chrono::minutes(expiry_minutes)));
   for (const auto& e : entries) {
     std::string name = e.path().filename().string();
     if (e.is_directory()) {
       out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", name}, {"size", nullptr}});
     } else {
-      out.push_back({{"download_url", url_base + "/" + relative + "/" + name + "?se=" + expiry + "&sp=r&sv=2017-04-17"},
+      // A URL that works here, as `job file list` gives (an Azure SAS URL would lead nowhere).
+      out.push_back({{"download_url", "file://" + fs::absolute(e.path()).string()},
                      {"is_directory", false},
                      {"name", name},
                      {"size", e.file_size()}});

@@ -1,6 +1,8 @@
 // Clusters: creation order and messages (§4.3), simulated state sequences over a ManualClock,
 // resize/auto-scale, node folders and mounts, setup tasks (real processes), node list/exec and
 // cluster file list (§4.10.5).
+#include <fstream>
+#include <sstream>
 #include <regex>
 
 #include "batchai/common/ids.hpp"
@@ -229,7 +231,11 @@ TEST_F(ControlPlaneTest, SetupTaskRunsOnEachNodeAndFilesAreListed) {
       found = true;
       EXPECT_EQ(f["size"], 10);  // "setup-ran\n"
       EXPECT_FALSE(f["is_directory"]);
-      EXPECT_NE(f["download_url"].get<std::string>().find("https://acct.file.core.windows.net/logs/"), std::string::npos);
+      const std::string url = f["download_url"];
+      ASSERT_EQ(url.rfind("file://", 0), 0u) << url;
+      std::stringstream text;
+      text << std::ifstream(url.substr(7)).rdbuf();
+      EXPECT_EQ(text.str(), "setup-ran\n") << url;
     }
   EXPECT_TRUE(found);
   EXPECT_EQ(cp_->cluster_file_list(ws, "c", "nosuchdir", 60), Json::array());
