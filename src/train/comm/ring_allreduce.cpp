@@ -1,5 +1,7 @@
 // Ring allreduce: P-1 reduce-scatter steps then P-1 allgather steps. After the first phase
 // rank r holds the full sum of segment (r+1) mod P; the second phase circulates those sums.
+// Steps are pipelined by chunk: a chunk goes on to the right neighbour (next step) as soon as
+// it has arrived (and been added), not when its whole step is done.
 #include "ring_allreduce.hpp"
 
 #include <algorithm>
@@ -52,62 +54,103 @@ std::size_t RingAllreduce::seg_begin(std::size_t count, int seg) const {
   return (count / p) * s + std::min(s, count % p);
 }
 
-void RingAllreduce::sum(float* data, std::size_t count) {
-  if (size_ == 1 || count == 0) return;
-  const std::size_t max_seg = count / static_cast<std::size_t>(size_) + 1;
-  if (scratch_.size() < max_seg) scratch_.resize(max_seg);
-  for (int s = 0; s < size_ - 1; ++s) {
-    step(data, count, mod(rank_ - s, size_), mod(rank_ - s - 1, size_), true);
-  }
-  for (int s = 0; s < size_ - 1; ++s) {
-    step(data, count, mod(rank_ + 1 - s, size_), mod(rank_ - s, size_), false);
-  }
+RingAllreduce::Step RingAllreduce::plan_step(std::size_t count, int k) const {
+  // Reduce-scatter step k sends segment rank-k and adds segment rank-k-1 into place; allgather
+  // step a sends segment rank+1-a and stores segment rank-a. Every step sends the segment the
+  // previous step received, so one chunk can travel on as soon as it has arrived.
+  const int p = size_;
+  const bool reduce = k < p - 1;
+  const int a = k - (p - 1);
+  const int send_seg = reduce ? mod(rank_ - k, p) : mod(rank_ + 1 - a, p);
+  const int recv_seg = reduce ? mod(rank_ - k - 1, p) : mod(rank_ - a, p);
+  Step st;
+  st.reduce = reduce;
+  st.send_begin = seg_begin(count, send_seg);
+  st.send_len = seg_begin(count, send_seg + 1) - st.send_begin;
+  st.recv_begin = seg_begin(count, recv_seg);
+  st.recv_len = seg_begin(count, recv_seg + 1) - st.recv_begin;
+  return st;
 }
 
-void RingAllreduce::step(float* data, std::size_t count, int send_seg, int recv_seg,
-                         bool reduce) {
-  const int right = mod(rank_ + 1, size_);
-  const int left = mod(rank_ - 1, size_);
-  const std::size_t send_begin = seg_begin(count, send_seg);
-  const std::size_t send_len = seg_begin(count, send_seg + 1) - send_begin;
-  const std::size_t recv_begin = seg_begin(count, recv_seg);
-  const std::size_t recv_len = seg_begin(count, recv_seg + 1) - recv_begin;
-
+std::size_t RingAllreduce::chunk_of(std::size_t len) const {
   // Sender and receiver derive the same chunking from the segment length alone.
-  auto chunk_of = [this](std::size_t len) {
-    std::size_t chunk = chunk_bytes_ == 0 ? len : std::max<std::size_t>(chunk_bytes_ / 4, 1);
-    chunk = std::max(chunk, (len + kMaxChunksPerStep - 1) / kMaxChunksPerStep);
-    return std::clamp<std::size_t>(chunk, 1, kMaxMessageFloats);
-  };
-  const std::size_t send_chunk = chunk_of(send_len);
-  const std::size_t recv_chunk = chunk_of(recv_len);
-  const std::size_t n_recv = recv_len == 0 ? 0 : (recv_len + recv_chunk - 1) / recv_chunk;
-  const std::size_t n_send = send_len == 0 ? 0 : (send_len + send_chunk - 1) / send_chunk;
+  std::size_t chunk = chunk_bytes_ == 0 ? len : std::max<std::size_t>(chunk_bytes_ / 4, 1);
+  chunk = std::max(chunk, (len + kMaxChunksPerStep - 1) / kMaxChunksPerStep);
+  return std::clamp<std::size_t>(chunk, 1, kMaxMessageFloats);
+}
 
-  requests_.assign(n_recv + n_send, MPI_REQUEST_NULL);
-  float* recv_base = reduce ? scratch_.data() : data + recv_begin;
-  for (std::size_t c = 0; c < n_recv; ++c) {
-    const std::size_t off = c * recv_chunk;
-    const int len = static_cast<int>(std::min(recv_chunk, recv_len - off));
-    check_mpi(MPI_Irecv(recv_base + off, len, MPI_FLOAT, left, kRingTag, comm_, &requests_[c]),
-              "MPI_Irecv (ring allreduce)");
-  }
-  for (std::size_t c = 0; c < n_send; ++c) {
-    const std::size_t off = c * send_chunk;
-    const int len = static_cast<int>(std::min(send_chunk, send_len - off));
-    check_mpi(MPI_Isend(data + send_begin + off, len, MPI_FLOAT, right, kRingTag, comm_,
-                        &requests_[n_recv + c]),
+void RingAllreduce::sum(float* data, std::size_t count) {
+  if (size_ == 1 || count == 0) return;
+  const int steps = 2 * (size_ - 1);
+  const std::size_t max_seg = count / static_cast<std::size_t>(size_) + 1;
+  // Two reduce steps may have receives posted at once: one scratch half each.
+  if (scratch_.size() < 2 * max_seg) scratch_.resize(2 * max_seg);
+  std::vector<Step> plan(static_cast<std::size_t>(steps));
+  for (int k = 0; k < steps; ++k) plan[static_cast<std::size_t>(k)] = plan_step(count, k);
+  recv_requests_.assign(static_cast<std::size_t>(steps), {});
+  send_requests_.assign(static_cast<std::size_t>(steps), {});
+  auto scratch = [&](int k) { return scratch_.data() + static_cast<std::size_t>(k % 2) * max_seg; };
+
+  // Receives of step k go to scratch (reduce) or straight into place (allgather). The place an
+  // allgather step fills is what reduce-scatter step k-(P-1) sent from: that send must be done.
+  auto post_receives = [&](int k) {
+    if (k >= steps) return;
+    const Step& st = plan[static_cast<std::size_t>(k)];
+    if (!st.reduce) wait_sends(k - (size_ - 1));
+    const std::size_t chunk = chunk_of(st.recv_len);
+    float* base = st.reduce ? scratch(k) : data + st.recv_begin;
+    auto& requests = recv_requests_[static_cast<std::size_t>(k)];
+    for (std::size_t off = 0; off < st.recv_len; off += chunk) {
+      requests.push_back(MPI_REQUEST_NULL);
+      const int len = static_cast<int>(std::min(chunk, st.recv_len - off));
+      check_mpi(MPI_Irecv(base + off, len, MPI_FLOAT, left(), kRingTag, comm_, &requests.back()),
+                "MPI_Irecv (ring allreduce)");
+    }
+  };
+  // Sends chunk `c` of step k's segment (chunked like the receive of step k-1: same segment).
+  auto send_chunk = [&](int k, std::size_t c) {
+    const Step& st = plan[static_cast<std::size_t>(k)];
+    const std::size_t chunk = chunk_of(st.send_len);
+    const std::size_t off = c * chunk;
+    auto& requests = send_requests_[static_cast<std::size_t>(k)];
+    requests.push_back(MPI_REQUEST_NULL);
+    const int len = static_cast<int>(std::min(chunk, st.send_len - off));
+    check_mpi(MPI_Isend(data + st.send_begin + off, len, MPI_FLOAT, right(), kRingTag, comm_, &requests.back()),
               "MPI_Isend (ring allreduce)");
+  };
+
+  // Messages between two neighbours match in the order they were sent, and both sides walk the
+  // steps and chunks in the same order, so one tag serves every step.
+  post_receives(0);
+  const Step& first = plan[0];
+  for (std::size_t c = 0, n = chunks(first.send_len); c < n; ++c) send_chunk(0, c);
+  post_receives(1);
+  for (int k = 0; k < steps; ++k) {
+    const Step& st = plan[static_cast<std::size_t>(k)];
+    const std::size_t chunk = chunk_of(st.recv_len);
+    auto& requests = recv_requests_[static_cast<std::size_t>(k)];
+    for (std::size_t c = 0; c < requests.size(); ++c) {
+      const std::size_t off = c * chunk;
+      const std::size_t len = std::min(chunk, st.recv_len - off);
+      wait(requests[c], left(), "for data from", static_cast<int>(len));
+      if (st.reduce) add_into(data + st.recv_begin + off, scratch(k) + off, len);
+      if (k + 1 < steps) send_chunk(k + 1, c);  // on around the ring while the rest arrives
+    }
+    post_receives(k + 2);  // step k's scratch half is free again
   }
-  // Reduce each chunk as soon as it lands while later chunks are still in flight.
-  for (std::size_t c = 0; c < n_recv; ++c) {
-    const std::size_t off = c * recv_chunk;
-    const std::size_t len = std::min(recv_chunk, recv_len - off);
-    wait(requests_[c], left, "for data from", static_cast<int>(len));
-    if (!reduce) continue;
-    add_into(data + recv_begin + off, scratch_.data() + off, len);
-  }
-  for (std::size_t c = 0; c < n_send; ++c) wait(requests_[n_recv + c], right, "to deliver data to", -1);
+  for (int k = 0; k < steps; ++k) wait_sends(k);
+}
+
+std::size_t RingAllreduce::chunks(std::size_t len) const {
+  if (len == 0) return 0;
+  const std::size_t chunk = chunk_of(len);
+  return (len + chunk - 1) / chunk;
+}
+
+void RingAllreduce::wait_sends(int k) {
+  if (k < 0) return;
+  for (auto& request : send_requests_[static_cast<std::size_t>(k)]) wait(request, right(), "to deliver data to", -1);
+  send_requests_[static_cast<std::size_t>(k)].clear();
 }
 
 void RingAllreduce::wait(MPI_Request& request, int peer, const char* what, int expected) {
