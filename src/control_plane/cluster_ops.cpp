@@ -1,4 +1,5 @@
 // Cluster show/list/resize/auto-scale/delete, the cluster document refresh, and list-usages.
+#include <filesystem>
 #include <map>
 
 #include "batchai/common/ids.hpp"
@@ -10,6 +11,7 @@
 namespace batchai::control_plane {
 
 using namespace detail;
+namespace fs = std::filesystem;
 
 void ControlPlane::refresh_cluster(std::int64_t cluster_row_id) {
   store_->write([&] {
@@ -134,7 +136,10 @@ void ControlPlane::cluster_delete(const WorkspaceRef& ref, const std::string& na
   store_->write([&] {
     auto c = require_cluster(*store_, ref, name);
     notify_delete("cluster", c.id);
-    trash(*store_, layout_.cluster(c.resource_group, c.workspace, c.name));
+    const fs::path dir = layout_.cluster(c.resource_group, c.workspace, c.name);
+    std::error_code ec;
+    for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(node.path());
+    trash(*store_, dir);
     store_->prepare("DELETE FROM clusters WHERE id = ?").bind(1, c.id).run();  // nodes cascade
   });
   empty_trash();

@@ -60,6 +60,9 @@ ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::str
 
 // Records a folder for deletion after commit (call inside a write transaction).
 void trash(Store& store, const std::filesystem::path& folder);
+// Kills the setup task still running on the node folder `node` (its process group, recorded at
+// spawn; checked by the process's working folder so a reused pid is never hit).
+void stop_setup_task(const std::filesystem::path& node);
 
 // The OS user's name and home folder (for admin defaults and ~/.ssh).
 std::string os_user_name();

@@ -1,6 +1,7 @@
 // Simulated nodes: the reconcile step (allocation, preparation, setup task, leaving), node
 // folders with their mounts (layout in node_layout.hpp), node list/exec and cluster file list.
 #include <algorithm>
+#include <csignal>
 #include <ctime>
 #include <fstream>
 
@@ -90,8 +91,23 @@ void spawn_setup_task(ProcessLauncher& launcher, const ClusterRow& c, const std:
   spec.cwd = node;
   spec.stdout_file = node / ".setup_cmd";
   spec.stderr_file = node / ".setup_cmd";
-  launcher.spawn_detached(spec);
+  const pid_t pid = launcher.spawn_detached(spec);  // a session (and group) leader
+  std::ofstream(node / ".setup_pid") << pid << "\n";
 }
+
+}  // namespace
+
+void detail::stop_setup_task(const fs::path& node) {
+  std::error_code ec;
+  if (fs::exists(node / ".setup_exit", ec)) return;  // finished
+  long pid = 0;
+  if (!(std::ifstream(node / ".setup_pid") >> pid) || pid <= 1) return;
+  const fs::path cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
+  if (ec || cwd != fs::canonical(node, ec) || ec) return;  // gone, or the pid belongs to someone else now
+  make_posix_process_launcher()->signal_group(static_cast<pid_t>(pid), SIGKILL);
+}
+
+namespace {
 
 // One reconcile step of one cluster at `now` (inside a write transaction).
 void step_cluster(Store& store, const Settings& settings, const NodeLayout& layout, std::int64_t id, std::int64_t now) {
@@ -112,6 +128,7 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
     store.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, state).bind(2, n.leave_us).bind(3, n.row).run();
   };
   auto remove_node = [&](const NodeRow& n) {
+    stop_setup_task(cluster_dir / "nodes" / n.node_id);
     store.prepare("DELETE FROM nodes WHERE id = ?").bind(1, n.row).run();
     trash(store, cluster_dir / "nodes" / n.node_id);
   };

@@ -1,9 +1,13 @@
 // Clusters: creation order and messages (§4.3), simulated state sequences over a ManualClock,
 // resize/auto-scale, node folders and mounts, setup tasks (real processes), node list/exec and
 // cluster file list (§4.10.5).
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <regex>
+#include <sstream>
+#include <thread>
 
 #include "batchai/common/ids.hpp"
 #include "fixture.hpp"
@@ -260,6 +264,50 @@ TEST_F(ControlPlaneTest, FailingSetupTaskMakesNodeUnusable) {
   expect_error<InvalidArgument>([&] { cp_->cluster_file_list(ws, "c", ".", 60); },
                                 "List files is supported only for clusters with startup task configure to store its "
                                 "output on Azure File Share or Azure Blob Container");
+}
+
+// Processes whose command line holds `text` (a unique marker of the test).
+int processes_with(const std::string& text) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == ::getpid()) continue;
+    std::stringstream cmd;
+    cmd << std::ifstream(e.path() / "cmdline").rdbuf();
+    std::string line = cmd.str();
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    if (line.find(text) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+bool processes_gone(const std::string& text) {
+  for (int i = 0; i < 100 && processes_with(text) > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return processes_with(text) == 0;
+}
+
+TEST_F(ControlPlaneTest, SetupTasksStillRunningEndWithTheirNodes) {
+  auto ws = make_workspace();
+  const std::string marker = "setupmark" + std::to_string(::getpid());
+  auto o = cluster_options("c", 2);
+  o.setup_task = "exec -a " + marker + " sleep 300";
+  o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/logs";
+  cp_->cluster_create(o);
+  for (int i = 0; i < 100 && processes_with(marker) < 2; ++i) {
+    cp_->reconcile();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(processes_with(marker), 2);
+  EXPECT_EQ(cp_->cluster_show(ws, "c")["nodeStateCounts"]["preparingNodeCount"], 2);
+  // Shrinking removes one preparing node: its setup task goes with it.
+  cp_->cluster_resize(ws, "c", 1);
+  clock_->advance(std::chrono::hours(1));
+  cp_->reconcile();
+  for (int i = 0; i < 100 && processes_with(marker) > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(processes_with(marker), 1);
+  // Deleting the cluster ends the other one.
+  cp_->cluster_delete(ws, "c");
+  EXPECT_TRUE(processes_gone(marker));
 }
 
 TEST_F(ControlPlaneTest, FileListRules) {
