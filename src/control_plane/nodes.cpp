@@ -1,12 +1,16 @@
 // Simulated nodes: the reconcile step (allocation, preparation, setup task, leaving), node
 // folders with their mounts (layout in node_layout.hpp), node list/exec and cluster file list.
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <ctime>
 #include <fstream>
+#include <memory>
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
+#include "batchai/common/port_forward.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
@@ -319,9 +323,29 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
     if (it == t.nodes.end()) throw InvalidArgument("Cannot find a node with id=" + *options.node_id);
     node_id = it->first;
   }
-  if (!options.forwards.empty())
-    log::warning("Port forwarding (-L) is not needed locally: node services listen on this machine; ignoring -L.");
-  if (!options.exec) return;
+  // -L: the tunnels live as long as --exec runs, or until Ctrl-C without it (spec §4.10.6).
+  std::vector<std::unique_ptr<PortForwarder>> tunnels;
+  for (const auto& text : options.forwards) {
+    const ForwardSpec f = parse_forward_spec(text);
+    try {
+      tunnels.push_back(std::make_unique<PortForwarder>(f));
+    } catch (const Error& e) {
+      const bool here = f.remote_host == "localhost" || f.remote_host == "127.0.0.1" || f.remote_host == "0.0.0.0";
+      if (!(here && f.local_port == f.remote_port))
+        throw Error(std::string("Connection to remote host failed. Please check provided credentials. Error: ") + e.what());
+      // The simulated node is this machine: what listens on its port is already reachable here.
+      log::warning("Port " + std::to_string(f.local_port) + " is already served on this machine, where the nodes run; " +
+                   "nothing to forward for " + text + ".");
+      continue;
+    }
+    log::warning("Forwarding 0.0.0.0:" + std::to_string(tunnels.back()->local_port()) + " to " + f.remote_host + ":" +
+                 std::to_string(f.remote_port) + " on node " + node_id + ".");
+  }
+  if (!options.exec) {
+    if (tunnels.empty()) return;
+    log::warning("Press Ctrl-C to stop forwarding.");
+    for (;;) ::pause();  // the CLI ends the command on Ctrl-C (exit 0)
+  }
   fs::path node = layout_.node(t.cluster.resource_group, t.cluster.workspace, t.cluster.name, node_id);
   ensure_node_folder(layout_, t.cluster.doc, node);
   ProcessSpec spec;

@@ -1,7 +1,15 @@
 // Round trips per resource (create, then `show -o json` equals the expected document after
 // normalising times and uuids) and the cluster/file-server commands end to end.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
 
 #include "cli_harness.hpp"
 
@@ -134,6 +142,77 @@ TEST_F(ResourceScenario, ClusterCommandsEndToEnd) {
   r = run({"cluster", "delete", "-g", "rg", "-w", "ws", "-n", "auto", "-y"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(run({"cluster", "show", "-g", "rg", "-w", "ws", "-n", "auto"}).exit_code, 3);
+}
+
+// A loopback TCP server in this process answering one line with "echo:<line>"; port() is where.
+class LineEchoServer {
+ public:
+  LineEchoServer() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd_, 4);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string line;
+      for (char ch; ::read(c, &ch, 1) == 1 && ch != '\n';) line += ch;
+      const std::string answer = "echo:" + line + "\n";
+      (void)!::write(c, answer.data(), answer.size());
+      ::close(c);
+    });
+  }
+  ~LineEchoServer() {
+    ::shutdown(fd_, SHUT_RDWR);  // wakes accept() if nobody came
+    thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A port free right now (bound to 0, read, released).
+int free_port() {
+  LineEchoServer probe;
+  return probe.port();
+}
+
+TEST_F(ResourceScenario, NodeExecForwardsPortsWhileTheCommandRuns) {
+  ASSERT_EQ(run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "fw", "-s", "Standard_D1", "-t", "1", "-u", "me",
+                 "-p", "pw"}).exit_code, 0);
+  LineEchoServer server;
+  const std::string local = std::to_string(free_port());
+  // The command on the node talks to the local end of the tunnel; the server is its far end.
+  CliResult r = run({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "fw", "-L",
+                     local + ":localhost:" + std::to_string(server.port()), "--exec",
+                     "exec 3<>/dev/tcp/127.0.0.1/" + local + "; echo hi >&3; head -1 <&3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("echo:hi"));
+  EXPECT_THAT(r.err, HasSubstr("Forwarding 0.0.0.0:" + local + " to localhost:"));
+  // The same port on both ends of localhost is served here already: a warning, not a clash.
+  r = run({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "fw", "-L",
+           std::to_string(server.port()) + ":localhost:" + std::to_string(server.port()), "--exec", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("already served on this machine"));
+  r = run({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "fw", "-L", "9000:localhost"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("expected lport:rhost:rport"));
+  // Without --exec the tunnel stays until Ctrl-C, which ends the command with exit code 0.
+  const pid_t pid = cli_.spawn({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "fw", "-L",
+                                "0:localhost:" + std::to_string(server.port())});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the forwarding command ended by itself";
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(CliHarness::wait(pid), 0);
 }
 
 TEST_F(ResourceScenario, ClusterMessageCatalogue) {

@@ -76,24 +76,17 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
         return ctx.control_plane().cluster_node_list(workspace_ref(a), a.str("cluster"));
       });
 
-  OptionSpec address;
-  address.repeatable = true;
   auto& exec = add_command(node, ctx, "exec", "Execute a command line on a cluster's node with optional ports forwarding.");
-  add_workspace(add_resource_group(exec))
-      .option("--cluster,-c", "Name of cluster.", required())
-      .option("--node-id,-n", "ID of the node (default: the first node of `node list`).")
-      .option("--exec", "Optional command line to be executed on the node.")
-      .option("--address,-L", "Port forwarding localport:remotehost:remoteport (repeatable).", address)
-      .option("--password,-p", "Optional password to establish SSH connection.")
-      .option("--ssh-private-key,-k", "Optional SSH private key path.")
+  add_node_exec_options(add_workspace(add_resource_group(exec)).option("--cluster,-c", "Name of cluster.", required()),
+                        "ID of the node (default: the first node of `node list`).")
       .example("Report a snapshot of the processes running on a node.",
                "batchai cluster node exec -g MyResourceGroup -w MyWorkspace -c MyCluster -n tvm-xxx --exec \"ps aux\"")
       .example("Forward local port 9000 to port 9001 on the first node.",
                "batchai cluster node exec -g MyResourceGroup -w MyWorkspace -c MyCluster -L 9000:localhost:9001")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        control_plane::NodeExecOptions o{a.get("node-id"), a.get("exec"), a.all("address"), a.get("password"),
-                                         a.get("ssh-private-key")};
+        const auto o = node_exec_options(a);
         if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (spec §4.10.6)
+        exit_zero_on_interrupt();
         ctx.control_plane().cluster_node_exec(workspace_ref(a), a.str("cluster"), o);
         return std::nullopt;
       });

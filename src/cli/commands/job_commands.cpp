@@ -244,6 +244,7 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
       .option("--output-directory-id,-d", "The Id of the job's output directory.", optional("", "stdouterr"))
       .option("--path,-p", "The relative path in the given output directory.", optional("", "."))
       .handler([jobs](const Args& a) -> std::optional<Json> {
+        exit_zero_on_interrupt();
         stream_file(jobs->get(), job_ref(a, "job"), a.str("output-directory-id"), a.str("path"), a.str("file-name"));
         return std::nullopt;
       });
@@ -255,24 +256,12 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
       .table(output::remote_login_table)
       .handler([jobs](const Args& a) -> std::optional<Json> { return jobs->get().node_list(job_ref(a, "job")); });
 
-  OptionSpec forwards;
-  forwards.repeatable = true;
   auto& exec = add_command(node, ctx, "exec", "Execute a command line on a cluster's node used to execute the job.");
-  add_job_scope(exec)
-      .option("--job,-j", "Name of job.", required())
-      .option("--node-id,-n", "ID of the node to run the command on; the job's first node when omitted.", optional(""))
-      .option("--exec", "Optional command line to be executed on the node.", optional(""))
-      .option("--address,-L", "Port forwarding addresses (ignored locally).", forwards)
-      .option("--password,-p", "Optional password to set up SSH connection.", optional(""))
-      .option("--ssh-private-key,-k", "Optional SSH private key path to establish SSH connection.", optional(""))
+  add_node_exec_options(add_job_scope(exec).option("--job,-j", "Name of job.", required()),
+                        "ID of the node to run the command on; the job's first node when omitted.")
       .handler([jobs](const Args& a) -> std::optional<Json> {
-        control_plane::NodeExecOptions o;
-        o.node_id = a.get("node-id");
-        o.exec = a.get("exec");
-        o.forwards = a.all("address");
-        o.password = a.get("password");
-        o.ssh_private_key = a.get("ssh-private-key");
-        jobs->get().node_exec(job_ref(a, "job"), o);
+        exit_zero_on_interrupt();
+        jobs->get().node_exec(job_ref(a, "job"), node_exec_options(a));
         return std::nullopt;
       });
 }
