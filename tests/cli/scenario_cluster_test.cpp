@@ -1,17 +1,14 @@
 // Round trips per resource (create, then `show -o json` equals the expected document after
 // normalising times and uuids) and the cluster/file-server commands end to end.
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <thread>
 
 #include "cli_harness.hpp"
+#include "loopback.hpp"
 
 namespace batchai::cli::testing {
 namespace {
@@ -147,15 +144,7 @@ TEST_F(ResourceScenario, ClusterCommandsEndToEnd) {
 // A loopback TCP server in this process answering one line with "echo:<line>"; port() is where.
 class LineEchoServer {
  public:
-  LineEchoServer() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    ::listen(fd_, 4);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+  LineEchoServer() : fd_(test::listen_loopback(&port_)) {
     thread_ = std::thread([this] {
       const int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
@@ -174,8 +163,8 @@ class LineEchoServer {
   int port() const { return port_; }
 
  private:
-  int fd_;
   int port_ = 0;
+  int fd_;
   std::thread thread_;
 };
 

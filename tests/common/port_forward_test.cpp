@@ -2,46 +2,20 @@
 // on, an unreachable target, and a destructor that returns while connections are still open.
 #include "batchai/common/port_forward.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "batchai/common/errors.hpp"
+#include "loopback.hpp"
 
 namespace batchai {
 namespace {
 
-int listen_any(int* port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::listen(fd, 16);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  *port = ntohs(addr.sin_port);
-  return fd;
-}
-
-int connect_local(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+using test::connect_loopback;
+using test::listen_loopback;
 
 std::string read_all(int fd) {
   std::string out;
@@ -53,7 +27,7 @@ std::string read_all(int fd) {
 // Serves `connections` clients one thread each: reads to EOF, answers "echo:" + what it read.
 class EchoServer {
  public:
-  explicit EchoServer(int connections) : fd_(listen_any(&port_)) {
+  explicit EchoServer(int connections) : fd_(listen_loopback(&port_)) {
     for (int i = 0; i < connections; ++i)
       threads_.emplace_back([this] {
         const int c = ::accept(fd_, nullptr, nullptr);
@@ -93,7 +67,7 @@ TEST(PortForward, RelaysBothWaysWithEofOnSeveralConnections) {
   std::vector<std::string> answers(3);
   for (int i = 0; i < 3; ++i)
     clients.emplace_back([&, i] {
-      const int c = connect_local(forward.local_port());
+      const int c = connect_loopback(forward.local_port());
       ASSERT_GE(c, 0);
       const std::string text = "client " + std::to_string(i) + std::string(100000, 'x');  // more than one read
       ASSERT_EQ(::write(c, text.data(), text.size()), static_cast<ssize_t>(text.size()));
@@ -108,9 +82,9 @@ TEST(PortForward, RelaysBothWaysWithEofOnSeveralConnections) {
 
 TEST(PortForward, UnreachableTargetClosesTheClient) {
   int port = 0;
-  ::close(listen_any(&port));  // a port nobody listens on now
+  ::close(listen_loopback(&port));  // a port nobody listens on now
   PortForwarder forward({0, "127.0.0.1", port});
-  const int c = connect_local(forward.local_port());
+  const int c = connect_loopback(forward.local_port());
   ASSERT_GE(c, 0);
   EXPECT_EQ(read_all(c), "");  // closed, not hung
   ::close(c);
@@ -118,19 +92,19 @@ TEST(PortForward, UnreachableTargetClosesTheClient) {
 
 TEST(PortForward, StopsWithConnectionsStillOpenAndFreesThePort) {
   int port = 0;
-  const int server = listen_any(&port);
+  const int server = listen_loopback(&port);
   int local = 0;
   {
     PortForwarder forward({0, "127.0.0.1", port});
     local = forward.local_port();
-    const int c = connect_local(local);
+    const int c = connect_loopback(local);
     ASSERT_GE(c, 0);
     const int accepted = ::accept(server, nullptr, nullptr);  // the relayed connection, left idle
     ASSERT_GE(accepted, 0);
     ::close(accepted);
     ::close(c);
   }  // must not hang
-  EXPECT_LT(connect_local(local), 0);  // nobody listens any more
+  EXPECT_LT(connect_loopback(local), 0);  // nobody listens any more
   EXPECT_THROW(PortForwarder({port, "127.0.0.1", port}), Error) << "the port is taken by `server`";
   ::close(server);
 }
