@@ -23,34 +23,20 @@ constexpr int kPlane = kSide * kSide;
 
 void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, float* hwc) {
   constexpr float kScale = 1.0f / 255.0f;
-  // Separable bilinear weights per output row/column, sources clamped (fill_mode "nearest").
-  int y0[kSide], y1[kSide], x0[kSide], x1[kSide];
-  float wy[kSide], wx[kSide];
+  // Keras 2.1's apply_transform samples with scipy's affine_transform at order=0: each output
+  // pixel copies the nearest source pixel (no blending, so shifted images stay as sharp as the
+  // test images), and sources past the edge are clamped (fill_mode "nearest").
+  int src_y[kSide], src_x[kSide];
   for (int i = 0; i < kSide; ++i) {
-    const float sy = std::clamp(static_cast<float>(i) - dy, 0.0f, static_cast<float>(kSide - 1));
-    y0[i] = static_cast<int>(std::floor(sy));
-    y1[i] = std::min(y0[i] + 1, kSide - 1);
-    wy[i] = sy - static_cast<float>(y0[i]);
-    const int ox = flip ? kSide - 1 - i : i;
-    const float sx = std::clamp(static_cast<float>(ox) - dx, 0.0f, static_cast<float>(kSide - 1));
-    x0[i] = static_cast<int>(std::floor(sx));
-    x1[i] = std::min(x0[i] + 1, kSide - 1);
-    wx[i] = sx - static_cast<float>(x0[i]);
+    auto nearest = [](float s) { return std::clamp(static_cast<int>(std::floor(s + 0.5f)), 0, kSide - 1); };
+    src_y[i] = nearest(static_cast<float>(i) - dy);
+    src_x[i] = nearest(static_cast<float>(flip ? kSide - 1 - i : i) - dx);
   }
-  const bool identity = dy == 0.0f && dx == 0.0f;
   for (int y = 0; y < kSide; ++y) {
     for (int x = 0; x < kSide; ++x) {
       float* out = hwc + (y * kSide + x) * kCifarChannels;
-      for (int c = 0; c < kCifarChannels; ++c) {
-        const std::uint8_t* p = chw + c * kPlane;
-        if (identity) {
-          out[c] = p[y * kSide + x0[x]] * kScale;
-          continue;
-        }
-        const float top = p[y0[y] * kSide + x0[x]] * (1 - wx[x]) + p[y0[y] * kSide + x1[x]] * wx[x];
-        const float bottom = p[y1[y] * kSide + x0[x]] * (1 - wx[x]) + p[y1[y] * kSide + x1[x]] * wx[x];
-        out[c] = (top * (1 - wy[y]) + bottom * wy[y]) * kScale;
-      }
+      const int at = src_y[y] * kSide + src_x[x];
+      for (int c = 0; c < kCifarChannels; ++c) out[c] = chw[c * kPlane + at] * kScale;
     }
   }
 }
@@ -65,7 +51,7 @@ void prepare_batch(const Dataset& data, const int* indices, int n, const Augment
     bool flip = false;
     if (config.enabled) {
       const std::uint64_t base = mix64(seed ^ mix64(first_key + static_cast<std::uint64_t>(i)));
-      // Keras draws a uniform shift in (-range, range) * size (in pixels, not rounded).
+      // Keras draws a uniform shift in (-range, range) * size (in pixels; the sampling rounds).
       dy = static_cast<float>((2 * unit(mix64(base + 1)) - 1) * config.height_shift * kSide);
       dx = static_cast<float>((2 * unit(mix64(base + 2)) - 1) * config.width_shift * kSide);
       flip = config.horizontal_flip && unit(mix64(base + 3)) < 0.5;

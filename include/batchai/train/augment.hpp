@@ -1,6 +1,7 @@
 // Turning stored CIFAR-10 records into a training batch: CHW bytes -> NHWC floats in [0, 1]
 // (x / 255), with Keras ImageDataGenerator's augmentation when enabled: random shifts up to
-// 10% of width and height (bilinear, fill_mode "nearest") and random horizontal flips.
+// 10% of width and height (nearest-pixel sampling as Keras 2.1 does, fill_mode "nearest") and
+// random horizontal flips.
 // Image i's randomness comes from (seed, first_key + i): callers pass the image's position in
 // the epoch, so N sharded ranks draw exactly what one rank with the global batch draws.
 #pragma once
@@ -19,8 +20,8 @@ struct AugmentConfig {
   bool horizontal_flip = true;
 };
 
-// One image: CHW uint8 (3 x 32 x 32) -> HWC float, shifted by (dy, dx) pixels (sampling the
-// source at (y - dy, x - dx), edges clamped) and mirrored when `flip`.
+// One image: CHW uint8 (3 x 32 x 32) -> HWC float, shifted by (dy, dx) pixels (output (y, x)
+// copies the source pixel nearest to (y - dy, x - dx), edges clamped) and mirrored when `flip`.
 void transform_image(const std::uint8_t* chw, float dy, float dx, bool flip, float* hwc);
 
 // Fills x (n x 32 x 32 x 3) and labels (n, class index as float) for dataset images `indices`.
