@@ -85,10 +85,14 @@ void RingAllreduce::sum(float* data, std::size_t count) {
   const std::size_t max_seg = count / static_cast<std::size_t>(size_) + 1;
   // Two reduce steps may have receives posted at once: one scratch half each.
   if (scratch_.size() < 2 * max_seg) scratch_.resize(2 * max_seg);
-  std::vector<Step> plan(static_cast<std::size_t>(steps));
-  for (int k = 0; k < steps; ++k) plan[static_cast<std::size_t>(k)] = plan_step(count, k);
-  recv_requests_.assign(static_cast<std::size_t>(steps), {});
-  send_requests_.assign(static_cast<std::size_t>(steps), {});
+  // Kept across calls (cleared, not freed): this runs every training step.
+  plan_.resize(static_cast<std::size_t>(steps));
+  for (int k = 0; k < steps; ++k) plan_[static_cast<std::size_t>(k)] = plan_step(count, k);
+  recv_requests_.resize(static_cast<std::size_t>(steps));
+  send_requests_.resize(static_cast<std::size_t>(steps));
+  for (auto& r : recv_requests_) r.clear();
+  for (auto& r : send_requests_) r.clear();
+  const std::vector<Step>& plan = plan_;
   auto scratch = [&](int k) { return scratch_.data() + static_cast<std::size_t>(k % 2) * max_seg; };
 
   // Receives of step k go to scratch (reduce) or straight into place (allgather). The place an

@@ -45,6 +45,7 @@ class RingAllreduce {
   std::size_t chunk_bytes_;
   StallWatchdog watchdog_;
   std::vector<float> scratch_;  // received chunks waiting to be added (two steps' worth)
+  std::vector<Step> plan_;                                               // per step
   std::vector<std::vector<MPI_Request>> recv_requests_, send_requests_;  // per step
 };
 

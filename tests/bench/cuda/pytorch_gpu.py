@@ -6,24 +6,21 @@ backward, RMSprop with rho 0.9 / eps 1e-7). Synthetic data; figures only, no acc
 usage: pytorch_gpu.py [--batches 32 256] [--steps 200] [--warmup 20] [--tf32 0|1] [--channels-last]
 """
 import argparse
+import os
 import sys
 import time
 
 
-def network(torch):
-    nn = torch.nn
-    return nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(32, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(64, 64, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
-        nn.Flatten(), nn.Linear(64 * 6 * 6, 512), nn.ReLU(), nn.Dropout(0.5),
-        nn.Linear(512, 10))
+def network():
+    # The same network as the CPU benchmark's (imported after torch was found).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "train"))
+    from pytorch_cifar10 import tutorial_cnn
+    return tutorial_cnn()
 
 
 def run(torch, batch, args):
     device = torch.device("cuda")
-    model = network(torch).to(device)
+    model = network().to(device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
     params = sum(p.numel() for p in model.parameters())
