@@ -4,17 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "batchai/train/counter_rng.hpp"
+
 namespace batchai::train {
 namespace {
-
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 constexpr int kSide = kCifarImageSize;
 constexpr int kPlane = kSide * kSide;
@@ -50,11 +43,11 @@ void prepare_batch(const Dataset& data, const int* indices, int n, const Augment
     float dy = 0.0f, dx = 0.0f;
     bool flip = false;
     if (config.enabled) {
-      const std::uint64_t base = mix64(seed ^ mix64(first_key + static_cast<std::uint64_t>(i)));
+      const std::uint64_t base = splitmix64(seed ^ splitmix64(first_key + static_cast<std::uint64_t>(i)));
       // Keras draws a uniform shift in (-range, range) * size (in pixels; the sampling rounds).
-      dy = static_cast<float>((2 * unit(mix64(base + 1)) - 1) * config.height_shift * kSide);
-      dx = static_cast<float>((2 * unit(mix64(base + 2)) - 1) * config.width_shift * kSide);
-      flip = config.horizontal_flip && unit(mix64(base + 3)) < 0.5;
+      dy = static_cast<float>((2 * unit_interval(splitmix64(base + 1)) - 1) * config.height_shift * kSide);
+      dx = static_cast<float>((2 * unit_interval(splitmix64(base + 2)) - 1) * config.width_shift * kSide);
+      flip = config.horizontal_flip && unit_interval(splitmix64(base + 3)) < 0.5;
     }
     transform_image(data.image(idx), dy, dx, flip, x + static_cast<std::size_t>(i) * image_floats);
   }

@@ -5,18 +5,12 @@
 #include <cmath>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/counter_rng.hpp"
 
 namespace batchai::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // A view of the first `count` floats of a buffer (the current batch of a max-batch buffer).
 Buffer view(const Buffer& b, std::size_t count) { return Buffer{b.data, count}; }
@@ -131,7 +125,7 @@ Model::~Model() {
 
 void Model::init_glorot(std::uint64_t seed) {
   std::vector<float> host(params_.size, 0.0f);
-  std::uint64_t counter = mix64(seed);
+  std::uint64_t counter = splitmix64(seed);
   for (const auto& e : table_) {
     if (e.weight != "kernel:0") continue;  // biases stay zero
     const double receptive = e.shape.size() == 4 ? e.shape[0] * e.shape[1] : 1.0;
@@ -139,7 +133,7 @@ void Model::init_glorot(std::uint64_t seed) {
     const double fan_out = receptive * e.shape.back();
     const double limit = std::sqrt(6.0 / (fan_in + fan_out));
     for (std::size_t i = 0; i < e.size(); ++i) {
-      const double u = static_cast<double>(mix64(counter++) >> 11) * 0x1.0p-53;  // [0, 1)
+      const double u = unit_interval(splitmix64(counter++));
       host[e.offset + i] = static_cast<float>((2.0 * u - 1.0) * limit);
     }
   }
@@ -179,9 +173,9 @@ std::vector<float> Model::logits(int n) const {
 }
 
 BatchStats Model::train_batch(const float* x, const float* labels, int n, bool dropout,
-                              std::uint64_t dropout_seed, std::uint64_t step) {
+                              std::uint64_t dropout_seed, std::uint64_t first_image_key) {
   zero_grads();
-  BatchStats stats = forward(x, labels, n, dropout, dropout_seed, step, true);
+  BatchStats stats = forward(x, labels, n, dropout, dropout_seed, first_image_key, true);
   backward(n);
   return stats;
 }
@@ -191,7 +185,7 @@ BatchStats Model::evaluate_batch(const float* x, const float* labels, int n) {
 }
 
 BatchStats Model::forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
-                          std::uint64_t step, bool want_grad) {
+                          std::uint64_t first_image_key, bool want_grad) {
   if (n <= 0 || n > max_batch_) {
     throw InvalidArgument("batch of " + std::to_string(n) + " images does not fit the model's batch size " +
                           std::to_string(max_batch_));
@@ -216,7 +210,8 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
         Buffer out = view(l.y, n * l.out_size());
         if (dropout && l.spec.rate > 0.0f) {
           Buffer mask = view(l.mask, out.size);
-          backend_.dropout_forward(view(*in, out.size), out, mask, l.spec.rate, seed, step * 64 + i);
+          backend_.dropout_forward(view(*in, out.size), out, mask, l.spec.rate, dropout_layer_stream(seed, i),
+                                   first_image_key, static_cast<std::size_t>(l.out_size()));
         } else {
           Buffer ones = view(l.mask, out.size);
           backend_.fill(ones, 1.0f);

@@ -197,7 +197,7 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
       {
         ScopedSpan span(tl, "forward_backward");
         if (n > 0) {
-          st = model.train_batch(x, y, n, o.dropout, o.seed, opt.iterations() * static_cast<std::uint64_t>(size) + rank);
+          st = model.train_batch(x, y, n, o.dropout, o.seed, plan.first_key[s]);
         } else {
           model.zero_grads();
         }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/counter_rng.hpp"
 #include "cuda_backend_impl.hpp"
 #include "cuda_check.hpp"
 
@@ -11,13 +12,6 @@ namespace batchai::train_cuda {
 namespace {
 
 using train::Buffer;
-
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 void require(bool ok, const char* what) {
   if (!ok) throw Error(std::string("CUDA backend: ") + what + " (internal error: a buffer is too small)");
@@ -236,15 +230,13 @@ void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x,
   kernels::maxpool2_backward(n, h, w, c, x.data, y.data, dy.data, dx.data, stream_);
 }
 
-void CudaBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
-                                  std::uint64_t stream) {
+void CudaBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
+                                  std::uint64_t first_image_key, std::size_t per_image) {
   require(y.size >= x.size && mask.size >= x.size, "dropout_forward");
-  // The same (seed, stream, i) -> mask definition as the CPU backend, so masks agree bit for bit.
+  // The kernel draws with counter_rng.hpp's functions, as the CPU backend: masks agree bit for bit.
   const float keep = 1.0f / (1.0f - rate);
-  const std::uint64_t base = splitmix64(seed ^ splitmix64(stream));
-  const std::uint64_t threshold =
-      static_cast<std::uint64_t>(static_cast<double>(rate) * 18446744073709551616.0);
-  kernels::dropout_forward(x.data, y.data, mask.data, x.size, base, threshold, keep, stream_);
+  kernels::dropout_forward(x.data, y.data, mask.data, x.size, per_image, layer_stream, first_image_key,
+                           train::dropout_threshold(rate), keep, stream_);
 }
 
 void CudaBackend::dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) {

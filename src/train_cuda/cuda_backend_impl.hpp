@@ -63,8 +63,8 @@ class CudaBackend final : public train::Backend {
   void maxpool2_forward(int n, int h, int w, int c, const train::Buffer& x, train::Buffer& y) override;
   void maxpool2_backward(int n, int h, int w, int c, const train::Buffer& x, const train::Buffer& y,
                          const train::Buffer& dy, train::Buffer& dx) override;
-  void dropout_forward(const train::Buffer& x, train::Buffer& y, train::Buffer& mask, float rate, std::uint64_t seed,
-                       std::uint64_t stream) override;
+  void dropout_forward(const train::Buffer& x, train::Buffer& y, train::Buffer& mask, float rate,
+                       std::uint64_t layer_stream, std::uint64_t first_image_key, std::size_t per_image) override;
   void dropout_backward(const train::Buffer& dy, const train::Buffer& mask, train::Buffer& dx) override;
   void softmax_cross_entropy(int n, int classes, const train::Buffer& logits, const train::Buffer& labels,
                              train::Buffer* dlogits, double* loss_sum, int* correct) override;

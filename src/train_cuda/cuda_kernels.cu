@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "batchai/train/counter_rng.hpp"
 #include "cuda_check.hpp"
 
 namespace batchai::train_cuda::kernels {
@@ -16,13 +17,6 @@ constexpr std::size_t kRowsPerChunk = 128;  // rows one block folds in column_su
 
 unsigned blocks_for(std::size_t count) {
   return static_cast<unsigned>(std::clamp<std::size_t>((count + kThreads - 1) / kThreads, 1, kMaxBlocks));
-}
-
-__device__ std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 #define BATCHAI_GRID_STRIDE(i, count)                                                              \
@@ -141,10 +135,12 @@ __global__ void maxpool_backward_kernel(int n, int h, int w, int c, const float*
   }
 }
 
-__global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
-                               std::uint64_t threshold, float keep) {
+__global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_t count, std::size_t per_image,
+                               std::uint64_t layer_stream, std::uint64_t first_image_key, std::uint64_t threshold,
+                               float keep) {
   BATCHAI_GRID_STRIDE(i, count) {
-    const float m = splitmix64(base + i) < threshold ? 0.0f : keep;
+    const std::uint64_t image = train::dropout_image_stream(layer_stream, first_image_key + i / per_image);
+    const float m = train::dropout_drops(image, i % per_image, threshold) ? 0.0f : keep;
     mask[i] = m;
     y[i] = x[i] * m;
   }
@@ -282,10 +278,12 @@ void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* 
   BATCHAI_CUDA_CHECK_LAUNCH("maxpool2_backward");
 }
 
-void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
-                     std::uint64_t threshold, float keep, cudaStream_t stream) {
-  if (count == 0) return;
-  dropout_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, mask, count, base, threshold, keep);
+void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::size_t per_image,
+                     std::uint64_t layer_stream, std::uint64_t first_image_key, std::uint64_t threshold, float keep,
+                     cudaStream_t stream) {
+  if (count == 0 || per_image == 0) return;
+  dropout_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, mask, count, per_image, layer_stream,
+                                                             first_image_key, threshold, keep);
   BATCHAI_CUDA_CHECK_LAUNCH("dropout_forward");
 }
 

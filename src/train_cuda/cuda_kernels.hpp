@@ -34,9 +34,11 @@ void maxpool2_forward(int n, int h, int w, int c, const float* x, float* y, cuda
 void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy, float* dx,
                        cudaStream_t stream);
 
-// mask[i] = splitmix64(base + i) < threshold ? 0 : keep; y = x * mask.
-void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::uint64_t base,
-                     std::uint64_t threshold, float keep, cudaStream_t stream);
+// Dropout over images of per_image floats, drawn as counter_rng.hpp says (mask = 0 or keep);
+// y = x * mask.
+void dropout_forward(const float* x, float* y, float* mask, std::size_t count, std::size_t per_image,
+                     std::uint64_t layer_stream, std::uint64_t first_image_key, std::uint64_t threshold, float keep,
+                     cudaStream_t stream);
 
 // Softmax + cross entropy (Keras clipping) over (n, classes); labels are class indices as
 // floats. Writes dlogits = (p - onehot) / n unless null, and the batch's loss sum and correct

@@ -113,12 +113,34 @@ TEST(GradcheckLayers, MaxPool) {
   for (Buffer* b : {&bx, &by, &bdy, &bdx}) f.be->release(*b);
 }
 
+// Sharded ranks train an image in another batch position than one rank does: its mask must
+// depend on its key alone, and differ between images and layers.
+TEST(GradcheckLayers, DropoutMaskDependsOnlyOnTheImageKey) {
+  Fixture f;
+  constexpr std::size_t kFeatures = 300;
+  const Vec ones(4 * kFeatures, 1.0);
+  Buffer bx = f.put(ones), by = f.be->allocate(ones.size()), batch = f.be->allocate(ones.size()),
+         single = f.be->allocate(kFeatures);
+  f.be->dropout_forward(bx, by, batch, 0.5f, 77, 1000, kFeatures);  // images keyed 1000..1003
+  const auto in_batch = f.get(batch, ones.size());
+  Buffer one = f.put(Vec(kFeatures, 1.0));
+  f.be->dropout_forward(one, by, single, 0.5f, 77, 1002, kFeatures);  // image 1002 alone
+  const auto alone = f.get(single, kFeatures);
+  EXPECT_EQ(std::vector<float>(in_batch.begin() + 2 * kFeatures, in_batch.begin() + 3 * kFeatures),
+            std::vector<float>(alone.begin(), alone.end()));
+  EXPECT_NE(std::vector<float>(in_batch.begin(), in_batch.begin() + kFeatures),
+            std::vector<float>(in_batch.begin() + kFeatures, in_batch.begin() + 2 * kFeatures));
+  f.be->dropout_forward(one, by, single, 0.5f, 78, 1002, kFeatures);  // another layer stream
+  EXPECT_NE(f.get(single, kFeatures), alone);
+  for (Buffer* b : {&bx, &by, &batch, &single, &one}) f.be->release(*b);
+}
+
 TEST(GradcheckLayers, DropoutIsLinearInItsMask) {
   Fixture f;
   std::mt19937 rng(5);
   Vec x = Fixture::as_float(random_vec(4000, rng));
   Buffer bx = f.put(x), by = f.be->allocate(x.size()), mask = f.be->allocate(x.size());
-  f.be->dropout_forward(bx, by, mask, 0.25f, 11, 2);
+  f.be->dropout_forward(bx, by, mask, 0.25f, 11, 2, 400);  // 10 images of 400 features
   auto m = f.get(mask, x.size()), y = f.get(by, x.size());
   int dropped = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {

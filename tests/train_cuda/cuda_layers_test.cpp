@@ -131,8 +131,8 @@ TEST_F(CudaVsCpu, DropoutMasksAreIdentical) {
   for (const float rate : {0.25f, 0.5f}) {
     auto x = make(random_vector(100003, 18));
     auto y = zeros(x.cpu->size), mask = zeros(x.cpu->size);
-    cpu_->dropout_forward(*x.cpu, *y.cpu, *mask.cpu, rate, 42, 7 * 64 + 3);
-    gpu_->dropout_forward(*x.gpu, *y.gpu, *mask.gpu, rate, 42, 7 * 64 + 3);
+    cpu_->dropout_forward(*x.cpu, *y.cpu, *mask.cpu, rate, 42, 7 * 64 + 3, 96);
+    gpu_->dropout_forward(*x.gpu, *y.gpu, *mask.gpu, rate, 42, 7 * 64 + 3, 96);
     EXPECT_EQ(get(*gpu_, *mask.gpu), get(*cpu_, *mask.cpu));
     EXPECT_EQ(get(*gpu_, *y.gpu), get(*cpu_, *y.cpu));
     auto dy = make(random_vector(x.cpu->size, 19));

@@ -64,10 +64,11 @@ class Backend {
   // dx = dy routed to the first maximum of each window (recomputed from x and y); other dx = 0.
   virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
                                  const Buffer& dy, Buffer& dx) = 0;
-  // Inverted dropout over x.size floats: mask[i] = 0 or 1/(1-rate) drawn from (seed, stream, i);
-  // y = x * mask. Backward: dx = dy * mask.
-  virtual void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
-                               std::uint64_t stream) = 0;
+  // Inverted dropout over images of `per_image` floats (x.size / per_image of them): mask = 0 or
+  // 1/(1-rate); y = x * mask. Image j's draws come from counter_rng.hpp's dropout_image_stream(
+  // layer_stream, first_image_key + j) alone. Backward: dx = dy * mask.
+  virtual void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
+                               std::uint64_t first_image_key, std::size_t per_image) = 0;
   virtual void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) = 0;
   // Softmax + categorical cross entropy over logits (n, classes) with labels (n) given as class
   // indices stored as floats. Writes dlogits = (softmax - onehot) / n and, on the host, the summed

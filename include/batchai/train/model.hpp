@@ -60,9 +60,11 @@ class Model {
 
   // One training pass over n <= max_batch images: x is host NHWC floats in [0,1], labels host
   // class indices. Zeroes the gradients, then leaves grads = d(mean loss over the n images)/dw.
-  // Dropout masks come from (dropout_seed, step) so ranks and reruns are reproducible.
+  // Image j's dropout masks come from (dropout_seed, layer, first_image_key + j) alone, so an
+  // image is dropped alike whichever rank or batch trains it (sharding stays exact) and reruns
+  // repeat.
   BatchStats train_batch(const float* x, const float* labels, int n, bool dropout,
-                         std::uint64_t dropout_seed, std::uint64_t step);
+                         std::uint64_t dropout_seed, std::uint64_t first_image_key);
   // Forward only (no dropout): loss and accuracy for n <= max_batch images.
   BatchStats evaluate_batch(const float* x, const float* labels, int n);
   // Logits of the last forward pass (n x classes), for tests.
@@ -80,7 +82,7 @@ class Model {
  private:
   struct Layer;
   BatchStats forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
-                     std::uint64_t step, bool want_grad);
+                     std::uint64_t first_image_key, bool want_grad);
   void backward(int n);
 
   Backend& backend_;

@@ -10,18 +10,12 @@
 #include <limits>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/counter_rng.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace batchai::train::cpu {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // C[m, n] (+)= A[m, k] * B[k, n] (row-major), with optional transposes.
 void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
@@ -213,16 +207,17 @@ void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, 
   }
 }
 
-void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
-                                 std::uint64_t stream) {
+void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
+                                 std::uint64_t first_image_key, std::size_t per_image) {
   const float keep = 1.0f / (1.0f - rate);
-  const std::uint64_t base = splitmix64(seed ^ splitmix64(stream));
-  const std::uint64_t threshold =
-      static_cast<std::uint64_t>(static_cast<double>(rate) * 18446744073709551616.0);
-  for (std::size_t i = 0; i < x.size; ++i) {
-    const float m = splitmix64(base + i) < threshold ? 0.0f : keep;
-    mask.data[i] = m;
-    y.data[i] = x.data[i] * m;
+  const std::uint64_t threshold = dropout_threshold(rate);
+  for (std::size_t at = 0, j = 0; at < x.size; at += per_image, ++j) {
+    const std::uint64_t image = dropout_image_stream(layer_stream, first_image_key + j);
+    for (std::size_t f = 0; f < per_image && at + f < x.size; ++f) {
+      const float m = dropout_drops(image, f, threshold) ? 0.0f : keep;
+      mask.data[at + f] = m;
+      y.data[at + f] = x.data[at + f] * m;
+    }
   }
 }
 

@@ -41,8 +41,8 @@ class CpuBackend final : public Backend {
   void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) override;
   void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
                          const Buffer& dy, Buffer& dx) override;
-  void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t seed,
-                       std::uint64_t stream) override;
+  void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
+                       std::uint64_t first_image_key, std::size_t per_image) override;
   void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) override;
   void softmax_cross_entropy(int n, int classes, const Buffer& logits, const Buffer& labels,
                              Buffer* dlogits, double* loss_sum, int* correct) override;

@@ -8,20 +8,20 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/cifar10.hpp"
+#include "batchai/train/counter_rng.hpp"
 
 namespace batchai::train {
 namespace fs = std::filesystem;
 
 namespace {
 
-// splitmix64: tiny, deterministic across platforms.
+// A splitmix64 stream: tiny, deterministic across platforms.
 struct Rng {
   std::uint64_t s;
   std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const std::uint64_t z = splitmix64(s);
+    s += 0x9e3779b97f4a7c15ULL;
+    return z;
   }
   int uniform(int n) { return static_cast<int>(next() % static_cast<std::uint64_t>(n)); }
 };

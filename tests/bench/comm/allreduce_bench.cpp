@@ -25,7 +25,7 @@ struct Options {
   std::size_t min_bytes = 4 << 10;
   std::size_t max_bytes = 64 << 20;
   std::size_t factor = 4;
-  std::vector<std::string> chunk_kb = {"256"};
+  std::vector<std::string> chunk_kb = {"1024"};
   double seconds = 0.5;
 };
 
