@@ -24,7 +24,9 @@ def main():
     epochs = sorted(set(ref) & set(other))
     if not epochs:
         raise SystemExit("no epoch in common")
-    print(f"{'epoch':>5} {'val_acc ref':>11} {'val_acc other':>13} {'diff':>7}")
+    # Training loss (averaged over a whole epoch) shows whether the runs still take the same
+    # steps; validation accuracy is what the tolerance applies to.
+    print(f"{'epoch':>5} {'val_acc ref':>11} {'val_acc other':>13} {'diff':>7} {'loss ref':>9} {'loss other':>10}")
     outside, worst = 0, 0.0
     for e in epochs:
         a, b = float(ref[e]["val_acc"]), float(other[e]["val_acc"])
@@ -34,7 +36,8 @@ def main():
         if abs(d) > args.tolerance:
             outside += 1
             flag = "  *"
-        print(f"{e:>5} {a:>11.4f} {b:>13.4f} {d:>+7.4f}{flag}")
+        la, lb = float(ref[e]["loss"]), float(other[e]["loss"])
+        print(f"{e:>5} {a:>11.4f} {b:>13.4f} {d:>+7.4f} {la:>9.4f} {lb:>10.4f}{flag}")
     mean = sum(float(other[e]["val_acc"]) - float(ref[e]["val_acc"]) for e in epochs) / len(epochs)
     print(f"{len(epochs)} epochs compared: mean diff {mean:+.4f}, max |diff| {worst:.4f}, "
           f"{outside} outside ±{args.tolerance:g}")
