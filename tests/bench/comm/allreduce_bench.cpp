@@ -54,9 +54,10 @@ Options parse(int argc, char** argv) {
 }
 
 // Seconds per call: the slowest rank's average over a batch of calls (a collective is as fast
-// as its last rank). Batches of all algorithms are interleaved and the best batch of each is
-// kept, so that bursts of load from other processes on a shared machine hit them alike.
-constexpr int kBatches = 7;
+// as its last rank). Batches of all algorithms are interleaved, so bursts of load from other
+// processes on a shared machine hit them alike: times are the best batch of each, and the ratio
+// is the median over batches of (MPI time / ring time) within the same round.
+constexpr int kBatches = 15;
 
 double time_batch(Communicator& comm, std::vector<float>& buf, std::size_t count, int iters) {
   comm.barrier();
@@ -73,6 +74,12 @@ int calibrate(Communicator& comm, std::vector<float>& buf, std::size_t count, do
   double one = time_batch(comm, buf, count, 1);
   MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return std::clamp(static_cast<int>(budget / kBatches / std::max(one, 1e-6)), 2, 1000);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string human(std::size_t bytes) {
@@ -99,7 +106,7 @@ int main(int argc, char** argv) {
     std::vector<float> buf(o.max_bytes / sizeof(float), 0.0f);  // zeros: sums stay finite
     if (mpi.rank() == 0) {
       std::printf("# allreduce, %d ranks, float32 sum, best of %d batches; GB/s = 1e9 bytes/s; "
-                  "busbw = algbw*2(n-1)/n; ratio = mpi_us / ring_us\n", n, kBatches);
+                  "busbw = algbw*2(n-1)/n; ratio = median over rounds of mpi / ring time\n", n, kBatches);
       std::printf("%-8s %12s %9s %9s", "size", "mpi_us", "mpi_alg", "mpi_bus");
       for (const auto& kb : o.chunk_kb) {
         std::printf(" %12s %9s %9s %7s", ("ring" + kb + "k_us").c_str(), "ring_alg", "ring_bus",
@@ -114,10 +121,14 @@ int main(int argc, char** argv) {
       std::vector<int> iters;
       for (Communicator* c : all) iters.push_back(calibrate(*c, buf, count, o.seconds));
       std::vector<double> best(all.size(), 1e300);
+      std::vector<std::vector<double>> ratios(all.size());
       for (int b = 0; b < kBatches; ++b) {
+        std::vector<double> t(all.size());
         for (std::size_t k = 0; k < all.size(); ++k) {
-          best[k] = std::min(best[k], time_batch(*all[k], buf, count, iters[k]));
+          t[k] = time_batch(*all[k], buf, count, iters[k]);
+          best[k] = std::min(best[k], t[k]);
         }
+        for (std::size_t k = 1; k < all.size(); ++k) ratios[k].push_back(t[0] / t[k]);
       }
       const double t_mpi = best[0];
       const std::vector<double> t_ring(best.begin() + 1, best.end());
@@ -125,9 +136,9 @@ int main(int argc, char** argv) {
         const double alg_mpi = static_cast<double>(bytes) / t_mpi / 1e9;
         std::printf("%-8s %12.1f %9.3f %9.3f", human(bytes).c_str(), t_mpi * 1e6, alg_mpi,
                     alg_mpi * bus);
-        for (double t : t_ring) {
-          const double alg = static_cast<double>(bytes) / t / 1e9;
-          std::printf(" %12.1f %9.3f %9.3f %6.2fx", t * 1e6, alg, alg * bus, t_mpi / t);
+        for (std::size_t k = 0; k < t_ring.size(); ++k) {
+          const double alg = static_cast<double>(bytes) / t_ring[k] / 1e9;
+          std::printf(" %12.1f %9.3f %9.3f %6.2fx", t_ring[k] * 1e6, alg, alg * bus, median(ratios[k + 1]));
         }
         std::printf("\n");
         std::fflush(stdout);
