@@ -25,7 +25,9 @@ void register_train_command(CLI::App& root) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--lr", o->lr, "Learning rate (default 1e-4 * ranks)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-augmentation{false}", o->augmentation, "Turn off random shifts and flips");
-  cmd->add_flag("--shard", o->shard, "Each rank trains on 1/ranks of the images per epoch");
+  cmd->add_flag("--shard", o->shard,
+                "Each rank trains on 1/ranks of the images per epoch (with one rank's --lr and "
+                "--batch-size / ranks: exactly one rank's steps)");
   cmd->add_option("--seed", o->seed, "Seed of weights, shuffling, augmentation and dropout")->capture_default_str();
   cmd->add_option("--backend", o->backend, "Compute backend")
       ->capture_default_str()
