@@ -18,8 +18,8 @@ namespace {
 using detail::check_mpi;
 
 // Pipelined message size of the ring; BATCHAI_RING_CHUNK_KB overrides it (0 = unchunked).
-// 1 MiB: at 2 ranks smaller chunks cost 3-7% at 1-16 MB (each message pays a rendezvous), and
-// at 4 ranks 256 KiB vs 1 MiB made no difference beyond noise (tests/bench/comm sweep).
+// 1 MiB: at 2 ranks 256 KiB chunks took 2-5% longer at 1-16 MB (each message pays a rendezvous);
+// at 4 ranks the two made no difference beyond noise (tests/bench/comm sweeps).
 constexpr std::size_t kDefaultChunkBytes = std::size_t{1} << 20;
 // MPI counts are ints: longer buffers go in pieces.
 constexpr std::size_t kMaxCount = std::size_t{1} << 30;
