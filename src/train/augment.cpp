@@ -43,7 +43,7 @@ void prepare_batch(const Dataset& data, const int* indices, int n, const Augment
     float dy = 0.0f, dx = 0.0f;
     bool flip = false;
     if (config.enabled) {
-      const std::uint64_t base = splitmix64(seed ^ splitmix64(first_key + static_cast<std::uint64_t>(i)));
+      const std::uint64_t base = image_stream(seed, first_key + static_cast<std::uint64_t>(i));
       // Keras draws a uniform shift in (-range, range) * size (in pixels; the sampling rounds).
       dy = static_cast<float>((2 * unit_interval(splitmix64(base + 1)) - 1) * config.height_shift * kSide);
       dx = static_cast<float>((2 * unit_interval(splitmix64(base + 2)) - 1) * config.width_shift * kSide);

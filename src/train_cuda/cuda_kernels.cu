@@ -139,7 +139,7 @@ __global__ void dropout_kernel(const float* x, float* y, float* mask, std::size_
                                std::uint64_t layer_stream, std::uint64_t first_image_key, std::uint64_t threshold,
                                float keep) {
   BATCHAI_GRID_STRIDE(i, count) {
-    const std::uint64_t image = train::dropout_image_stream(layer_stream, first_image_key + i / per_image);
+    const std::uint64_t image = train::image_stream(layer_stream, first_image_key + i / per_image);
     const float m = train::dropout_drops(image, i % per_image, threshold) ? 0.0f : keep;
     mask[i] = m;
     y[i] = x[i] * m;

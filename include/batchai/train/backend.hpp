@@ -65,7 +65,7 @@ class Backend {
   virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
                                  const Buffer& dy, Buffer& dx) = 0;
   // Inverted dropout over images of `per_image` floats (x.size / per_image of them): mask = 0 or
-  // 1/(1-rate); y = x * mask. Image j's draws come from counter_rng.hpp's dropout_image_stream(
+  // 1/(1-rate); y = x * mask. Image j's draws come from counter_rng.hpp's image_stream(
   // layer_stream, first_image_key + j) alone. Backward: dx = dy * mask.
   virtual void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
                                std::uint64_t first_image_key, std::size_t per_image) = 0;

@@ -27,13 +27,15 @@ BATCHAI_HOST_DEVICE inline double unit_interval(std::uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
-// Dropout draws. A layer's stream comes from (seed, layer); an image's from its epoch key (the
-// key augmentation uses too), so an image gets the same mask whichever rank or batch trains it.
+// One image's draws within a stream: keyed by the image's position in the epoch, so an image is
+// augmented and dropped alike whichever rank or batch trains it.
+BATCHAI_HOST_DEVICE inline std::uint64_t image_stream(std::uint64_t stream, std::uint64_t image_key) {
+  return splitmix64(stream ^ splitmix64(image_key));
+}
+
+// Dropout: each layer draws from its own stream of (seed, layer); augmentation uses the seed's.
 BATCHAI_HOST_DEVICE inline std::uint64_t dropout_layer_stream(std::uint64_t seed, std::size_t layer) {
   return splitmix64(seed ^ splitmix64(0xd1b54a32d192ed03ULL + layer));
-}
-BATCHAI_HOST_DEVICE inline std::uint64_t dropout_image_stream(std::uint64_t layer_stream, std::uint64_t image_key) {
-  return splitmix64(layer_stream ^ splitmix64(image_key));
 }
 // Feature `feature` of an image is dropped when its draw falls below `threshold` (rate * 2^64).
 BATCHAI_HOST_DEVICE inline bool dropout_drops(std::uint64_t image_stream, std::size_t feature, std::uint64_t threshold) {

@@ -211,8 +211,9 @@ void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float
                                  std::uint64_t first_image_key, std::size_t per_image) {
   const float keep = 1.0f / (1.0f - rate);
   const std::uint64_t threshold = dropout_threshold(rate);
+  if (per_image == 0) return;
   for (std::size_t at = 0, j = 0; at < x.size; at += per_image, ++j) {
-    const std::uint64_t image = dropout_image_stream(layer_stream, first_image_key + j);
+    const std::uint64_t image = image_stream(layer_stream, first_image_key + j);
     for (std::size_t f = 0; f < per_image && at + f < x.size; ++f) {
       const float m = dropout_drops(image, f, threshold) ? 0.0f : keep;
       mask.data[at + f] = m;
