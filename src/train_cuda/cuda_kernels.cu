@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "batchai/train/counter_rng.hpp"
+#include "batchai/train/softmax_xent_row.hpp"
 #include "cuda_check.hpp"
 
 namespace batchai::train_cuda::kernels {
@@ -154,23 +155,11 @@ __global__ void softmax_xent_kernel(int n, int classes, const float* logits, con
   double loss = 0.0;
   int hit = 0;
   for (int r = static_cast<int>(threadIdx.x); r < n; r += kThreads) {
-    const float* z = logits + static_cast<std::size_t>(r) * classes;
-    const int label = static_cast<int>(labels[r]);
-    int best = 0;
-    for (int j = 1; j < classes; ++j) best = z[j] > z[best] ? j : best;
-    hit += best == label ? 1 : 0;
-    const double zmax = z[best];
-    double sum = 0.0;
-    for (int j = 0; j < classes; ++j) sum += exp(static_cast<double>(z[j]) - zmax);
-    const double p_label = exp(static_cast<double>(z[label]) - zmax) / sum;
-    loss -= log(fmin(fmax(p_label, 1e-7), 1.0 - 1e-7));  // Keras' clipping
-    if (dlogits != nullptr) {
-      float* g = dlogits + static_cast<std::size_t>(r) * classes;
-      for (int j = 0; j < classes; ++j) {
-        const double p = exp(static_cast<double>(z[j]) - zmax) / sum;
-        g[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
-      }
-    }
+    const std::size_t at = static_cast<std::size_t>(r) * classes;
+    const train::XentRow row = train::softmax_xent_row(logits + at, classes, static_cast<int>(labels[r]),
+                                                       dlogits != nullptr ? dlogits + at : nullptr, 1.0 / n);
+    loss += row.loss;
+    hit += row.hit ? 1 : 0;
   }
   losses[threadIdx.x] = loss;
   hits[threadIdx.x] = hit;

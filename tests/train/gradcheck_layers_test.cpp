@@ -185,6 +185,26 @@ TEST(GradcheckLayers, SoftmaxCrossEntropy) {
   for (Buffer* b : {&bz, &bl, &bg}) f.be->release(*b);
 }
 
+TEST(GradcheckLayers, SoftmaxCrossEntropyClipsLikeKeras) {
+  // Rows 0 and 1 sit deep in Keras' clipped range (label probability ~1e-13 and 1 - ~1e-12): their
+  // loss is capped and flat, so their gradient is zero; row 2 is an ordinary row.
+  Fixture f;
+  const int n = 3, classes = 4;
+  Vec z = {30, 0, 0, 0, 30, 0, 0, 0, 0.5, -1, 2, 0};
+  std::vector<int> labels = {1, 0, 3};
+  Vec labels_d(labels.begin(), labels.end());
+  Buffer bz = f.put(z), bl = f.put(labels_d), bg = f.be->allocate(z.size());
+  double loss_sum = 0.0;
+  f.be->softmax_cross_entropy(n, classes, bz, bl, &bg, &loss_sum, nullptr);
+  auto loss = [&] { return testing::ref_softmax_xent(n, classes, z, labels); };
+  EXPECT_NEAR(loss_sum / n, loss(), 1e-9);
+  const auto g = f.get(bg, z.size());
+  for (int j = 0; j < 2 * classes; ++j) EXPECT_EQ(g[j], 0.0) << "clipped rows, element " << j;
+  EXPECT_NE(g[2 * classes + 3], 0.0);
+  EXPECT_LT(testing::relative_error(g, testing::finite_difference(z, loss)), 1e-5);
+  for (Buffer* b : {&bz, &bl, &bg}) f.be->release(*b);
+}
+
 TEST(GradcheckLayers, GradientsAccumulate) {
   Fixture f;
   const DenseShape s{2, 3, 4};

@@ -61,6 +61,7 @@ inline Vec ref_maxpool(int n, int h, int w, int c, const Vec& x) {
 }
 
 // Mean categorical cross entropy of softmax(logits) (n, classes) against class labels.
+// Keras' categorical cross-entropy: the label's softmax probability clipped to [1e-7, 1 - 1e-7].
 inline double ref_softmax_xent(int n, int classes, const Vec& z, const std::vector<int>& labels) {
   double loss = 0.0;
   for (int i = 0; i < n; ++i) {
@@ -68,7 +69,7 @@ inline double ref_softmax_xent(int n, int classes, const Vec& z, const std::vect
     const double m = *std::max_element(r, r + classes);
     double sum = 0.0;
     for (int j = 0; j < classes; ++j) sum += std::exp(r[j] - m);
-    loss -= r[labels[i]] - m - std::log(sum);
+    loss -= std::log(std::clamp(std::exp(r[labels[i]] - m) / sum, 1e-7, 1.0 - 1e-7));
   }
   return loss / n;
 }

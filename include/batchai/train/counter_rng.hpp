@@ -6,11 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define BATCHAI_HOST_DEVICE __host__ __device__
-#else
-#define BATCHAI_HOST_DEVICE
-#endif
+#include "batchai/train/host_device.hpp"
 
 namespace batchai::train {
 

@@ -11,6 +11,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/counter_rng.hpp"
+#include "batchai/train/softmax_xent_row.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -231,24 +232,11 @@ void CpuBackend::softmax_cross_entropy(int n, int classes, const Buffer& logits,
   double loss = 0.0;
   int hits = 0;
   for (int r = 0; r < n; ++r) {
-    const float* z = logits.data + static_cast<std::size_t>(r) * classes;
-    const int label = static_cast<int>(labels.data[r]);
-    int best = 0;
-    for (int j = 1; j < classes; ++j) best = z[j] > z[best] ? j : best;
-    hits += best == label ? 1 : 0;
-    const double zmax = z[best];
-    double sum = 0.0;
-    for (int j = 0; j < classes; ++j) sum += std::exp(static_cast<double>(z[j]) - zmax);
-    // Keras clips probabilities to [1e-7, 1 - 1e-7] before the log.
-    const double p_label = std::exp(static_cast<double>(z[label]) - zmax) / sum;
-    loss -= std::log(std::clamp(p_label, 1e-7, 1.0 - 1e-7));
-    if (dlogits != nullptr) {
-      float* g = dlogits->data + static_cast<std::size_t>(r) * classes;
-      for (int j = 0; j < classes; ++j) {
-        const double p = std::exp(static_cast<double>(z[j]) - zmax) / sum;
-        g[j] = static_cast<float>((p - (j == label ? 1.0 : 0.0)) / n);
-      }
-    }
+    const std::size_t at = static_cast<std::size_t>(r) * classes;
+    const XentRow row = softmax_xent_row(logits.data + at, classes, static_cast<int>(labels.data[r]),
+                                         dlogits != nullptr ? dlogits->data + at : nullptr, 1.0 / n);
+    loss += row.loss;
+    hits += row.hit ? 1 : 0;
   }
   if (loss_sum != nullptr) *loss_sum = loss;
   if (correct != nullptr) *correct = hits;
