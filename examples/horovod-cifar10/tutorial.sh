@@ -16,6 +16,7 @@
 #   VALIDATION_IMAGES  validate each epoch on the first N test images (default: all)
 #   DOWNLOAD_DIR       where `storage file download` puts the model (default $BATCHAI_HOME/downloads)
 #   STEP_PAUSE         seconds between polls (default 1); CLEANUP=0 keeps the resources
+#   WAIT_LIMIT         seconds to wait for the nodes, and for the job to leave the queue (default 300)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,6 +38,7 @@ fi
 export BATCHAI_HOME="${BATCHAI_HOME:-$(mktemp -d -t batchai-tutorial.XXXXXX)}"
 NODES="${NODES:-4}"
 STEP_PAUSE="${STEP_PAUSE:-1}"
+WAIT_LIMIT="${WAIT_LIMIT:-300}"
 DOWNLOAD_DIR="${DOWNLOAD_DIR:-$BATCHAI_HOME/downloads}"
 rg=batchai.horovod ws=batchaidev cluster=nc6cluster experiment=cifar job=cifar_distributed
 storage="cifar$(date +%s | tail -c 9)"  # storage account names are global in Azure: make it unique
@@ -105,7 +107,8 @@ step "Create a $NODES-node Standard_NC6 cluster and watch it allocate"
 run batchai cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" --vm-priority dedicated \
   --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys -o none
 last=""
-for _ in $(seq 1 300); do
+deadline=$((SECONDS + WAIT_LIMIT))  # bounded by time, not polls: STEP_PAUSE=0 must not give up early
+while [ "$SECONDS" -le "$deadline" ]; do
   row=$(quiet batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" -o table)
   # Print the table each time the cluster's state changes, not every poll.
   if [ "$row" != "$last" ]; then
@@ -162,7 +165,8 @@ run batchai job create --cluster "$cluster" --name "$job" --resource-group "$rg"
   --query "{name:name, nodeCount:nodeCount, toolType:toolType, executionState:executionState}" -o table
 
 step "Monitor the job"
-for _ in $(seq 1 300); do
+deadline=$((SECONDS + WAIT_LIMIT))
+while [ "$SECONDS" -le "$deadline" ]; do
   execution=$(quiet batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" \
     --workspace "$ws" --query "executionState" -o tsv)
   [ "$execution" != queued ] && break
