@@ -60,8 +60,8 @@ inline Vec ref_maxpool(int n, int h, int w, int c, const Vec& x) {
   return y;
 }
 
-// Mean categorical cross entropy of softmax(logits) (n, classes) against class labels.
-// Keras' categorical cross-entropy: the label's softmax probability clipped to [1e-7, 1 - 1e-7].
+// Mean categorical cross entropy of softmax(logits) (n, classes) against class labels, as Keras
+// computes it: the label's probability clipped to [1e-7, 1 - 1e-7] before the log.
 inline double ref_softmax_xent(int n, int classes, const Vec& z, const std::vector<int>& labels) {
   double loss = 0.0;
   for (int i = 0; i < n; ++i) {
