@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git xz-utils
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libsqlite3-dev sqlite3
   libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev libopenblas-dev libhdf5-dev libyaml-cpp-dev libcurl4-openssl-dev
+  libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhdf5-dev libyaml-cpp-dev libcurl4-openssl-dev
   python3 python3-jmespath
   json-schema-test-suite
 )
