@@ -6,9 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "argv_prepass.hpp"
 #include "batchai/common/errors.hpp"
+#include "batchai/common/json_util.hpp"
 #include "batchai/common/log.hpp"
 #include "command.hpp"
 #include "commands/registry.hpp"
@@ -32,15 +39,6 @@ CLI::App* deepest(CLI::App* app) {
     if (subs.empty()) return app;
     app = subs.front();
   }
-}
-
-std::string group_usage(const CLI::App* app) {
-  std::string names;
-  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
-    if (sub->get_name().starts_with("_")) continue;  // hidden internal commands
-    names += (names.empty() ? "" : ",") + sub->get_name();
-  }
-  return "usage: " + command_path(app) + " [-h] {" + names + "} ...";
 }
 
 int usage_error(CliContext& ctx, const CLI::App* app, const std::string& message) {
@@ -70,6 +68,32 @@ log::Verbosity verbosity(const GlobalOptions& g) {
 
 void print_error(const std::string& message) { log::error(message); }  // "ERROR: <message>" on stderr
 
+// The current exception, when it is not one of the project's typed errors (nlohmann's, the
+// standard library's), in the user's terms: never a C++ exception text such as
+// "[json.exception.type_error.302] ..." or "std::bad_alloc". Call inside a catch block.
+std::string describe_unexpected() {
+  try {
+    throw;
+  } catch (const nlohmann::json::exception& e) {
+    return "A JSON value is not what the command expected: " + json_error_text(e) + ".";
+  } catch (const std::bad_alloc&) {
+    return "Out of memory: the command needed more memory than this machine could give. Narrow the --query or "
+           "give a smaller input.";
+  } catch (const std::length_error&) {
+    return "A value is too large to process. Give a smaller input.";
+  } catch (const std::regex_error&) {
+    return "A value is too long or too complex to check. Give a shorter one.";
+  } catch (const std::out_of_range&) {
+    return "A number in the input is out of range.";
+  } catch (const std::invalid_argument&) {
+    return "A value in the input is not a number where a number is expected.";
+  } catch (const std::exception& e) {
+    return e.what();  // the standard library's system and filesystem errors say what failed, and where
+  } catch (...) {
+    return "An unexpected error stopped the command.";
+  }
+}
+
 // `keep` (when given) receives the printed result, so that the executable can end without
 // freeing it.
 int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
@@ -83,8 +107,17 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   }
   register_all_commands(root, ctx);
 
+  Prepass pre = prepass(root, ctx, argc, argv);
+  if (pre.outcome == Prepass::Outcome::kUsageError) return usage_error(ctx, pre.app, pre.message);
+  if (pre.outcome == Prepass::Outcome::kCommandNotFound) {
+    print_error(pre.message);
+    std::cerr << pre.hint << std::flush;
+    return kUsageExit;
+  }
+  std::vector<const char*> args;
+  for (const auto& a : pre.argv) args.push_back(a.c_str());
   try {
-    root.parse(argc, argv);
+    root.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp&) {
     std::cout << root.help();
     return 0;
@@ -104,6 +137,12 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   }
   if (ctx.help_app != nullptr || ctx.selected == nullptr) {
     std::cout << root.help();
+    return 0;
+  }
+  // Hidden: BATCHAI_PARSE_ONLY=1 prints the parsed values as JSON instead of running the command
+  // (tests/cli/argparse_compat_test.py compares them with Python's argparse).
+  if (const char* only = std::getenv("BATCHAI_PARSE_ONLY"); only != nullptr && *only != '\0') {
+    std::cout << ctx.selected->parsed_values().dump() << std::endl;
     return 0;
   }
   Command& command = *ctx.selected;
@@ -168,8 +207,8 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
     print_error(std::string("Invalid --query result: ") + e.what());
     return 1;
 #endif
-  } catch (const std::exception& e) {
-    print_error(e.what());
+  } catch (...) {
+    print_error(describe_unexpected());
     return 1;
   }
 }
@@ -184,8 +223,11 @@ int run(int argc, char** argv) {
   try {
     std::unique_ptr<CliContext> ctx = compose();
     code = run_command(*ctx, argc, argv, &printed);
-  } catch (const std::exception& e) {
+  } catch (const Error& e) {
     print_error(e.what());
+    return e.exit_code();
+  } catch (...) {
+    print_error(describe_unexpected());
     return 1;
   }
   // The store is closed and the output written; freeing a large result (a 10,000-job list is

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -26,12 +27,6 @@ std::string long_key(const std::string& names) {
   auto start = names.find("--");
   auto end = names.find(',', start);
   return names.substr(start + 2, end == std::string::npos ? std::string::npos : end - start - 2);
-}
-
-std::string metavar(const std::string& key) {
-  std::string out = key;
-  for (auto& c : out) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::optional<int> parse_int(const std::string& text) {
@@ -88,10 +83,12 @@ Command& Command::option(const std::string& names, const std::string& help, Opti
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   if (!spec.group.empty()) opt->group(spec.group);
+  // The prepass (argv_prepass.cpp) has already checked and normalised integers and choices as
+  // argparse does; these validators only repeat it for CLI11 (and name the type in help).
   if (spec.integer) {
     opt->check(CLI::Validator(
         [](std::string& value) -> std::string {
-          return parse_int(value) ? std::string() : "invalid int value: '" + value + "'";
+          return argparse::py_int(value) ? std::string() : "invalid int value: " + argparse::py_repr(value);
         },
         "INT"));
   }
@@ -166,15 +163,90 @@ const Command::Entry* Command::find(const std::string& key) const {
   return nullptr;
 }
 
-std::string Command::usage() const {
-  std::string line = "usage: " + command_path(app_) + " [-h]";
-  for (const auto& e : entries_) {
-    std::string first = e.display.substr(0, e.display.find('/'));
-    std::string part = e.is_flag ? first : first + " " + metavar(e.key);
-    if (e.spec.repeatable) part += " [" + first + " ...]";
-    line += (e.spec.required && !e.spec.replaced_by_ids) ? " " + part : " [" + part + "]";
+std::vector<Command::TableRow> Command::argparse_table() const {
+  // az adds these to every command (knack's global parser, then --subscription), in this order.
+  static const std::vector<std::string> kGlobals = {"verbose", "debug", "only-show-errors",
+                                                    "output",  "query", "subscription"};
+  std::vector<std::pair<std::size_t, TableRow>> ranked;
+  for (const CLI::Option* opt : app_->get_options()) {
+    argparse::ArgAction a;
+    std::size_t rank = kGlobals.size() + 1;
+    const Entry* entry = nullptr;
+    for (const auto& e : entries_) {
+      if (e.option == opt) entry = &e;
+    }
+    if (opt == app_->get_help_ptr()) {
+      a.option_strings = {"-h", "--help"};
+      a.kind = argparse::ArgKind::kHelp;
+      rank = 0;
+    } else if (entry != nullptr) {
+      for (std::size_t start = 0; start <= entry->display.size();) {
+        std::size_t slash = std::min(entry->display.find('/', start), entry->display.size());
+        a.option_strings.push_back(entry->display.substr(start, slash - start));
+        start = slash + 1;
+      }
+      const OptionSpec& spec = entry->spec;
+      using K = argparse::ArgKind;
+      a.kind = entry->is_flag ? K::kFlag : entry->key == "ids" ? K::kExtend : spec.many ? K::kStoreMany
+               : spec.repeatable ? K::kAppend : K::kStore;
+      // A configured default or a default value makes an option optional, as in az.
+      bool needed = spec.required && env_value(spec.env).empty() && spec.default_value.empty();
+      a.required = needed && !spec.replaced_by_ids;
+      if (needed && spec.replaced_by_ids) a.required_unless = 0;  // set to --ids' index below
+      a.choices = spec.choices;
+      a.integer = spec.integer;
+      if (entry->key == "ids") a.metavar = "ID";
+    } else {  // the global options, and any option added to the app directly
+      for (const auto& l : opt->get_lnames()) a.option_strings.push_back("--" + l);
+      for (const auto& n : opt->get_snames()) a.option_strings.push_back("-" + n);
+      using K = argparse::ArgKind;
+      a.kind = opt->get_items_expected_max() == 0 ? K::kFlag : opt->get_expected_max() > 1 ? K::kExtend
+               : opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll ? K::kAppend : K::kStore;
+      std::string name = opt->get_lnames().empty() ? std::string() : opt->get_lnames().front();
+      if (auto it = std::find(kGlobals.begin(), kGlobals.end(), name); it != kGlobals.end()) {
+        rank = 1 + static_cast<std::size_t>(it - kGlobals.begin());
+      }
+      if (name == "output") a.choices = output::format_names();
+      if (name == "query") a.metavar = "JMESPATH";
+      if (name == "subscription") a.metavar = "_SUBSCRIPTION";
+    }
+    if (a.option_strings.empty()) continue;  // a positional: none in this tree
+    ranked.emplace_back(rank, TableRow{std::move(a), opt});
   }
-  return line;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
+  std::vector<TableRow> table;
+  std::optional<std::size_t> ids;
+  for (auto& [rank, row] : ranked) {
+    if (row.action.long_name() == "--ids") ids = table.size();
+    table.push_back(std::move(row));
+  }
+  for (auto& row : table) {
+    if (!row.action.required_unless) continue;
+    row.action.required_unless = ids;
+    row.action.required = !ids.has_value();
+  }
+  return table;
+}
+
+Json Command::parsed_values() const {
+  Json out = Json::object();
+  for (const auto& row : argparse_table()) {
+    const CLI::Option* opt = row.option;
+    if (row.action.kind == argparse::ArgKind::kHelp || opt->count() == 0) continue;
+    std::string key = row.action.long_name().substr(2);
+    switch (row.action.kind) {
+      case argparse::ArgKind::kFlag: out[key] = true; break;
+      case argparse::ArgKind::kStore: out[key] = opt->results().back(); break;
+      default: out[key] = opt->results(); break;
+    }
+  }
+  return out;
+}
+
+std::string Command::usage() const {
+  std::vector<argparse::ArgAction> actions;
+  for (const auto& row : argparse_table()) actions.push_back(row.action);
+  return argparse::format_usage(command_path(app_), actions, "", argparse::usage_width());
 }
 
 std::string Command::display_of(const std::string& name) const {

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "argparse_compat.hpp"
 #include "batchai/common/json_util.hpp"
 #include "cli_context.hpp"
 #include "output/output.hpp"
@@ -66,7 +67,17 @@ class Command {
 
   // Required-option check (argparse wording), confirmation, then the handler.
   std::optional<Json> execute();
-  std::string usage() const;
+  // The options as az's argparse parser holds them: -h/--help, the global options in az's order,
+  // then the command's own; each with the CLI11 option that receives its values.
+  struct TableRow {
+    argparse::ArgAction action;
+    const CLI::Option* option = nullptr;
+  };
+  std::vector<TableRow> argparse_table() const;
+  // The values CLI11 holds after parsing, by long option name ("resource-group": "rg", flags
+  // true, repeated and multi-value options as lists): the hidden BATCHAI_PARSE_ONLY output.
+  Json parsed_values() const;
+  std::string usage() const;  // argparse's usage line of the command
   // "--name/-n" for an option named "--name" or "-n" (the name itself when unknown).
   std::string display_of(const std::string& name) const;
   const output::TableTransformer& transformer() const { return transformer_; }

@@ -108,28 +108,49 @@ std::string format_timedelta(Micros d) {
   return out;
 }
 
-std::optional<Micros> parse_duration(std::string_view text) {
+std::optional<Micros> parse_duration(std::string_view text, bool* too_long) {
+  if (too_long != nullptr) *too_long = false;
+  // std::regex recurses per character: never hand it an unbounded string.
+  if (text.size() > 64) return std::nullopt;
   std::string s(text);
-  static const std::regex iso(R"(^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$)");
+  static const std::regex iso(R"(^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d+))?S)?)?$)");
   static const std::regex py(R"(^(?:(\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$)");
+  static const std::regex dotnet(R"(^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})$)");
   std::smatch m;
-  auto num = [&](int i) { return m[i].matched ? std::stoll(m[i].str()) : 0LL; };
-  if (std::regex_match(s, m, iso) && s != "P" && s.back() != 'T') {
-    double secs = m[4].matched ? std::stod(m[4].str()) : 0.0;
-    long long us = ((num(1) * 24 + num(2)) * 60 + num(3)) * 60 * 1000000LL +
-                   static_cast<long long>(secs * 1e6 + 0.5);
-    return Micros(us);
+  // Each part, and the sum, is checked against kMaxDuration: "P99999999999D" must not wrap.
+  long long total = 0;
+  bool overflow = false;
+  auto add = [&](int group, long long unit_us) {
+    if (!m[group].matched || overflow) return;
+    const std::string digits = m[group].str();
+    const auto first = digits.find_first_not_of('0');
+    if (first == std::string::npos) return;  // zero
+    long long part = 0;
+    overflow = digits.size() - first > 18 || __builtin_mul_overflow(std::stoll(digits.substr(first)), unit_us, &part) ||
+               __builtin_add_overflow(total, part, &total) || total > kMaxDuration.count();
+  };
+  // A fraction of a second ("1.5S", ".500000") in microseconds, rounded to the nearest.
+  auto add_fraction = [&](int group) {
+    if (!m[group].matched || overflow) return;
+    std::string f = m[group].str();
+    const bool round_up = f.size() > 6 && f[6] >= '5';
+    f.resize(6, '0');
+    total += std::stoll(f) + (round_up ? 1 : 0);
+    overflow = total > kMaxDuration.count();
+  };
+  constexpr long long kSecond = 1000000, kMinute = 60 * kSecond, kHour = 60 * kMinute, kDay = 24 * kHour;
+  const bool is_iso = std::regex_match(s, m, iso) && s != "P" && s.back() != 'T';
+  if (!is_iso && !std::regex_match(s, m, py) && !std::regex_match(s, m, dotnet)) return std::nullopt;
+  add(1, kDay);
+  add(2, kHour);
+  add(3, kMinute);
+  add(4, kSecond);
+  if (m.size() > 5) add_fraction(5);
+  if (overflow) {
+    if (too_long != nullptr) *too_long = true;
+    return std::nullopt;
   }
-  if (std::regex_match(s, m, py)) {
-    long long frac = 0;
-    if (m[5].matched) {
-      std::string f = m[5].str();
-      f.resize(6, '0');
-      frac = std::stoll(f);
-    }
-    return Micros(((num(1) * 24 + num(2)) * 3600 + num(3) * 60 + num(4)) * 1000000LL + frac);
-  }
-  return std::nullopt;
+  return Micros(total);
 }
 
 }  // namespace batchai

@@ -1,15 +1,20 @@
-// POSIX implementation of ProcessLauncher: fork/exec with setsid, redirection, env merge,
-// timed waits, process-group signals and double-fork detaching.
+// POSIX implementation of ProcessLauncher: fork/exec with setsid, redirection, env merge (or a
+// clean environment), cgroup joining, timed waits, process-group signals, double-fork detaching.
 #include "batchai/common/process.hpp"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <linux/close_range.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "batchai/common/errors.hpp"
@@ -30,6 +35,7 @@ struct PreparedExec {
   std::string cwd;
   std::string stdout_path;
   std::string stderr_path;
+  std::string cgroup_procs;  // <cgroup>/cgroup.procs, or empty
   bool has_stdout = false;
   bool has_stderr = false;
   bool same_file = false;
@@ -78,7 +84,7 @@ PreparedExec prepare(const ProcessSpec& spec) {
   PreparedExec p;
   p.argv_storage = spec.argv;
   std::map<std::string, std::string> merged;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+  for (char** e = environ; !spec.clear_env && e != nullptr && *e != nullptr; ++e) {
     std::string entry(*e);
     auto eq = entry.find('=');
     if (eq == std::string::npos) continue;
@@ -101,6 +107,7 @@ PreparedExec prepare(const ProcessSpec& spec) {
     p.has_stderr = true;
     p.stderr_path = spec.stderr_file->string();
   }
+  if (!spec.cgroup.empty()) p.cgroup_procs = (spec.cgroup / "cgroup.procs").string();
   p.same_file = p.has_stdout && p.has_stderr && p.stdout_path == p.stderr_path;
   p.open_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append ? O_APPEND : O_TRUNC);
   p.stdin_null = spec.stdin_null;
@@ -156,6 +163,15 @@ void child_say(const char* a, const char* b) {
     ::dup2(fd, 2);
     ::close(fd);
   }
+  // Joined before exec, so nothing the program starts can be outside the group.
+  if (!p.cgroup_procs.empty()) {
+    int fd = ::open(p.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0", 1) != 1) {
+      child_say("cannot join the job's cgroup: ", p.cgroup_procs.c_str());
+      ::_exit(126);
+    }
+    ::close(fd);
+  }
   if (!p.cwd.empty() && ::chdir(p.cwd.c_str()) != 0) {
     child_say("cannot change directory to ", p.cwd.c_str());
     ::_exit(126);
@@ -164,6 +180,10 @@ void child_say(const char* a, const char* b) {
     child_say("command not found: ", p.argv[0]);
     ::_exit(127);
   }
+  // Descriptors the caller inherited without close-on-exec (a test harness's pipes, a shell's
+  // files) must not reach a job or a detached supervisor, which would hold them open for the
+  // job's lifetime. Marked close-on-exec, not closed: the exec-notification pipe still works.
+  ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
   ::execve(p.program.c_str(), p.argv.data(), p.envp.data());
   int err = errno;
   child_say("cannot execute ", p.program.c_str());
@@ -254,10 +274,20 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (middle == 0) {
       ::close(fds[0]);
       ::setsid();
+      int exec_fds[2];  // EOF once the grandchild has exec'd: it no longer runs with our memory
+      const bool have_exec_pipe = ::pipe2(exec_fds, O_CLOEXEC) == 0;
       pid_t grandchild = ::fork();
       if (grandchild == 0) {
         ::close(fds[1]);
+        if (have_exec_pipe) ::close(exec_fds[0]);
         exec_child(p);  // not a group leader here, so its setsid() gives it its own session
+      }
+      if (have_exec_pipe) {
+        ::close(exec_fds[1]);
+        char byte = 0;
+        while (::read(exec_fds[0], &byte, 1) < 0 && errno == EINTR) {
+        }
+        ::close(exec_fds[0]);
       }
       ssize_t ignored = ::write(fds[1], &grandchild, sizeof grandchild);
       (void)ignored;
@@ -315,6 +345,56 @@ std::filesystem::path self_executable() {
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw SystemError("cannot read /proc/self/exe: " + ec.message());
   return p;
+}
+
+namespace {
+
+// KEY=VALUE lines of a shell-style settings file (/etc/default/locale), quotes removed.
+std::map<std::string, std::string> read_settings_file(const std::filesystem::path& file) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("export ", 0) == 0) line.erase(0, 7);
+    auto eq = line.find('=');
+    if (eq == std::string::npos || line[0] == '#') continue;
+    std::string value = line.substr(eq + 1);
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    out[line.substr(0, eq)] = value;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> node_base_environment() {
+  std::map<std::string, std::string> env;
+  env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  // The user from the password database, not from the caller's variables.
+  if (const passwd* pw = ::getpwuid(::geteuid())) {
+    env["HOME"] = pw->pw_dir != nullptr && *pw->pw_dir != '\0' ? pw->pw_dir : "/";
+    env["USER"] = env["LOGNAME"] = pw->pw_name != nullptr ? pw->pw_name : "";
+    env["SHELL"] = pw->pw_shell != nullptr && *pw->pw_shell != '\0' ? pw->pw_shell : "/bin/sh";
+  } else {
+    env["HOME"] = "/";
+    env["SHELL"] = "/bin/sh";
+  }
+  for (const char* file : {"/etc/default/locale", "/etc/locale.conf"}) {
+    auto settings = read_settings_file(file);
+    for (const char* name : {"LANG", "LC_ALL"})
+      if (auto it = settings.find(name); it != settings.end() && !it->second.empty() && !env.count(name))
+        env[name] = it->second;
+  }
+  if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && tmp[0] == '/') env["TMPDIR"] = tmp;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (entry.rfind("BATCHAI_", 0) != 0 || eq == std::string::npos) continue;
+    std::string name = entry.substr(0, eq);
+    if (name != "BATCHAI_JOB_KEY") env[name] = entry.substr(eq + 1);  // a job's marker is its own
+  }
+  return env;
 }
 
 }  // namespace batchai

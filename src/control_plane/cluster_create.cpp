@@ -7,6 +7,7 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/storage_paths.hpp"
 #include "batchai/control_plane/store.hpp"
+#include "cluster_quota.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -25,21 +26,36 @@ Json get(const Json& obj, const char* key) {
   return it == obj.end() ? Json(nullptr) : *it;
 }
 
-// Wire-form scaleSettings of a config file → output shape (null when absent).
+// Wire-form scaleSettings of a config file → output shape (null when absent). Counts are
+// checked here, where they enter: int32, not negative, minimum <= maximum.
 Json scale_from_config(const Json& wire) {
   if (!wire.is_object()) return nullptr;
   Json manual = get(wire, "manual"), autos = get(wire, "autoScale");
+  auto count = [](const Json& parent, const char* key, const std::string& path, bool required) -> std::int64_t {
+    const Json value = get(parent, key);
+    if (value.is_null()) {
+      if (required) throw InvalidArgument(path + "." + key + " is required in the cluster configuration file.");
+      return 0;
+    }
+    return checked_integer(value, path + "." + key, 0);
+  };
   if (manual.is_object())
     return {{"autoScale", nullptr},
             {"manual",
              {{"nodeDeallocationOption", manual.value("nodeDeallocationOption", Json("requeue"))},
-              {"targetNodeCount", manual.value("targetNodeCount", Json(0))}}}};
-  if (autos.is_object())
+              {"targetNodeCount", count(manual, "targetNodeCount", "scaleSettings.manual", false)}}}};
+  if (autos.is_object()) {
+    const std::int64_t min = count(autos, "minimumNodeCount", "scaleSettings.autoScale", true);
+    const std::int64_t max = count(autos, "maximumNodeCount", "scaleSettings.autoScale", true);
+    if (min > max)
+      throw InvalidArgument("scaleSettings.autoScale.maximumNodeCount (" + std::to_string(max) +
+                            ") must be greater or equal to minimumNodeCount (" + std::to_string(min) + ").");
     return {{"autoScale",
-             {{"initialNodeCount", autos.value("initialNodeCount", Json(0))},
-              {"maximumNodeCount", get(autos, "maximumNodeCount")},
-              {"minimumNodeCount", get(autos, "minimumNodeCount")}}},
+             {{"initialNodeCount", count(autos, "initialNodeCount", "scaleSettings.autoScale", false)},
+              {"maximumNodeCount", max},
+              {"minimumNodeCount", min}}},
             {"manual", nullptr}};
+  }
   return nullptr;
 }
 
@@ -67,7 +83,9 @@ NfsTarget resolve_nfs(const std::string& nfs, const WorkspaceRef& where) {
 
 }  // namespace
 
-Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
+// A function-try-block: a value of the wrong JSON type in the configuration file (a number
+// where text belongs, ...) surfaces from nlohmann wherever the value is read.
+Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "cluster_name");
   reconcile();
@@ -138,6 +156,12 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
     throw InvalidArgument("You need to specify --image argument with information about the custom image");
   if (o.image) image = parse_image(*o.image, o.custom_image);
   Json scale = scale_settings_from_options(o.target, o.min_nodes, o.max_nodes, scale_from_config(get(props, "scaleSettings")));
+  const bool is_auto = scale["autoScale"].is_object();
+  // Room the cluster takes in the regional quota: its target, or its auto-scale maximum. Checked
+  // now, before auto-storage makes anything, and again where the row is stored.
+  const std::int64_t room = is_auto ? scale["autoScale"]["maximumNodeCount"].get<std::int64_t>()
+                                    : scale["manual"]["targetNodeCount"].get<std::int64_t>();
+  store_->read([&] { check_vcpu_quota(*store_, 0, ws.location, vm_size, priority, room); });
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
   Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
@@ -148,6 +172,14 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
   append_command_line_mounts(mounts, o.mounts,
                              nfs ? file_server_show(nfs->where, nfs->name)["id"].get<std::string>() : std::string(),
                              lookup);
+  // A wrong storage account key fails the create, as the storage commands do.
+  check_mount_account_keys(mounts, [this](const std::string& account) {
+    return store_->read([&] {
+      auto st = store_->prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
+      st.bind(1, to_lower(account));
+      return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
+    });
+  });
   if (o.use_auto_storage) {
     std::string account;
     if (group_exists(kAutoStorageGroup)) {
@@ -183,9 +215,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
                                     {"credentials", {{"accountKey", key}}},
                                     {"relativeMountPath", "autobfs"}});
   }
-  for (const char* list : {"azureFileShares", "azureBlobFileSystems", "fileServers", "unmanagedFileSystems"})
-    if (mounts.contains(list) && mounts[list].is_array())
-      for (const auto& m : mounts[list]) check_relative_path(value_or<std::string>(m, "relativeMountPath", ""), "Relative mount path");
+  validate_mount_volumes(mounts);  // names, file-server ids and mount paths of every volume
   // 10. subnet
   Json subnet = get(props, "subnet");
   if (o.subnet) subnet = {{"id", *o.subnet}};
@@ -213,7 +243,6 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
   }
   // 12. PUT: one transaction; folders appear when reconcile allocates nodes.
   const auto now = to_us(clock_->now());
-  const bool is_auto = scale["autoScale"].is_object();
   const int target = is_auto ? scale["autoScale"]["initialNodeCount"].get<int>()
                              : scale["manual"]["targetNodeCount"].get<int>();
   const int min_nodes = is_auto ? scale["autoScale"]["minimumNodeCount"].get<int>() : 0;
@@ -255,6 +284,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
       throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
                           "\" resource group under " + o.where.workspace + " resource group.");
     require_workspace(*store_, o.where);
+    check_vcpu_quota(*store_, 0, ws.location, vm_size, priority, room);
     store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
     store_->prepare(
               "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
@@ -270,6 +300,10 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) {
   fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name
   fs::create_directories(folder / "nodes", ec);
   return doc;
+} catch (const Json::exception& e) {
+  if (!o.config_file) throw;
+  throw InvalidArgument("The cluster configuration file '" + *o.config_file + "' has a value of the wrong type: " +
+                        json_error_text(e) + ".");
 }
 
 }  // namespace batchai::control_plane

@@ -1,17 +1,44 @@
 // Cluster show/list/resize/auto-scale/delete, the cluster document refresh, and list-usages.
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/store.hpp"
+#include "cluster_quota.hpp"
 #include "internal.hpp"
 
 namespace batchai::control_plane {
 
 using namespace detail;
 namespace fs = std::filesystem;
+
+void detail::check_vcpu_quota(Store& store, std::int64_t cluster_id, const std::string& location,
+                              const std::string& vm_size, const std::string& priority, std::int64_t nodes) {
+  const bool low = priority == "lowpriority";  // as list-usages tells the two quotas apart
+  std::int64_t others = 0, own = 0;
+  auto st = store.prepare(
+      "SELECT c.id, c.vm_size, c.scale_mode, c.target, c.max_nodes, "
+      "(SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id) FROM clusters c "
+      "WHERE c.location = ? AND (c.vm_priority = 'lowpriority') = ?");
+  st.bind(1, location).bind(2, low ? 1 : 0);
+  while (st.step()) {
+    const std::int64_t room = st.text(2) == "manual" ? st.integer(3) : st.integer(4);
+    const std::int64_t vcpus = vm_size_info(st.text(1)).vcpus * std::max<std::int64_t>({st.integer(5), room, 0});
+    (st.integer(0) == cluster_id ? own : others) += vcpus;
+  }
+  const std::int64_t wanted = static_cast<std::int64_t>(vm_size_info(vm_size).vcpus) * nodes;
+  check_regional_vcpu_quota(location, low, others + own, wanted - own);
+}
+
+void detail::check_vcpu_quota(Store& store, std::int64_t cluster_id, std::int64_t nodes) {
+  auto st = store.prepare("SELECT location, vm_size, vm_priority FROM clusters WHERE id = ?");
+  st.bind(1, cluster_id);
+  if (st.step()) check_vcpu_quota(store, cluster_id, st.text(0), st.text(1), st.text(2), nodes);
+}
 
 void ControlPlane::refresh_cluster(std::int64_t cluster_row_id) {
   store_->write([&] {
@@ -27,7 +54,14 @@ void ControlPlane::refresh_cluster(std::int64_t cluster_row_id) {
       while (st.step()) {
         ++counts[st.text(0)];
         ++total;
-        if (st.text(2) == "failed") {
+        std::string mount_error;  // a volume that could not be mounted (nodes.cpp, mount_node)
+        if (st.text(2) == "failed" && st.is_null(3) &&
+            std::getline(std::ifstream(layout_.node(c->resource_group, c->workspace, c->name, st.text(1)) / ".mount_error"),
+                         mount_error)) {
+          errors.push_back({{"code", "NodeSetupFailed"},
+                            {"details", Json::array({{{"name", "nodeId"}, {"value", st.text(1)}}})},
+                            {"message", "The node " + st.text(1) + " could not be set up: " + mount_error}});
+        } else if (st.text(2) == "failed") {
           std::string code = st.is_null(3) ? "unknown" : std::to_string(st.integer(3));
           errors.push_back({{"code", "SetupTaskFailed"},
                             {"details", Json::array({{{"name", "nodeId"}, {"value", st.text(1)}},
@@ -94,6 +128,7 @@ Json ControlPlane::cluster_resize(const WorkspaceRef& ref, const std::string& na
   const auto now = to_us(clock_->now());
   std::int64_t id = store_->write([&] {
     auto c = require_cluster(*store_, ref, name);
+    check_vcpu_quota(*store_, c.id, target);
     store_->prepare(
               "UPDATE clusters SET scale_mode = 'manual', target = ?, min_nodes = 0, max_nodes = 0, "
               "auto_demand = NULL, pending = 1 WHERE id = ?")
@@ -107,12 +142,15 @@ Json ControlPlane::cluster_resize(const WorkspaceRef& ref, const std::string& na
 }
 
 Json ControlPlane::cluster_auto_scale(const WorkspaceRef& ref, const std::string& name, int min_nodes, int max_nodes) {
-  if (min_nodes < 0 || max_nodes < 0) throw InvalidArgument("--min and --max must be 0 or more nodes.");
+  if (min_nodes < 0 || max_nodes < 0)
+    throw InvalidArgument("--min and --max must be 0 or more nodes, got " + std::to_string(min_nodes) + " and " +
+                          std::to_string(max_nodes) + ".");
   if (min_nodes > max_nodes) throw InvalidArgument("Maximum nodes count must be greater or equal to minimum nodes count");
   reconcile();
   const auto now = to_us(clock_->now());
   std::int64_t id = store_->write([&] {
     auto c = require_cluster(*store_, ref, name);
+    check_vcpu_quota(*store_, c.id, max_nodes);
     // Without demand information yet, keep the current size within the new bounds.
     std::int64_t current = 0;
     {
@@ -179,9 +217,9 @@ Json ControlPlane::list_usages(const std::string& location) {
   };
   Json out = Json::array();
   out.push_back(usage("Total Cluster Dedicated Regional vCPUs", "Total Cluster Dedicated Regional vCPUs",
-                      total_dedicated, 100));
+                      total_dedicated, kRegionalVcpuQuota));
   out.push_back(usage("Total Cluster LowPriority Regional vCPUs", "Total Cluster Low Priority Regional vCPUs",
-                      total_low, 100));
+                      total_low, kRegionalVcpuQuota));
   std::vector<std::string> families = vm_families();
   for (const auto& [family, n] : dedicated)
     if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
@@ -189,8 +227,8 @@ Json ControlPlane::list_usages(const std::string& location) {
     if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
   for (const auto& family : families) {
     std::string base = "Standard " + family + " Family Cluster ";
-    out.push_back(usage(base + "Dedicated vCPUs", base + "Dedicated vCPUs", dedicated[family], 24));
-    out.push_back(usage(base + "LowPriority vCPUs", base + "Low Priority vCPUs", low[family], 24));
+    out.push_back(usage(base + "Dedicated vCPUs", base + "Dedicated vCPUs", dedicated[family], kFamilyVcpuQuota));
+    out.push_back(usage(base + "LowPriority vCPUs", base + "Low Priority vCPUs", low[family], kFamilyVcpuQuota));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Scale settings, image parsing, admin account and ssh keys (spec §4.3.1-§4.3.4).
 #include "batchai/control_plane/cluster_rules.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +83,14 @@ Json manual(int target) { return {{"nodeDeallocationOption", "requeue"}, {"targe
 
 Json scale_settings_from_options(std::optional<int> target, std::optional<int> min_nodes,
                                  std::optional<int> max_nodes, const Json& from_config) {
+  // A negative count would reach the node simulation as a negative cluster size.
+  auto not_negative = [](const std::optional<int>& value, const char* option) {
+    if (value && *value < 0)
+      throw InvalidArgument(std::string(option) + " must be 0 or more nodes, got " + std::to_string(*value) + ".");
+  };
+  not_negative(target, "--target");
+  not_negative(min_nodes, "--min");
+  not_negative(max_nodes, "--max");
   const bool min_unset = !min_nodes || *min_nodes == 0;
   const bool max_unset = !max_nodes || *max_nodes == 0;
   if (!target && min_unset && max_unset) {
@@ -262,6 +271,22 @@ void append_command_line_mounts(Json& mount_volumes, const MountOptions& o, cons
                                     {"credentials", {{"accountKey", storage.account_key}}},
                                     {"relativeMountPath", o.bfs_mount_path}});
   }
+}
+
+void check_regional_vcpu_quota(const std::string& location, bool low_priority, std::int64_t in_use,
+                               std::int64_t requested) {
+  if (requested <= 0 || in_use + requested <= kRegionalVcpuQuota) return;
+  const std::string quota = low_priority ? "Total Cluster Low Priority Regional vCPUs" : "Total Cluster Dedicated Regional vCPUs";
+  throw Conflict("Operation results in exceeding quota limits of " + quota + " in " + location +
+                     ". Maximum allowed: " + std::to_string(kRegionalVcpuQuota) + ", Current in use: " +
+                     std::to_string(in_use) + ", Additional requested: " + std::to_string(requested) +
+                     ". Ask for fewer nodes or a smaller VM size, or shrink or delete other clusters (each counts its "
+                     "target, or its auto-scale maximum; 'batchai list-usages -l " + location + "' shows the usage).",
+                 "OperationNotAllowed");
+}
+
+std::int64_t max_nodes_within_quota(const std::string& vm_size) {
+  return kRegionalVcpuQuota / std::max(1, vm_size_info(vm_size).vcpus);
 }
 
 }  // namespace batchai::control_plane

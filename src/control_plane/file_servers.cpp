@@ -22,6 +22,9 @@ Json get(const Json& obj, const char* key) {
   return it == obj.end() ? Json(nullptr) : *it;
 }
 
+constexpr std::int64_t kMaxDiskSizeGb = 4095;
+constexpr std::int64_t kMaxDiskCount = 64;
+
 Json mount_settings() {
   std::random_device rd;
   return {{"fileServerInternalIp", "10.0.0.4"},
@@ -36,7 +39,9 @@ Json mount_settings() {
 
 }  // namespace
 
-std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptions& o) {
+// A function-try-block: a value of the wrong JSON type in the configuration file surfaces from
+// nlohmann wherever the value is read.
+std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "file_server_name");
   const std::string home = user_home();
@@ -65,14 +70,19 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
   Json ips = get(ssh, "publicIPsToAllow");
   // 6. disks
   Json disks = get(props, "dataDisks");
-  std::optional<int> size = o.disk_size;
-  if (!size && disks.is_object() && disks["diskSizeInGB"].is_number_integer()) size = disks["diskSizeInGB"].get<int>();
-  std::optional<int> count = o.disk_count;
-  if (!count && disks.is_object() && disks["diskCount"].is_number_integer()) count = disks["diskCount"].get<int>();
+  // Counts are checked as 64-bit before narrowing, then against the service's bounds: a disk is
+  // 1 to 4095 GB (the largest managed data disk of the 2018-05-01 API), a VM attaches at most 64.
+  const Json size_json = o.disk_size ? Json(*o.disk_size) : get(disks, "diskSizeInGB");
+  const Json count_json = o.disk_count ? Json(*o.disk_count) : get(disks, "diskCount");
+  const char* size_name = o.disk_size ? "--disk-size" : "dataDisks.diskSizeInGB";
+  const char* count_name = o.disk_count ? "--disk-count" : "dataDisks.diskCount";
   std::string caching = o.caching_type.value_or(value_or<std::string>(disks, "cachingType", "none"));
   std::string sku = o.storage_sku.value_or(value_or<std::string>(disks, "storageAccountType", ""));
-  if (!size) throw InvalidArgument("Please provide disk size in Gb.");
-  if (!count || *count < 1) throw InvalidArgument("Please provide number of data disks (at least one disk is required).");
+  if (size_json.is_null()) throw InvalidArgument("Please provide disk size in Gb.");
+  if (count_json.is_null() || (count_json.is_number() && count_json.get<double>() < 1))
+    throw InvalidArgument("Please provide number of data disks (at least one disk is required).");
+  const std::int64_t size = checked_integer(size_json, size_name, 1, kMaxDiskSizeGb);
+  const std::int64_t count = checked_integer(count_json, count_name, 1, kMaxDiskCount);
   if (sku.empty()) throw InvalidArgument("Please provide storage account type (storage sku).");
   // 7. VM size
   std::string vm_size = o.vm_size.value_or(value_or<std::string>(props, "vmSize", ""));
@@ -93,7 +103,7 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
   for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   Json doc = {{"creationTime", iso_us(now)},
               {"dataDisks",
-               {{"cachingType", caching}, {"diskCount", *count}, {"diskSizeInGb", *size}, {"storageAccountType", sku}}},
+               {{"cachingType", caching}, {"diskCount", count}, {"diskSizeInGb", size}, {"storageAccountType", sku}}},
               {"id", arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}, {"fileServers", o.name}})},
               {"mountSettings", done ? mount_settings() : Json(nullptr)},
               {"name", o.name},
@@ -120,6 +130,10 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
   fs::create_directories(layout_.file_server_export(ws.resource_group, ws.name, o.name), ec);
   if (o.no_wait) return std::nullopt;
   return doc;
+} catch (const Json::exception& e) {
+  if (!o.config_file) throw;
+  throw InvalidArgument("The file server configuration file '" + *o.config_file + "' has a value of the wrong type: " +
+                        json_error_text(e) + ".");
 }
 
 void ControlPlane::reconcile_file_servers(std::int64_t now_us) {

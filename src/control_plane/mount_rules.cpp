@@ -1,4 +1,5 @@
 // Storage placeholders/credentials (spec §4.5), mount volume normalisation and VM sizes.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -148,6 +149,26 @@ void patch_mount_volumes(Json& mv, const EffectiveStorage& s, const KeyLookup& l
     throw InvalidArgument(
         "Please configure Azure Storage account key via AZURE_BATCHAI_STORAGE_KEY or provide storage_key value in "
         "batchai section of your az configuration file.");
+}
+
+void check_mount_account_keys(const Json& mv, const AccountKeys& keys) {
+  if (!mv.is_object()) return;
+  for (const char* list : {"azureFileShares", "azureBlobFileSystems"}) {
+    if (!mv.contains(list) || !mv[list].is_array()) continue;
+    for (std::size_t i = 0; i < mv[list].size(); ++i) {
+      const Json& e = mv[list][i];
+      const std::string account = str(e, "accountName");
+      const std::string key = e.contains("credentials") ? str(e["credentials"], "accountKey") : "";
+      if (account.empty() || key.empty()) continue;  // a key-vault reference is not checked here
+      const std::vector<std::string> valid = keys(account);
+      if (valid.empty() || std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
+      // The storage commands' answer to a wrong key (storage_data.cpp), naming the mount.
+      throw InvalidArgument("The account key given for storage account '" + account + "' in mountVolumes." + list + "[" +
+                                std::to_string(i) + "] is not valid (authentication failed). Use a key from "
+                                "'batchai storage account keys list -n " + account + "'.",
+                            "AuthenticationFailed");
+    }
+  }
 }
 
 Json normalize_mount_volumes(const Json& wire) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/port_forward.hpp"
@@ -60,6 +61,19 @@ void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::pat
   Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
                                                                        : Json();
   link_mount_volumes(layout, mv, NodeLayout::mount_root(node));
+}
+
+// A volume that cannot be mounted (a missing share, container or file server) fails the node's
+// setup, as on the service: the node turns unusable and the cluster's errors say why.
+bool mount_node(const NodeLayout& layout, const Json& doc, const fs::path& node) {
+  try {
+    ensure_node_folder(layout, doc, node);
+    return true;
+  } catch (const Error& e) {
+    std::ofstream(node / ".mount_error") << e.what() << "\n";
+    log::warning("Cannot prepare node " + node.filename().string() + ": " + e.what());
+    return false;
+  }
 }
 
 std::map<std::string, std::string> node_environment(const fs::path& node) {
@@ -158,7 +172,9 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
     if (n.state == "preparing" && n.ready_us <= now && (n.setup == "none" || n.setup == "done" || n.setup == "failed"))
       set_state(n, n.setup == "failed" ? "unusable" : "idle");
   }
-  const int desired = desired_nodes(*c);
+  // At most what the regional quota allows of the smallest VM: rows stored before counts were
+  // checked (a negative or huge target) must neither crash nor flood the disk with node folders.
+  const int desired = std::clamp(desired_nodes(*c), 0, kRegionalVcpuQuota);
   auto active = static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [](const NodeRow& n) { return n.state != "leaving"; }));
   if (active < desired) {
     if (c->alloc_state == "steady") {
@@ -277,12 +293,14 @@ void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
     return c;
   });
   if (!cluster) return;
+  std::vector<std::string> unmounted;
   for (const auto& node_id : preparing) {
     fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
-    if (!fs::exists(node / "mounts")) ensure_node_folder(layout_, cluster->doc, node);
+    if (!fs::exists(node / "mounts") && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(node_id);
   }
   for (const auto& node_id : claimed) {
     fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
+    if (std::find(unmounted.begin(), unmounted.end(), node_id) != unmounted.end()) continue;  // no setup without mounts
     try {
       spawn_setup_task(launcher(), *cluster, node_id, node);
     } catch (const Error& e) {
@@ -296,9 +314,17 @@ void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
     st.bind(1, cluster_row_id);
     while (st.step()) {
       fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, st.text(0));
-      if (!fs::exists(node / "mounts")) ensure_node_folder(layout_, cluster->doc, node);
+      if (!fs::exists(node / "mounts") && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(st.text(0));
     }
   });
+  if (unmounted.empty()) return;
+  store_->write([&] {
+    for (const auto& node_id : unmounted)
+      store_->prepare("UPDATE nodes SET setup = 'failed', setup_exit = NULL, state = CASE WHEN state = 'idle' "
+                      "THEN 'unusable' ELSE state END WHERE cluster_id = ? AND node_id = ?")
+          .bind(1, cluster_row_id).bind(2, node_id).run();
+  });
+  refresh_cluster(cluster_row_id);
 }
 
 Json ControlPlane::cluster_node_list(const WorkspaceRef& ref, const std::string& cluster) {
@@ -358,7 +384,9 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
 }
 
 Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
-                                     int /*expiry_minutes: local file:// URLs do not expire*/) {
+                                     int expiry_minutes) {
+  // Local file:// URLs do not expire, but the service takes 5 to 600 minutes only.
+  checked_integer(Json(expiry_minutes), "--expiry", 5, 600);
   reconcile();
   auto c = store_->read([&] { return require_cluster(*store_, ref, cluster); });
   const Json& setup = c.doc["nodeSetup"];
@@ -410,23 +438,26 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
         remainder = *r;
       }
   if (!root) throw InvalidArgument(kUnsupported);
-  std::string relative = (fs::path(remainder) / task["stdOutErrPathSuffix"].get<std::string>()).generic_string();
-  if (!path.empty() && path != ".") relative += "/" + check_relative_path(path, "Path");
-  fs::path folder = resolve_inside(*root, relative, "Path");
+  // Confined to the share or container: a link the setup task left there is listed, never followed out.
+  auto storage = ConfinedDir::open(*root, "the setup task output of cluster '" + cluster + "'");
+  if (!storage) return Json::array();
+  std::string relative = storage->check((fs::path(remainder) / task["stdOutErrPathSuffix"].get<std::string>()).generic_string(),
+                                        "The setup task output path");
+  if (storage->check(path, "The path") != ".") relative += "/" + storage->check(path, "The path");
+  auto folder = storage->open_dir(relative, "The path");
   Json out = Json::array();
-  if (!fs::is_directory(folder)) return out;
-  std::vector<fs::directory_entry> entries{fs::directory_iterator(folder), fs::directory_iterator()};
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
-  for (const auto& e : entries) {
-    std::string name = e.path().filename().string();
-    if (e.is_directory()) {
-      out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", name}, {"size", nullptr}});
+  if (!folder) return out;
+  for (const auto& e : folder->list()) {
+    if (e.is_dir()) {
+      out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", e.name}, {"size", nullptr}});
     } else {
-      // A URL that works here, as `job file list` gives (an Azure SAS URL would lead nowhere).
-      out.push_back({{"download_url", "file://" + fs::absolute(e.path()).string()},
+      // A URL that works here, as `job file list` gives (an Azure SAS URL would lead nowhere);
+      // a link that leads out or dangles gets neither URL nor size.
+      const bool file = e.is_file();
+      out.push_back({{"download_url", file ? Json("file://" + fs::absolute(folder->path() / e.name).string()) : Json()},
                      {"is_directory", false},
-                     {"name", name},
-                     {"size", e.file_size()}});
+                     {"name", e.name},
+                     {"size", file ? Json(static_cast<std::uint64_t>(e.target->st_size)) : Json()}});
     }
   }
   return out;

@@ -1,11 +1,14 @@
 // `az storage share/directory/file/container/blob ...`: contents are real folders under
-// $BATCHAI_HOME/storage/<account>/ (see node_layout.hpp); every user path goes through
-// resolve_inside so nothing can escape its share or container.
+// $BATCHAI_HOME/storage/<account>/ (see node_layout.hpp). Names are checked where they become
+// folders (NodeLayout), and every user path is opened through batchai::ConfinedDir beneath its
+// share or container, so nothing outside is read, listed, created or removed.
 #include <fnmatch.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/storage_paths.hpp"
@@ -37,67 +40,98 @@ void authenticate(Store& store, const ControlPlane::StorageAuth& auth) {
   });
 }
 
-void validate_share_name(const std::string& name, const char* what) {
-  bool ok = name.size() >= 3 && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
-            name.find("--") == std::string::npos && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-              return std::islower(c) || std::isdigit(c) || c == '-';
-            });
-  if (!ok)
-    throw InvalidArgument(std::string("The ") + what + " name '" + name +
-                          "' is not valid: use 3-63 lower-case letters, digits and single hyphens.");
+std::string iso_mtime(const struct stat& st) {
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)) +
+                 std::chrono::microseconds(st.st_mtim.tv_nsec / 1000);
+  return format_iso(std::chrono::time_point_cast<Micros>(t));
 }
 
-std::string iso_mtime(const fs::path& p) {
-  std::error_code ec;
-  auto t = fs::last_write_time(p, ec);
-  if (ec) return {};
-  auto sys = std::chrono::file_clock::to_sys(t);
-  return format_iso(std::chrono::time_point_cast<Micros>(sys));
-}
-
-std::string etag(const fs::path& p) {
-  std::error_code ec;
-  auto t = fs::last_write_time(p, ec);
+std::string etag(const struct stat& st) {
+  const auto ns = static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ULL +
+                  static_cast<unsigned long long>(st.st_mtim.tv_nsec);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "\"0x%llX\"", static_cast<unsigned long long>(t.time_since_epoch().count()));
+  std::snprintf(buf, sizeof buf, "\"0x%llX\"", ns);
   return buf;
 }
 
-fs::path existing_root(const fs::path& root, const std::string& name, const char* what) {
-  if (!fs::is_directory(root))
-    throw NotFound(std::string("The specified ") + what + " '" + name + "' does not exist.",
-                   std::string(what) == "share" ? "ShareNotFound" : "ContainerNotFound");
-  return root;
+// The folder of a share or container, opened as the root every path of the command stays under.
+ConfinedDir open_root(const fs::path& root, const std::string& name, const std::string& what) {
+  auto dir = ConfinedDir::open(root, "the " + what + " '" + name + "'");
+  if (!dir)
+    throw NotFound("The specified " + what + " '" + name + "' does not exist.",
+                   what == "share" ? "ShareNotFound" : "ContainerNotFound");
+  return std::move(*dir);
 }
 
-void store_file(const fs::path& from, const fs::path& to) {
-  if (!fs::is_regular_file(from)) throw InvalidArgument("[Errno 2] No such file or directory: '" + from.string() + "'");
-  std::error_code ec;
-  fs::path tmp = to;
-  tmp += ".batchai-upload";
-  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
-  if (!ec) fs::rename(tmp, to, ec);  // readers never see half a file
-  if (ec) throw SystemError("Cannot write '" + to.string() + "': " + ec.message());
+std::string parent_of(const std::string& normal) {
+  const auto slash = normal.rfind('/');
+  return slash == std::string::npos ? std::string(".") : normal.substr(0, slash);
 }
 
-Json upload_result(const fs::path& p) { return {{"etag", etag(p)}, {"lastModified", iso_mtime(p)}}; }
-
-Json listing_entry(const fs::path& p, const std::string& name) {
-  bool dir = fs::is_directory(p);
-  Json props = {{"etag", etag(p)}, {"lastModified", iso_mtime(p)}};
-  if (!dir) props["contentLength"] = fs::file_size(p);
-  return {{"metadata", nullptr}, {"name", name}, {"properties", props}, {"type", dir ? "dir" : "file"}};
+Json upload_result(const ConfinedDir& dir, const std::string& relative, const std::string& what) {
+  auto st = dir.stat(relative, what);
+  return {{"etag", st ? Json(etag(*st)) : Json()}, {"lastModified", st ? Json(iso_mtime(*st)) : Json()}};
 }
 
-std::vector<fs::directory_entry> sorted_children(const fs::path& dir) {
-  std::vector<fs::directory_entry> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename().string().ends_with(".batchai-upload")) continue;
-    out.push_back(e);
+// A listed entry as it is: a link that leads out (or dangles) is a file of no size.
+Json listing_entry(const ConfinedEntry& e) {
+  const bool dir = e.is_dir();
+  const struct stat& st = e.target ? *e.target : e.link;
+  Json props = {{"etag", etag(st)}, {"lastModified", iso_mtime(st)}};
+  if (!dir) props["contentLength"] = e.is_file() ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return {{"metadata", nullptr}, {"name", e.name}, {"properties", props}, {"type", dir ? "dir" : "file"}};
+}
+
+// A folder inside the root (a link that leads out is none: an upload replaces the link itself).
+bool is_folder(const ConfinedDir& root, const std::string& relative) {
+  try {
+    auto st = root.stat(relative, "The file path");
+    return st && S_ISDIR(st->st_mode);
+  } catch (const InvalidArgument&) {
+    return false;
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+}
+
+std::vector<ConfinedEntry> children(const ConfinedDir& dir) { return dir.list(is_upload_temporary); }
+
+// Folders of an account folder ("shares" or "blobs"): the shares or containers it holds.
+std::vector<ConfinedEntry> account_folders(const fs::path& dir) {
+  auto d = ConfinedDir::open(dir, "the storage account");
+  std::vector<ConfinedEntry> out;
+  if (!d) return out;
+  for (auto& e : children(*d))
+    if (e.is_dir() && !e.is_symlink()) out.push_back(std::move(e));
   return out;
+}
+
+// Makes one share or container folder (its name is checked by the caller's NodeLayout call).
+Json create_account_folder(const fs::path& root, const char* what) {
+  std::error_code ec;
+  fs::create_directories(root.parent_path(), ec);
+  const bool created = fs::create_directory(root, ec);
+  if (ec) throw SystemError(std::string("Cannot create ") + what + " folder: " + ec.message());
+  return {{"created", created}};
+}
+
+// Removes one share or container folder of an account without following links; true when it was there.
+bool remove_account_folder(const fs::path& account_dir, const std::string& name, const char* what) {
+  auto d = ConfinedDir::open(account_dir, "the storage account");
+  if (!d) return false;
+  auto st = d->lstat(name, std::string("The ") + what);
+  const bool existed = st && S_ISDIR(st->st_mode);
+  d->remove_tree(name, std::string("The ") + what);
+  return existed;
+}
+
+void blobs_under(const ConfinedDir& dir, const std::string& prefix,
+                 std::vector<std::pair<std::string, struct stat>>& out) {
+  for (const auto& e : children(dir)) {
+    if (e.is_dir() && !e.is_symlink()) {
+      if (auto sub = dir.open_dir(e.name, "The blob name")) blobs_under(*sub, prefix + e.name + "/", out);
+    } else if (e.is_file()) {
+      out.emplace_back(prefix + e.name, *e.target);
+    }
+  }
 }
 
 }  // namespace
@@ -114,126 +148,117 @@ fs::path ControlPlane::container_root(const std::string& account, const std::str
 
 Json ControlPlane::share_create(const StorageAuth& auth, const std::string& share) {
   authenticate(*store_, auth);
-  validate_share_name(share, "share");
-  std::error_code ec;
-  fs::create_directories(share_root(auth.account_name, share).parent_path(), ec);
-  bool created = fs::create_directory(share_root(auth.account_name, share), ec);
-  if (ec) throw SystemError("Cannot create share folder: " + ec.message());
-  return {{"created", created}};
+  return create_account_folder(share_root(auth.account_name, share), "share");  // the name is checked there
 }
 
 Json ControlPlane::share_delete(const StorageAuth& auth, const std::string& share) {
   authenticate(*store_, auth);
-  std::error_code ec;
-  bool existed = fs::is_directory(share_root(auth.account_name, share));
-  fs::remove_all(share_root(auth.account_name, share), ec);
-  return {{"deleted", existed}};
+  share_root(auth.account_name, share);  // checks the name
+  return {{"deleted", remove_account_folder(layout_.storage_account(auth.account_name) / "shares", share, "share")}};
 }
 
 Json ControlPlane::share_list(const StorageAuth& auth) {
   authenticate(*store_, auth);
   Json out = Json::array();
-  fs::path dir = layout_.storage_account(auth.account_name) / "shares";
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : sorted_children(dir))
+  for (const auto& e : account_folders(layout_.storage_account(auth.account_name) / "shares"))
     out.push_back({{"metadata", nullptr},
-                   {"name", e.path().filename().string()},
-                   {"properties", {{"etag", etag(e.path())}, {"lastModified", iso_mtime(e.path())}, {"quota", 5120}}}});
+                   {"name", e.name},
+                   {"properties", {{"etag", etag(e.link)}, {"lastModified", iso_mtime(e.link)}, {"quota", 5120}}}});
   return out;
 }
 
 Json ControlPlane::share_exists(const StorageAuth& auth, const std::string& share) {
   authenticate(*store_, auth);
-  return {{"exists", fs::is_directory(share_root(auth.account_name, share))}};
+  std::error_code ec;
+  return {{"exists", fs::is_directory(fs::symlink_status(share_root(auth.account_name, share), ec))}};
 }
 
 Json ControlPlane::directory_create(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path dir = resolve_inside(root, path, "Directory path");
-  if (!fs::is_directory(dir.parent_path()))
-    throw NotFound("The specified parent path does not exist: create '" +
-                       fs::relative(dir.parent_path(), root).generic_string() + "' first.",
-                   "ParentNotFound");
-  std::error_code ec;
-  bool created = fs::create_directory(dir, ec);
-  if (ec) throw Conflict("Cannot create directory '" + path + "': " + ec.message());
-  return {{"created", created}};
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string dir = root.check(path, "The directory path");
+  if (dir == ".") throw InvalidArgument("Give the directory to create with --name; the share root already exists.");
+  const std::string parent = parent_of(dir);
+  if (parent != "." && !root.open_dir(parent, "The directory path"))
+    throw NotFound("The specified parent path does not exist: create '" + parent + "' first.", "ParentNotFound");
+  try {
+    return {{"created", root.make_dir(dir, "The directory path")}};
+  } catch (const Conflict& e) {
+    throw Conflict("Cannot create directory '" + path + "': " + e.what());
+  }
 }
 
 Json ControlPlane::directory_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path dir = resolve_inside(root, path, "Directory path");
-  if (dir == root) throw InvalidArgument("Give the directory to delete with --name; the share root cannot be deleted.");
-  if (!fs::is_directory(dir)) return {{"deleted", false}};
-  if (!fs::is_empty(dir))
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string dir = root.check(path, "The directory path");
+  if (dir == ".") throw InvalidArgument("Give the directory to delete with --name; the share root cannot be deleted.");
+  auto st = root.lstat(dir, "The directory path");
+  if (!st || !S_ISDIR(st->st_mode)) return {{"deleted", false}};
+  try {
+    return {{"deleted", root.remove_dir(dir, "The directory path")}};
+  } catch (const Conflict&) {
     throw Conflict("The specified directory '" + path + "' is not empty. Delete its files first.", "DirectoryNotEmpty");
-  fs::remove(dir);
-  return {{"deleted", true}};
+  }
 }
 
 Json ControlPlane::directory_list(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path dir = resolve_inside(root, path, "Directory path");
-  if (!fs::is_directory(dir)) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  auto dir = root.open_dir(path, "The directory path");
+  if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
   Json out = Json::array();
-  for (const auto& e : sorted_children(dir))
-    if (e.is_directory()) out.push_back(listing_entry(e.path(), e.path().filename().string()));
+  for (const auto& e : children(*dir))
+    if (e.is_dir()) out.push_back(listing_entry(e));
   return out;
 }
 
 Json ControlPlane::file_upload(const StorageAuth& auth, const std::string& share, const fs::path& source,
                                const std::optional<std::string>& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  std::string relative = path.value_or("");
-  std::string file_name = source.filename().string();
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string relative = path.value_or("");
+  const std::string candidate = root.check(relative, "The file path");
   // Like az: a last component without '.' (or an existing folder) names the directory.
-  fs::path candidate = resolve_inside(root, relative.empty() ? "." : relative, "File path");
-  std::string last = fs::path(relative).filename().string();
-  fs::path target;
-  if (relative.empty() || relative.back() == '/' || last.find('.') == std::string::npos || fs::is_directory(candidate))
-    target = resolve_inside(root, (fs::path(relative) / file_name).generic_string(), "File path");
-  else
-    target = candidate;
-  if (!fs::is_directory(target.parent_path()))
+  const std::string last = fs::path(candidate).filename().string();
+  std::string target = candidate;
+  if (relative.empty() || relative.back() == '/' || last.find('.') == std::string::npos || is_folder(root, candidate))
+    target = root.check(candidate + "/" + source.filename().string(), "The file path");
+  const std::string parent = parent_of(target);
+  if (parent != "." && !root.open_dir(parent, "The file path"))
     throw NotFound("The specified parent path does not exist: create the directory with 'batchai storage directory "
                    "create' first.",
                    "ParentNotFound");
-  store_file(source, target);
-  return upload_result(target);
+  store_local_file(root, target, "The file path", source);
+  return upload_result(root, target, "The file path");
 }
 
 void ControlPlane::file_download(const StorageAuth& auth, const std::string& share, const std::string& path,
                                  const fs::path& dest) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path file = resolve_inside(root, path, "File path");
-  if (!fs::is_regular_file(file)) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
-  fs::path out = fs::is_directory(dest) ? dest / file.filename() : dest;
-  std::error_code ec;
-  fs::copy_file(file, out, fs::copy_options::overwrite_existing, ec);
-  if (ec) throw SystemError("Cannot write '" + out.string() + "': " + ec.message());
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  auto file = root.open_file(path, "The file path");
+  if (!file) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
+  copy_to_local_file(*file, fs::is_directory(dest) ? dest / fs::path(root.check(path, "The file path")).filename() : dest);
 }
 
 Json ControlPlane::file_list(const StorageAuth& auth, const std::string& share, const std::optional<std::string>& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path dir = resolve_inside(root, path.value_or(""), "Directory path");
-  if (!fs::is_directory(dir)) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  auto dir = root.open_dir(path.value_or(""), "The directory path");
+  if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
   Json out = Json::array();
-  for (const auto& e : sorted_children(dir)) out.push_back(listing_entry(e.path(), e.path().filename().string()));
+  for (const auto& e : children(*dir)) out.push_back(listing_entry(e));
   return out;
 }
 
 Json ControlPlane::file_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(share_root(auth.account_name, share), share, "share");
-  fs::path file = resolve_inside(root, path, "File path");
-  if (!fs::is_regular_file(file)) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
-  fs::remove(file);
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string file = root.check(path, "The file path");
+  auto st = file == "." ? std::nullopt : root.lstat(file, "The file path");
+  if (!st || S_ISDIR(st->st_mode)) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
+  root.remove_file(file, "The file path");  // a link goes, never its target
   return {{"deleted", true}};
 }
 
@@ -241,33 +266,25 @@ Json ControlPlane::file_delete(const StorageAuth& auth, const std::string& share
 
 Json ControlPlane::container_create(const StorageAuth& auth, const std::string& container) {
   authenticate(*store_, auth);
-  validate_share_name(container, "container");
-  std::error_code ec;
-  fs::create_directories(container_root(auth.account_name, container).parent_path(), ec);
-  bool created = fs::create_directory(container_root(auth.account_name, container), ec);
-  if (ec) throw SystemError("Cannot create container folder: " + ec.message());
-  return {{"created", created}};
+  return create_account_folder(container_root(auth.account_name, container), "container");
 }
 
 Json ControlPlane::container_delete(const StorageAuth& auth, const std::string& container) {
   authenticate(*store_, auth);
-  bool existed = fs::is_directory(container_root(auth.account_name, container));
-  std::error_code ec;
-  fs::remove_all(container_root(auth.account_name, container), ec);
-  return {{"deleted", existed}};
+  container_root(auth.account_name, container);  // checks the name
+  return {{"deleted",
+           remove_account_folder(layout_.storage_account(auth.account_name) / "blobs", container, "container")}};
 }
 
 Json ControlPlane::container_list(const StorageAuth& auth) {
   authenticate(*store_, auth);
   Json out = Json::array();
-  fs::path dir = layout_.storage_account(auth.account_name) / "blobs";
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : sorted_children(dir))
+  for (const auto& e : account_folders(layout_.storage_account(auth.account_name) / "blobs"))
     out.push_back({{"metadata", nullptr},
-                   {"name", e.path().filename().string()},
+                   {"name", e.name},
                    {"properties",
-                    {{"etag", etag(e.path())},
-                     {"lastModified", iso_mtime(e.path())},
+                    {{"etag", etag(e.link)},
+                     {"lastModified", iso_mtime(e.link)},
                      {"lease", {{"duration", nullptr}, {"state", "available"}, {"status", "unlocked"}}},
                      {"publicAccess", nullptr}}}});
   return out;
@@ -276,13 +293,13 @@ Json ControlPlane::container_list(const StorageAuth& auth) {
 Json ControlPlane::blob_upload(const StorageAuth& auth, const std::string& container, const fs::path& file,
                                const std::string& name) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(container_root(auth.account_name, container), container, "container");
-  fs::path target = resolve_inside(root, name, "Blob name");
-  if (target == root) throw InvalidArgument("Please provide a blob name with --name.");
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);  // blob names are flat: '/' only looks like folders
-  store_file(file, target);
-  return upload_result(target);
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  const std::string blob = root.check(name, "The blob name");
+  if (blob == ".") throw InvalidArgument("Please provide a blob name with --name.");
+  // Blob names are flat: '/' only looks like folders, which are made as needed.
+  if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
+  store_local_file(root, blob, "The blob name", file);
+  return upload_result(root, blob, "The blob name");
 }
 
 Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string& destination, const fs::path& source,
@@ -291,8 +308,9 @@ Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string&
   std::string container = destination;
   if (auto slash = container.find_last_of('/'); slash != std::string::npos && container.find("://") != std::string::npos)
     container = container.substr(slash + 1);  // a container URL
+  const fs::path container_dir = container_root(auth.account_name, container);  // checks the name
   if (!fs::is_directory(source)) throw InvalidArgument("The source '" + source.string() + "' is not a folder.");
-  fs::path root = existing_root(container_root(auth.account_name, container), container, "container");
+  ConfinedDir root = open_root(container_dir, container, "container");
   std::vector<std::string> names;
   for (const auto& e : fs::recursive_directory_iterator(source)) {
     if (!e.is_regular_file()) continue;
@@ -303,14 +321,14 @@ Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string&
   std::sort(names.begin(), names.end());
   Json out = Json::array();
   for (const auto& rel : names) {
-    fs::path target = resolve_inside(root, rel, "Blob name");
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    store_file(source / rel, target);
+    const std::string blob = root.check(rel, "The blob name");
+    if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
+    store_local_file(root, blob, "The blob name", source / rel);
+    Json stored = upload_result(root, blob, "The blob name");
     out.push_back({{"Blob", "https://" + to_lower(auth.account_name) + ".blob.core.windows.net/" + container + "/" + rel},
-                   {"Last Modified", iso_mtime(target)},
+                   {"Last Modified", stored["lastModified"]},
                    {"Type", nullptr},
-                   {"eTag", etag(target)}});
+                   {"eTag", stored["etag"]}});
   }
   return out;
 }
@@ -318,50 +336,50 @@ Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string&
 void ControlPlane::blob_download(const StorageAuth& auth, const std::string& container, const std::string& name,
                                  const fs::path& file) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(container_root(auth.account_name, container), container, "container");
-  fs::path blob = resolve_inside(root, name, "Blob name");
-  if (!fs::is_regular_file(blob)) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
-  std::error_code ec;
-  fs::copy_file(blob, file, fs::copy_options::overwrite_existing, ec);
-  if (ec) throw SystemError("Cannot write '" + file.string() + "': " + ec.message());
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  auto blob = root.open_file(name, "The blob name");
+  if (!blob) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
+  copy_to_local_file(*blob, file);
 }
 
 Json ControlPlane::blob_list(const StorageAuth& auth, const std::string& container,
                              const std::optional<std::string>& prefix) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(container_root(auth.account_name, container), container, "container");
-  std::vector<std::pair<std::string, fs::path>> blobs;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (!e.is_regular_file() || e.path().filename().string().ends_with(".batchai-upload")) continue;
-    std::string rel = fs::relative(e.path(), root).generic_string();
-    if (prefix && rel.rfind(*prefix, 0) != 0) continue;
-    blobs.emplace_back(rel, e.path());
-  }
-  std::sort(blobs.begin(), blobs.end());
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  std::vector<std::pair<std::string, struct stat>> blobs;
+  blobs_under(root, "", blobs);
+  std::sort(blobs.begin(), blobs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Json out = Json::array();
-  for (const auto& [rel, p] : blobs)
+  for (const auto& [rel, st] : blobs) {
+    if (prefix && rel.rfind(*prefix, 0) != 0) continue;
     out.push_back({{"deleted", false},
                    {"metadata", nullptr},
                    {"name", rel},
                    {"properties",
                     {{"blobType", "BlockBlob"},
-                     {"contentLength", fs::file_size(p)},
-                     {"etag", etag(p)},
-                     {"lastModified", iso_mtime(p)}}},
+                     {"contentLength", static_cast<std::uint64_t>(st.st_size)},
+                     {"etag", etag(st)},
+                     {"lastModified", iso_mtime(st)}}},
                    {"snapshot", nullptr}});
+  }
   return out;
 }
 
 Json ControlPlane::blob_delete(const StorageAuth& auth, const std::string& container, const std::string& name) {
   authenticate(*store_, auth);
-  fs::path root = existing_root(container_root(auth.account_name, container), container, "container");
-  fs::path blob = resolve_inside(root, name, "Blob name");
-  if (!fs::is_regular_file(blob)) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
-  fs::remove(blob);
-  // Folders only exist to hold '/'-named blobs: drop the ones left empty.
-  std::error_code ec;
-  for (fs::path dir = blob.parent_path(); dir != root && fs::is_empty(dir, ec); dir = dir.parent_path())
-    fs::remove(dir, ec);
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  const std::string blob = root.check(name, "The blob name");
+  auto st = blob == "." ? std::nullopt : root.lstat(blob, "The blob name");
+  if (!st || S_ISDIR(st->st_mode)) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
+  root.remove_file(blob, "The blob name");
+  // Folders only exist to hold '/'-named blobs: drop the ones left empty, never the container.
+  for (std::string dir = parent_of(blob); dir != "."; dir = parent_of(dir)) {
+    try {
+      if (!root.remove_dir(dir, "The blob name")) break;
+    } catch (const Conflict&) {
+      break;  // still holds other blobs
+    }
+  }
   return {{"deleted", true}};
 }
 

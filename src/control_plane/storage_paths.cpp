@@ -1,10 +1,18 @@
-// Path containment checks and the on-disk layout helpers.
+// Storage name rules, mount volume checks and linking, and the on-disk layout helpers; every
+// path built from a name or a mount field goes through these rules and batchai::ConfinedDir.
 #include "batchai/control_plane/storage_paths.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
-#include "batchai/common/log.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 
@@ -22,29 +30,97 @@ bool is_within(const fs::path& candidate, const fs::path& root) {
   return true;
 }
 
+// A resource group taken from a file-server id: the group-name characters, never a path step.
+void validate_group_component(const std::string& name, const std::string& field) {
+  bool ok = !name.empty() && name.size() <= 90 && name.back() != '.' &&
+            std::all_of(name.begin(), name.end(), [](unsigned char c) {
+              return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '(' || c == ')';
+            });
+  if (!ok) throw InvalidArgument(field + ": the resource group '" + name + "' is not a valid resource group name.");
+}
+
+struct FileServerRef {
+  std::string resource_group, workspace, name;
+};
+
+FileServerRef file_server_of(const Json& mount, const std::string& field) {
+  const std::string id = value_or<std::string>(mount.value("fileServer", Json()), "id", "");
+  auto parsed = parse_arm_id(id);
+  if (!parsed || parsed->path.empty())
+    throw InvalidArgument(field + ": '" + id + "' is not the ARM id of a file server.");
+  FileServerRef ref{parsed->resource_group, parsed->name_of("workspaces").value_or(""), parsed->path.back().second};
+  validate_group_component(ref.resource_group, field);
+  validate_resource_name(ref.workspace, "workspace_name");
+  validate_resource_name(ref.name, "file_server_name");
+  return ref;
+}
+
+// (account, share) of an azureFileShares entry: accountName when given, else the URL's host.
+std::pair<std::string, std::string> share_of(const Json& mount, const std::string& field) {
+  const std::string url = value_or<std::string>(mount, "azureFileUrl", "");
+  auto parsed = parse_azure_file_url(url);
+  if (!parsed) throw InvalidArgument(field + ": ill-formed Azure File URL '" + url + "'.");
+  std::string account = value_or<std::string>(mount, "accountName", "");
+  return {account.empty() ? parsed->first : account, parsed->second};
+}
+
+template <typename F>
+void each_mount(const Json& mv, const char* list, F fn) {
+  if (!mv.is_object() || !mv.contains(list) || !mv[list].is_array()) return;
+  std::size_t i = 0;
+  for (const auto& m : mv[list]) fn(m, std::string("mountVolumes.") + list + "[" + std::to_string(i++) + "]");
+}
+
 }  // namespace
+
+void validate_storage_account_name(const std::string& account) {
+  bool ok = account.size() >= 3 && account.size() <= 24 && std::all_of(account.begin(), account.end(), [](unsigned char c) {
+              return std::islower(c) || std::isdigit(c);
+            });
+  if (!ok)
+    throw InvalidArgument("The storage account name '" + account +
+                          "' is not valid: use 3-24 lower-case letters and digits.");
+}
+
+void validate_share_name(const std::string& name, const char* what) {
+  bool ok = name.size() >= 3 && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
+            name.find("--") == std::string::npos && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+              return std::islower(c) || std::isdigit(c) || c == '-';
+            });
+  if (!ok)
+    throw InvalidArgument(std::string("The ") + what + " name '" + name +
+                          "' is not valid: use 3-63 lower-case letters, digits and single hyphens.");
+}
+
+void validate_mount_volumes(const Json& mv) {
+  auto relative = [](const Json& m, const std::string& field) {
+    check_relative_path(value_or<std::string>(m, "relativeMountPath", ""), field + ".relativeMountPath");
+  };
+  each_mount(mv, "azureFileShares", [&](const Json& m, const std::string& field) {
+    auto [account, share] = share_of(m, field);
+    validate_storage_account_name(to_lower(account));
+    validate_share_name(share, "share");
+    relative(m, field);
+  });
+  each_mount(mv, "azureBlobFileSystems", [&](const Json& m, const std::string& field) {
+    validate_storage_account_name(to_lower(value_or<std::string>(m, "accountName", "")));
+    validate_share_name(value_or<std::string>(m, "containerName", ""), "container");
+    relative(m, field);
+  });
+  each_mount(mv, "fileServers", [&](const Json& m, const std::string& field) {
+    file_server_of(m, field + ".fileServer.id");
+    relative(m, field);
+  });
+  each_mount(mv, "unmanagedFileSystems", relative);
+}
 
 std::string check_relative_path(const std::string& relative, const std::string& what) {
   if (relative.empty()) throw InvalidArgument(what + " cannot be empty.");
-  fs::path p(relative);
-  if (p.is_absolute())
-    throw InvalidArgument(what + " '" + relative + "' must be relative; remove the leading '/'.");
-  fs::path normal;
-  for (const auto& part : p) {
-    if (part == "..")
-      throw InvalidArgument(what + " '" + relative + "' must not contain '..': it would leave its root folder.");
-    if (part.empty() || part == ".") continue;
-    normal /= part;
-  }
-  return normal.empty() ? std::string(".") : normal.generic_string();
+  return confine_relative(relative, what, "its mount root");
 }
 
 fs::path resolve_inside(const fs::path& root, const std::string& relative, const std::string& what) {
-  if (relative.empty() || relative == "." || relative == "/") {
-    if (relative == "/") return root;
-    return root;
-  }
-  std::string normal = check_relative_path(relative, what);
+  std::string normal = confine_relative(relative, what, "its share or container");
   fs::path target = normal == "." ? root : root / normal;
   std::error_code ec;
   fs::path real_root = fs::weakly_canonical(root, ec);
@@ -58,14 +134,40 @@ fs::path resolve_inside(const fs::path& root, const std::string& relative, const
   return target;
 }
 
+// Copies the user's local file into `dir` at `relative`, atomically (last writer wins).
+void store_local_file(const ConfinedDir& dir, const std::string& relative, const std::string& what, const fs::path& from) {
+  UniqueFd src(::open(from.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));  // a fifo must not block
+  struct stat st{};
+  if (!src || ::fstat(src.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw InvalidArgument("[Errno 2] No such file or directory: '" + from.string() + "'");
+  ::fcntl(src.get(), F_SETFL, O_RDONLY);
+  dir.replace_file(relative, what, src.get(), st.st_mode & 0777);
+}
+
+// Copies an opened share/container file to the user's local destination (the user's own path).
+void copy_to_local_file(const UniqueFd& in, const fs::path& out) {
+  UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) throw SystemError("Cannot write '" + out.string() + "': " + std::strerror(errno));
+  try {
+    copy_fd(in.get(), fd.get());
+  } catch (const SystemError& e) {
+    throw SystemError("Cannot write '" + out.string() + "': " + e.what());
+  }
+}
+
+// Names become folders here, so the name rules are checked here: no caller can build a storage
+// path from a name that is a path ('..', '/x', 'a/b', a trailing '/').
 fs::path NodeLayout::storage_account(const std::string& account) const {
+  validate_storage_account_name(to_lower(account));
   return home_ / "storage" / to_lower(account);
 }
 fs::path NodeLayout::share(const std::string& account, const std::string& share) const {
-  return storage_account(account) / "shares" / to_lower(share);
+  validate_share_name(share, "share");
+  return storage_account(account) / "shares" / share;
 }
 fs::path NodeLayout::container(const std::string& account, const std::string& container) const {
-  return storage_account(account) / "blobs" / to_lower(container);
+  validate_share_name(container, "container");
+  return storage_account(account) / "blobs" / container;
 }
 fs::path NodeLayout::file_server(const std::string& rg, const std::string& ws, const std::string& fs_name) const {
   return workspace_file_servers(rg, ws) / to_lower(fs_name);
@@ -100,32 +202,42 @@ std::string expand_mount_root(const std::string& text, const fs::path& mount_roo
 void link_mount_volumes(const NodeLayout& layout, const Json& mv, const fs::path& mount_root) {
   if (!mv.is_object()) return;
   std::error_code ec;
-  auto link = [&](const std::string& relative, const fs::path& target) {
-    const fs::path where = mount_root / check_relative_path(relative, "Relative mount path");
-    fs::create_directories(where.parent_path(), ec);
-    if (fs::exists(fs::symlink_status(where, ec))) return;
-    fs::create_directories(target, ec);
-    fs::create_directory_symlink(target, where, ec);
-    if (ec) log::warning("Cannot mount '" + relative + "' under " + mount_root.string() + ": " + ec.message());
+  fs::create_directories(mount_root, ec);  // a folder the program names, not user data
+  auto root = ConfinedDir::open(mount_root, "the mount root");
+  if (!root) throw SystemError("Cannot create the mount root '" + mount_root.string() + "': " + ec.message());
+  // An existing name is an earlier mount (idempotent); a missing share or container fails the
+  // mount, as on the service, instead of being created here.
+  auto link = [&](const std::string& relative, const fs::path& target, const std::string& source, const std::string& fix) {
+    const std::string rel = root->check(check_relative_path(relative, "The relative mount path"), "The relative mount path");
+    if (root->lstat(rel, "The relative mount path")) return;
+    if (!fs::is_directory(target))
+      throw NotFound("Cannot mount " + source + " at '" + rel + "': it does not exist. " + fix, "MountSourceNotFound");
+    const auto slash = rel.rfind('/');
+    if (slash != std::string::npos) root->make_dirs(rel.substr(0, slash), "The relative mount path");
+    root->make_symlink(rel, "The relative mount path", target);
   };
-  auto each = [&](const char* list, auto fn) {
-    if (mv.contains(list) && mv[list].is_array())
-      for (const auto& m : mv[list]) fn(m, value_or<std::string>(m, "relativeMountPath", ""));
-  };
-  each("azureFileShares", [&](const Json& m, const std::string& rel) {
-    if (auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", "")))
-      link(rel, layout.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second));
+  each_mount(mv, "azureFileShares", [&](const Json& m, const std::string& field) {
+    auto [account, share] = share_of(m, field);
+    link(value_or<std::string>(m, "relativeMountPath", ""), layout.share(account, share),
+         "the Azure File share '" + share + "' of storage account '" + account + "'",
+         "Create it with 'batchai storage share create -n " + share + " --account-name " + account + "'.");
   });
-  each("azureBlobFileSystems", [&](const Json& m, const std::string& rel) {
-    link(rel, layout.container(value_or<std::string>(m, "accountName", ""), value_or<std::string>(m, "containerName", "")));
+  each_mount(mv, "azureBlobFileSystems", [&](const Json& m, const std::string&) {
+    const std::string account = value_or<std::string>(m, "accountName", "");
+    const std::string container = value_or<std::string>(m, "containerName", "");
+    link(value_or<std::string>(m, "relativeMountPath", ""), layout.container(account, container),
+         "the blob container '" + container + "' of storage account '" + account + "'",
+         "Create it with 'batchai storage container create -n " + container + " --account-name " + account + "'.");
   });
-  each("fileServers", [&](const Json& m, const std::string& rel) {
-    auto id = parse_arm_id(value_or<std::string>(m.value("fileServer", Json()), "id", ""));
-    if (!id || id->path.empty()) return;
-    link(rel, layout.file_server_export(id->resource_group, id->name_of("workspaces").value_or(""), id->path.back().second));
+  each_mount(mv, "fileServers", [&](const Json& m, const std::string& field) {
+    auto f = file_server_of(m, field + ".fileServer.id");
+    link(value_or<std::string>(m, "relativeMountPath", ""), layout.file_server_export(f.resource_group, f.workspace, f.name),
+         "the file server '" + f.name + "' (resource group '" + f.resource_group + "', workspace '" + f.workspace + "')",
+         "Create it with 'batchai file-server create' first.");
   });
-  each("unmanagedFileSystems", [&](const Json&, const std::string& rel) {
-    fs::create_directories(mount_root / check_relative_path(rel, "Relative mount path"), ec);
+  each_mount(mv, "unmanagedFileSystems", [&](const Json& m, const std::string&) {
+    root->make_dirs(check_relative_path(value_or<std::string>(m, "relativeMountPath", ""), "The relative mount path"),
+                    "The relative mount path");
   });
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "budget.hpp"
 #include "functions.hpp"
 #include "json_util.hpp"
 
@@ -48,7 +49,10 @@ const Json& Value::get() const {
     auto json = std::make_unique<Json>(Json::array());
     auto& array = json->get_ref<Json::array_t&>();
     array.reserve(refs_->items.size());
-    for (const Json* item : refs_->items) array.push_back(*item);
+    for (const Json* item : refs_->items) {
+      charge(*item);
+      array.push_back(*item);
+    }
     refs_->cache = std::move(json);
   }
   return *refs_->cache;
@@ -56,15 +60,23 @@ const Json& Value::get() const {
 
 Json Value::take() && {
   switch (kind_) {
-    case Kind::kBorrowed: return *ref_;
+    case Kind::kBorrowed:
+      charge(*ref_);
+      return *ref_;
     case Kind::kOwned: return std::move(owned_);
     case Kind::kRefs: break;
   }
-  if (refs_->cache != nullptr) return *refs_->cache;
+  if (refs_->cache != nullptr) {
+    charge(*refs_->cache);
+    return *refs_->cache;
+  }
   Json json = Json::array();
   auto& array = json.get_ref<Json::array_t&>();
   array.reserve(refs_->items.size());
-  for (const Json* item : refs_->items) array.push_back(*item);
+  for (const Json* item : refs_->items) {
+    charge(*item);
+    array.push_back(*item);
+  }
   return json;
 }
 
@@ -85,7 +97,10 @@ void ResultList::to_json() {
   json_ = Json::array();
   auto& array = json_.get_ref<Json::array_t&>();
   array.reserve(refs_.capacity());
-  for (const Json* item : refs_) array.push_back(*item);
+  for (const Json* item : refs_) {
+    charge(*item);
+    array.push_back(*item);
+  }
   refs_ = {};
   as_refs_ = false;
 }
@@ -113,6 +128,7 @@ Value Evaluator::eval_on(const Node& node, Value base) {
     Value result = eval(node, base);
     if (!base.has_storage()) return result;  // evaluation may have materialised base
     if (result.owned() || result.is_refs()) return result;  // reference lists never point into a cache
+    charge(result.get());
     return Value::own(result.get());
   }
   Value result = eval(node, base);
@@ -122,6 +138,7 @@ Value Evaluator::eval_on(const Node& node, Value base) {
     return Value::own(std::move(result).take());  // may point into base's JSON
   }
   if (base.owned() && &result.get() == &base.get()) return base;
+  charge(result.get());
   return Value::own(result.get());  // copy out of the temporary before it dies
 }
 

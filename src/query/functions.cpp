@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "budget.hpp"
 #include "json_util.hpp"
 
 namespace batchai::query::detail {
@@ -25,6 +26,7 @@ Value number_result(double d) {
 Value pass_through(Arg& arg, const Json& part) {
   if (!arg.value.owned()) return Value::borrow(part);
   if (&part == &arg.value.get()) return std::move(arg.value);
+  charge(part);
   return Value::own(part);
 }
 
@@ -35,7 +37,10 @@ Value array_of(const Arg& arg, const std::vector<const Json*>& items) {
   Json out = Json::array();
   auto& array = out.get_ref<Json::array_t&>();
   array.reserve(items.size());
-  for (const Json* item : items) array.push_back(*item);
+  for (const Json* item : items) {
+    charge(*item);
+    array.push_back(*item);
+  }
   return Value::own(std::move(out));
 }
 
@@ -188,16 +193,21 @@ Value fn_join(Evaluator&, const Node&, Args& args) {
   bool first = true;
   const Value& parts = args[1].value;
   for (std::size_t i = 0, n = parts.size(); i < n; ++i) {
+    const auto& part = parts.at(i).get_ref<const std::string&>();
+    charge_bytes((first ? 0 : glue.size()) + part.size());
     if (!first) out += glue;
     first = false;
-    out += parts.at(i).get_ref<const std::string&>();
+    out += part;
   }
   return Value::own(Json(std::move(out)));
 }
 
 Value fn_keys(Evaluator&, const Node&, Args& args) {
   Json out = Json::array();
-  for (const auto& [key, value] : args[0].value.get().items()) out.push_back(key);
+  for (const auto& [key, value] : args[0].value.get().items()) {
+    charge_bytes(sizeof(Json) + sizeof(std::string) + key.size());
+    out.push_back(key);
+  }
   return Value::own(std::move(out));
 }
 
@@ -254,7 +264,10 @@ Value fn_merge(Evaluator&, const Node&, Args& args) {
   if (args.size() == 1) return std::move(args[0].value);
   Json out = Json::object();
   for (auto& arg : args) {
-    for (const auto& [key, value] : arg.value.get().items()) out[key] = value;
+    for (const auto& [key, value] : arg.value.get().items()) {
+      charge(value);
+      out[key] = value;
+    }
   }
   return Value::own(std::move(out));
 }
@@ -268,7 +281,10 @@ Value fn_not_null(Evaluator&, const Node&, Args& args) {
 
 Value fn_reverse(Evaluator&, const Node&, Args& args) {
   const Value& v = args[0].value;
-  if (!v.is_array()) return Value::own(Json(utf8_reverse(v.get().get_ref<const std::string&>())));
+  if (!v.is_array()) {
+    charge(v.get());
+    return Value::own(Json(utf8_reverse(v.get().get_ref<const std::string&>())));
+  }
   std::vector<const Json*> items = elements(v);
   std::reverse(items.begin(), items.end());
   return array_of(args[0], items);
@@ -331,7 +347,9 @@ Value fn_to_number(Evaluator&, const Node&, Args& args) {
 
 Value fn_to_string(Evaluator&, const Node&, Args& args) {
   if (!args[0].value.is_refs() && args[0].value.get().is_string()) return std::move(args[0].value);
-  return Value::own(Json(python_dumps(args[0].value.get())));
+  charge(args[0].value.get());  // before the text exists: it is about the size of the value
+  std::string text = python_dumps(args[0].value.get());
+  return Value::own(Json(std::move(text)));
 }
 
 Value fn_type(Evaluator&, const Node&, Args& args) { return Value::own(Json(type_name(args[0].value))); }

@@ -2,6 +2,7 @@
 #include "batchai/query/jmespath.hpp"
 
 #include "ast.hpp"
+#include "budget.hpp"
 #include "evaluator.hpp"
 #include "parser.hpp"
 
@@ -29,6 +30,7 @@ Expression::~Expression() = default;
 Expression Expression::compile(std::string_view text) { return Expression(detail::parse(text)); }
 
 Json Expression::evaluate(const Json& data) const {
+  const detail::BudgetScope budget;
   detail::Evaluator evaluator;
   return evaluator.eval(*root_, detail::Value::borrow(data)).take();
 }

@@ -298,4 +298,5 @@ std::optional<Json> parse_number_like_python(std::string_view text) {
   return Json(d);
 }
 
+
 }  // namespace batchai::query::detail

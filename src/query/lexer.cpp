@@ -4,8 +4,14 @@
 
 #include <charconv>
 
+#include "batchai/common/json_util.hpp"
+#include "json_util.hpp"
+
 namespace batchai::query::detail {
 namespace {
+
+// Deepest JSON literal accepted, as for JSON files: copies and comparisons of a value recurse.
+constexpr std::size_t kMaxLiteralDepth = 64;
 
 bool is_identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
@@ -169,6 +175,10 @@ class Lexer {
     const std::size_t start = pos_;
     std::string lexeme = consume_until('`');
     replace_all(lexeme, "\\`", "`");
+    if (auto at = batchai::excess_nesting(lexeme, kMaxLiteralDepth)) {
+      throw_syntax(start + *at, "the JSON literal nests more than " + std::to_string(kMaxLiteralDepth) +
+                                    " levels deep; simplify it");
+    }
     Json parsed = Json::parse(lexeme, nullptr, false);
     if (parsed.is_discarded()) {
       // Legacy (pre JEP-12) behaviour: `foo` means the string "foo".

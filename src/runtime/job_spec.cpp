@@ -2,9 +2,9 @@
 #include "batchai/runtime/job_spec.hpp"
 
 #include <array>
-#include <regex>
 
 #include "batchai/common/clock.hpp"
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 
@@ -162,9 +162,11 @@ void check_toolkit(const ToolkitInfo& t, const Json& s) {
       break;
     default: need("pythonScriptFilePath"); break;
   }
+  // int32 and at least one process (zero parameter servers is allowed); the upper bounds that
+  // depend on the cluster's VM size are checked by the job service.
   for (const char* count : {"processCount", "workerCount", "parameterServerCount"}) {
-    if (present(s, count) && s[count].get<long long>() < (std::string(count) == "parameterServerCount" ? 0 : 1)) {
-      throw InvalidArgument(std::string(t.key) + "." + count + " must be a positive number, got " + s[count].dump() + ".");
+    if (present(s, count)) {
+      checked_integer(s[count], std::string(t.key) + "." + count, std::string(count) == "parameterServerCount" ? 0 : 1);
     }
   }
 }
@@ -200,17 +202,35 @@ std::string job_output_path_segment(const JobIdentity& id, const std::string& uu
 }
 
 std::string normalize_wall_clock_time(const std::string& text) {
-  if (auto d = parse_duration(text)) return format_timedelta(*d);
-  // .NET TimeSpan text as in the schema's default: "7.00:00:00" or "02:30:00".
-  static const std::regex dotnet(R"(^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})$)");
-  std::smatch m;
-  if (std::regex_match(text, m, dotnet)) {
-    long long days = m[1].matched ? std::stoll(m[1].str()) : 0;
-    long long secs = ((days * 24 + std::stoll(m[2].str())) * 60 + std::stoll(m[3].str())) * 60 + std::stoll(m[4].str());
-    return format_timedelta(Micros(secs * 1000000LL));
+  bool too_long = false;
+  if (auto d = parse_duration(text, &too_long)) return format_timedelta(*d);
+  if (too_long) {
+    throw InvalidArgument("constraints.maxWallClockTime '" + text + "' is longer than the maximum of " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::hours>(kMaxDuration).count() / 24) +
+                          " days; give a shorter duration such as \"P7D\" (the default).");
   }
-  throw InvalidArgument("constraints.maxWallClockTime '" + text +
+  throw InvalidArgument("constraints.maxWallClockTime '" + (text.size() > 64 ? text.substr(0, 61) + "..." : text) +
                         "' is not a duration; use ISO-8601 such as \"P7D\" or \"PT2H30M\".");
+}
+
+std::string check_job_output_prefix(const std::string& text, const std::string& field) {
+  // Longest names first: $AZ_BATCHAI_JOB_TEMP is a prefix of $AZ_BATCHAI_JOB_TEMP_DIR.
+  for (const char* name : {"AZ_BATCHAI_JOB_MOUNT_ROOT", "AZ_BATCHAI_SHARED_JOB_TEMP", "AZ_BATCHAI_JOB_TEMP_DIR",
+                           "AZ_BATCHAI_MOUNT_ROOT", "AZ_BATCHAI_JOB_TEMP"}) {
+    for (const std::string& var : {std::string("$") + name, std::string("${") + name + "}"}) {
+      if (text.rfind(var, 0) != 0 || (text.size() > var.size() && text[var.size()] != '/')) continue;
+      const std::size_t rest = text.find_first_not_of('/', var.size());
+      try {
+        confine_relative(rest == std::string::npos ? std::string() : text.substr(rest), field, std::string("$") + name);
+      } catch (const InvalidArgument&) {
+        throw InvalidArgument(field + " '" + text + "' must not contain '..': it would leave $" + name + ".");
+      }
+      return std::string("$") + name;
+    }
+  }
+  throw InvalidArgument(field + " '" + text +
+                        "' must start with $AZ_BATCHAI_MOUNT_ROOT or $AZ_BATCHAI_JOB_MOUNT_ROOT (or a job temporary "
+                        "folder such as $AZ_BATCHAI_JOB_TEMP_DIR): the job writes only inside its mounts and folders.");
 }
 
 JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpecOptions& options) {
@@ -221,8 +241,19 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
 
   if (!present(p, "nodeCount")) missing("JobCreateParameters", "nodeCount");
   if (!present(p, "stdOutErrPathPrefix")) missing("JobCreateParameters", "stdOutErrPathPrefix");
-  const long long node_count = p["nodeCount"].get<long long>();
-  if (node_count < 1) throw InvalidArgument("nodeCount must be at least 1, got " + std::to_string(node_count) + ".");
+  const std::int64_t node_count = checked_integer(p["nodeCount"], "nodeCount", 1);
+  if (!p["stdOutErrPathPrefix"].is_string()) throw InvalidArgument("stdOutErrPathPrefix must be a string.");
+  check_job_output_prefix(p["stdOutErrPathPrefix"].get<std::string>(), "stdOutErrPathPrefix");
+  if (present(p, "outputDirectories") && p["outputDirectories"].is_array()) {
+    for (const auto& d : p["outputDirectories"]) {
+      // The prefix follows the stdOutErrPathPrefix rule; the suffix names a folder inside
+      // {prefix}/{segment}/outputs and may not leave it.
+      const std::string where = "outputDirectories[id=" + value_or<std::string>(d, "id", "") + "]";
+      check_job_output_prefix(value_or<std::string>(d, "pathPrefix", ""), where + ".pathPrefix");
+      if (d.is_object() && d.contains("pathSuffix") && d["pathSuffix"].is_string())
+        confine_relative(d["pathSuffix"].get<std::string>(), where + ".pathSuffix", "its output directory");
+    }
+  }
 
   // Exactly one toolkit.
   std::vector<const ToolkitInfo*> given;
@@ -263,7 +294,10 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
 
   std::string wall = "7 days, 0:00:00";
   if (present(p, "constraints") && present(p["constraints"], "maxWallClockTime")) {
-    wall = normalize_wall_clock_time(p["constraints"]["maxWallClockTime"].get<std::string>());
+    const Json& wall_given = p["constraints"]["maxWallClockTime"];
+    if (!wall_given.is_string())
+      throw InvalidArgument("constraints.maxWallClockTime must be a duration text such as \"P7D\", got " + wall_given.dump() + ".");
+    wall = normalize_wall_clock_time(wall_given.get<std::string>());
   }
   doc["constraints"] = {{"maxWallClockTime", wall}};
   doc["containerSettings"] = shape_container(p.value("containerSettings", Json()));
@@ -291,6 +325,8 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
   doc["provisioningStateTransitionTime"] = doc["creationTime"];
   doc["resourceGroup"] = id.resource_group;
   doc["schedulingPriority"] = present(p, "schedulingPriority") ? p["schedulingPriority"] : Json("normal");
+  if (doc["schedulingPriority"] != "low" && doc["schedulingPriority"] != "normal" && doc["schedulingPriority"] != "high")
+    throw InvalidArgument("schedulingPriority must be one of low, normal, high, got " + doc["schedulingPriority"].dump() + ".");
   doc["secrets"] = shape_list(p, "secrets", [&spec](const Json& s) {
     if (present(s, "value")) spec.secrets[s.value("name", "")] = s["value"].get<std::string>();
     return Json{{"name", present(s, "name") ? s["name"] : Json(nullptr)},

@@ -65,7 +65,7 @@ std::filesystem::path stdouterr_dir(const Json& job, const LaunchContext& contex
 std::map<std::string, std::string> node_environment_base(const Json& job, const LaunchContext& context,
                                                          std::size_t node) {
   NodeFolders f = node_folders(job, context, node);
-  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> env = context.base_env;  // the node's, never the submitter's
   env["AZ_BATCHAI_MOUNT_ROOT"] = f.mount_root.string();
   env["AZ_BATCHAI_JOB_MOUNT_ROOT"] = f.job_mount_root.string();
   env["AZ_BATCHAI_JOB_TEMP_DIR"] = f.job_temp_dir.string();

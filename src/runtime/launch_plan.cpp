@@ -36,9 +36,26 @@ class Planner {
     settings_ = job.at(settings_key(tool_));
     for (std::size_t i = 0; i < ctx.nodes.size(); ++i) envs_.push_back(node_environment(job, ctx, i));
     plan_.stdouterr_dir = detail::stdouterr_dir(job, ctx);
+    require_on_node(plan_.stdouterr_dir, "stdOutErrPathPrefix");
     plan_.execution_log = plan_.stdouterr_dir / "execution.log";
     plan_.hostfile = envs_[0].at("AZ_BATCHAI_MPI_HOST_FILE");
     plan_.rank_nodes_file = detail::node_folders(job, ctx, 0).shared_job_temp / "rank-nodes.json";
+  }
+
+  // Output folders, once expanded, lie under a node's mount root or job temp folder (job files
+  // are checked at create; this also holds for documents stored before that check).
+  void require_on_node(const std::filesystem::path& folder, const std::string& field) const {
+    const auto normal = folder.lexically_normal();
+    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
+      const auto f = detail::node_folders(job_, ctx_, i);
+      for (const auto& root : {f.mount_root.lexically_normal(), f.job_temp_dir.lexically_normal()}) {
+        const auto rel = normal.lexically_relative(root);
+        if (!rel.empty() && *rel.begin() != "..") return;
+      }
+    }
+    throw InvalidArgument(field + " leads to '" + folder.string() +
+                          "', outside the job's mounts and folders; start it with $AZ_BATCHAI_MOUNT_ROOT or "
+                          "$AZ_BATCHAI_JOB_MOUNT_ROOT.");
   }
 
   LaunchPlan build() {
@@ -88,7 +105,14 @@ class Planner {
     if (job_.contains("outputDirectories") && job_["outputDirectories"].is_array()) {
       for (const auto& out : job_["outputDirectories"]) {
         const std::string id = out.at("id");
-        for (const auto& env : envs_) dirs.insert(env.at("AZ_BATCHAI_OUTPUT_" + id));
+        for (const auto& env : envs_) {
+          const std::filesystem::path dir = env.at("AZ_BATCHAI_OUTPUT_" + id);
+          if (std::any_of(dir.begin(), dir.end(), [](const auto& part) { return part == ".."; }))
+            throw InvalidArgument("outputDirectories[id=" + id + "] leads to '" + dir.string() +
+                                  "': a pathSuffix may not leave its output directory ('..').");
+          require_on_node(dir, "outputDirectories[id=" + id + "]");
+          dirs.insert(dir);
+        }
         plan_.output_directories[id] = envs_[0].at("AZ_BATCHAI_OUTPUT_" + id);
       }
     }
@@ -99,6 +123,7 @@ class Planner {
     ProcessSpec p;
     p.argv = std::move(argv);
     p.env = envs_[node];
+    p.clear_env = true;  // the node's environment and the job's variables, nothing of the supervisor's
     p.cwd = detail::node_folders(job_, ctx_, node).job_temp;
     p.stdout_file = plan_.stdouterr_dir / out;
     p.stderr_file = plan_.stdouterr_dir / err;

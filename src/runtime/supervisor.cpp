@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "batchai/common/clock.hpp"
@@ -19,6 +20,14 @@ using Clock = std::chrono::steady_clock;
 
 Json batchai_error(const std::string& code, const std::string& message) {
   return Json::array({{{"code", code}, {"message", message}, {"details", nullptr}}});
+}
+
+std::uintmax_t statvfs_free(const fs::path& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0) return UINTMAX_MAX;  // unknown: not reported as full
+  // root may use the blocks reserved for it; others only the available ones.
+  const auto blocks = ::geteuid() == 0 ? s.f_bfree : s.f_bavail;
+  return static_cast<std::uintmax_t>(blocks) * s.f_frsize;
 }
 
 class Runner {
@@ -51,7 +60,8 @@ class Runner {
         if ((*codes)[i] != 0) {
           return finish(fail("JobPreparationFailed", "Job preparation failed on node " + std::to_string(i) +
                                                          " with exit code " + std::to_string((*codes)[i]) +
-                                                         "; see " + plan_.preparation[i].process.stderr_file->filename().string()));
+                                                         full_note() + "; see " +
+                                                         plan_.preparation[i].process.stderr_file->filename().string()));
         }
       }
       log("job preparation succeeded");
@@ -66,7 +76,8 @@ class Runner {
     }
     outcome.exit_code = exit_code;
     outcome.succeeded = exit_code == 0;
-    if (!outcome.succeeded) outcome.errors = batchai_error("JobFailed", "The job process exited with code " + std::to_string(exit_code));
+    if (!outcome.succeeded)
+      outcome.errors = batchai_error("JobFailed", "The job process exited with code " + std::to_string(exit_code) + full_note());
     log("job finished with exit code " + std::to_string(exit_code));
     return finish(outcome);
   }
@@ -126,15 +137,31 @@ class Runner {
     for (std::size_t i = 0; i < pids.size(); ++i) {
       if (!codes[i]) launcher_.signal_group(pids[i], SIGTERM);
     }
+    if (options_.signal_job) options_.signal_job(SIGTERM);
     const auto grace_end = Clock::now() + options_.kill_grace;
     for (std::size_t i = 0; i < pids.size(); ++i) {
       if (codes[i]) continue;
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace_end - Clock::now());
       auto e = launcher_.wait(pids[i], std::max(left, std::chrono::milliseconds(0)));
       launcher_.signal_group(pids[i], SIGKILL);
+      if (options_.signal_job) options_.signal_job(SIGKILL);
       if (!e) e = launcher_.wait(pids[i], std::nullopt);
       codes[i] = e->exit_code;
     }
+  }
+
+  // ": the filesystem holding <dir> is full ..." when one of the job's folders has no space
+  // left: a job that filled the disk fails saying so, not with a bare exit code.
+  std::string full_note() const {
+    std::vector<fs::path> dirs = {plan_.stdouterr_dir};
+    dirs.insert(dirs.end(), plan_.directories.begin(), plan_.directories.end());
+    for (const auto& d : dirs) {
+      const std::uintmax_t free = options_.free_space ? options_.free_space(d) : statvfs_free(d);
+      if (free < kFullFilesystemBytes)
+        return "; the filesystem holding " + d.string() + " is full (no space left on device): free space there "
+               "and submit the job again";
+    }
+    return {};
   }
 
   JobOutcome timed_out() {

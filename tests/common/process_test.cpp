@@ -2,6 +2,7 @@
 // environment, working directory, timeouts, process-group kills and detached spawns.
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -64,6 +65,19 @@ TEST_F(ProcessTest, ExitCodes) {
   EXPECT_FALSE(e.signaled);
 }
 
+// A descriptor this process holds without close-on-exec (as a test harness's pipe is) must not
+// reach the child: a detached supervisor holding it would keep the caller's pipe open for good.
+TEST_F(ProcessTest, InheritedDescriptorsDoNotReachTheChild) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);  // deliberately without O_CLOEXEC
+  ProcessSpec spec = sh("test -e /proc/self/fd/" + std::to_string(fds[1]) + " && echo open || echo closed");
+  spec.stdout_file = dir_ / "out.txt";
+  EXPECT_EQ(launcher_->run(spec).exit_code, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_EQ(read_file(dir_ / "out.txt"), "closed\n");
+}
+
 TEST_F(ProcessTest, SignalGives128PlusN) {
   ProcessExit e = launcher_->run(sh("kill -TERM $$"));
   EXPECT_TRUE(e.signaled);
@@ -117,6 +131,45 @@ TEST_F(ProcessTest, EnvironmentMergeAndUnset) {
   spec.stdout_file = dir_ / "env.txt";
   ASSERT_EQ(launcher_->run(spec).exit_code, 0);
   EXPECT_EQ(read_file(dir_ / "env.txt"), "inherited|new value|unset\n");
+}
+
+TEST_F(ProcessTest, ClearEnvGivesTheChildExactlyItsSpec) {
+  ::setenv("BATCHAI_PROCESS_TEST_INHERITED", "inherited", 1);
+  ::setenv("AZURE_STORAGE_KEY", "caller-secret", 1);
+  ProcessSpec spec;
+  spec.argv = {"/usr/bin/env"};
+  spec.clear_env = true;
+  spec.env = {{"ONLY", "this"}, {"PATH", "/usr/bin:/bin"}};
+  spec.stdout_file = dir_ / "env.txt";
+  ASSERT_EQ(launcher_->run(spec).exit_code, 0);
+  ::unsetenv("AZURE_STORAGE_KEY");
+  EXPECT_EQ(read_file(dir_ / "env.txt"), "ONLY=this\nPATH=/usr/bin:/bin\n");
+}
+
+TEST_F(ProcessTest, NodeBaseEnvironmentIsTheMachinesNotTheCallers) {
+  ::setenv("AZURE_STORAGE_KEY", "caller-secret", 1);
+  const std::string old_path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", ("/caller/bin:" + old_path).c_str(), 1);
+  ::setenv("BATCHAI_PROCESS_TEST_SETTING", "kept", 1);
+  ::setenv("BATCHAI_JOB_KEY", "the-callers-job", 1);
+  const std::string old_home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  ::setenv("HOME", "/caller/home", 1);
+  auto env = node_base_environment();
+  ::unsetenv("AZURE_STORAGE_KEY");
+  ::unsetenv("BATCHAI_JOB_KEY");
+  ::setenv("HOME", old_home.c_str(), 1);
+  ::setenv("PATH", old_path.c_str(), 1);
+  EXPECT_EQ(env.count("AZURE_STORAGE_KEY"), 0u);
+  EXPECT_EQ(env.count("BATCHAI_JOB_KEY"), 0u);  // a job's marker never passes to what it starts
+  EXPECT_EQ(env["PATH"], "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  EXPECT_NE(env["HOME"], "/caller/home");
+  EXPECT_FALSE(env["USER"].empty());
+  EXPECT_EQ(env["USER"], env["LOGNAME"]);
+  EXPECT_EQ(env["BATCHAI_PROCESS_TEST_SETTING"], "kept");
+  for (const auto& [name, value] : env)
+    EXPECT_TRUE(name.rfind("BATCHAI_", 0) == 0 || name == "PATH" || name == "HOME" || name == "USER" || name == "LOGNAME" ||
+                name == "SHELL" || name == "LANG" || name == "LC_ALL" || name == "TMPDIR")
+        << name << " is not part of a node's environment";
 }
 
 TEST_F(ProcessTest, PathLookupUsesChildPath) {

@@ -18,7 +18,7 @@ TEST_F(JobsRun, CustomJobWritesStdoutAndOutputDirectory) {
   make_cluster("c1", 1);
   Json job = create("hello", {{"nodeCount", 1},
                               {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
-                              {"outputDirectories", {{{"id", "OUTPUT"}, {"pathPrefix", (work_ / "out").string()},
+                              {"outputDirectories", {{{"id", "OUTPUT"}, {"pathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT/out"},
                                                       {"pathSuffix", "output"}}}},
                               {"customToolkitSettings", {{"commandLine", "echo hi | tee $AZ_BATCHAI_OUTPUT_OUTPUT/result.txt"}}}});
   EXPECT_EQ(job["executionState"], "queued");
@@ -43,7 +43,7 @@ TEST_F(JobsRun, CustomJobWritesStdoutAndOutputDirectory) {
 
 TEST_F(JobsRun, TwoNodeMpiJobRanksWriteRankAndNode) {
   make_cluster("c2", 2);
-  const std::string out = (work_ / "ranks").string();
+  const std::string out = "$AZ_BATCHAI_SHARED_JOB_TEMP/ranks";  // one folder for both nodes
   create("mpi", {{"nodeCount", 2},
                  {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
                  {"outputDirectories", {{{"id", "R"}, {"pathPrefix", out}}}},

@@ -57,22 +57,22 @@ TEST(JobSpec, MinimalCustomJobHasEveryKey) {
 }
 
 TEST(JobSpec, ProcessCountDefaultsAndCntkLanguage) {
-  auto spec = build_job_spec(file(R"({"nodeCount": 2, "stdOutErrPathPrefix": "p",
+  auto spec = build_job_spec(file(R"({"nodeCount": 2, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "horovodSettings": {"pythonScriptFilePath": "train.py"}})"), identity());
   EXPECT_EQ(spec.document["horovodSettings"]["processCount"], 2);
   EXPECT_EQ(spec.document["horovodSettings"]["pythonInterpreterPath"], nullptr);
-  spec = build_job_spec(file(R"({"nodeCount": 2, "stdOutErrPathPrefix": "p",
+  spec = build_job_spec(file(R"({"nodeCount": 2, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "cntkSettings": {"pythonScriptFilePath": "a.py", "processCount": 8}})"), identity());
   EXPECT_EQ(spec.document["cntkSettings"]["processCount"], 8);  // more ranks than nodes is fine
   EXPECT_EQ(spec.document["cntkSettings"]["languageType"], "Python");
-  spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p",
+  spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "tensorFlowSettings": {"pythonScriptFilePath": "a.py"}})"), identity());
   EXPECT_EQ(spec.document["tensorFlowSettings"]["workerCount"], nullptr);
   EXPECT_EQ(spec.tool_type, ToolType::kTensorFlow);
 }
 
 TEST(JobSpec, SecretsMountsDurations) {
-  auto spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p",
+  auto spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "customMpiSettings": {"commandLine": "hostname"},
       "constraints": {"maxWallClockTime": "PT2H"},
       "secrets": [{"name": "TOKEN", "value": "s3cret"}],
@@ -101,7 +101,7 @@ TEST(JobSpec, MountPatcherHookIsCalled) {
     mv["azureFileShares"][0]["accountName"] = "account";
     mv["azureFileShares"][0]["credentials"] = {{"accountKey", "key"}};
   };
-  auto spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p",
+  auto spec = build_job_spec(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "customToolkitSettings": {"commandLine": "true"},
       "mountVolumes": {"azureFileShares": [{"azureFileUrl": "https://x.file.core.windows.net/s", "relativeMountPath": "s"}]}})"),
                              identity(), options);
@@ -111,23 +111,23 @@ TEST(JobSpec, MountPatcherHookIsCalled) {
 }
 
 TEST(JobSpec, ClearErrors) {
-  EXPECT_EQ(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p"})")),
+  EXPECT_EQ(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT"})")),
             "The job configuration file sets no toolkit; add exactly one of cntkSettings, pyTorchSettings, "
             "tensorFlowSettings, caffeSettings, caffe2Settings, chainerSettings, customToolkitSettings, "
             "customMpiSettings, horovodSettings.");
-  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p", "customToolkitSettings": {"commandLine": "a"},
+  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {"commandLine": "a"},
                               "horovodSettings": {"pythonScriptFilePath": "a"}})"))
                 .find("several toolkits"), std::string::npos);
-  EXPECT_EQ(error_of(file(R"({"stdOutErrPathPrefix": "p", "customToolkitSettings": {"commandLine": "a"}})")),
+  EXPECT_EQ(error_of(file(R"({"stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {"commandLine": "a"}})")),
             "validation error: Parameter 'JobCreateParameters.node_count' can not be None. "
             "Add \"nodeCount\" to the job configuration file.");
-  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p", "customToolkitSettings": {}})"))
+  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {}})"))
                 .find("'CustomToolkitSettings.command_line' can not be None"), std::string::npos);
-  EXPECT_NE(error_of(file(R"({"nodeCount": 3.5, "stdOutErrPathPrefix": "p", "customToolkitSettings": {"commandLine": "a"}})"))
+  EXPECT_NE(error_of(file(R"({"nodeCount": 3.5, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {"commandLine": "a"}})"))
                 .find("properties.nodeCount: 3.5 is not of type 'integer'"), std::string::npos);
-  EXPECT_NE(error_of(file(R"({"nodeCount": 0, "stdOutErrPathPrefix": "p", "customToolkitSettings": {"commandLine": "a"}})"))
+  EXPECT_NE(error_of(file(R"({"nodeCount": 0, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {"commandLine": "a"}})"))
                 .find("nodeCount must be at least 1"), std::string::npos);
-  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "p",
+  EXPECT_NE(error_of(file(R"({"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
                               "caffeSettings": {"configFilePath": "a", "pythonScriptFilePath": "b"}})"))
                 .find("mutually exclusive"), std::string::npos);
   EXPECT_EQ(tool_type_from_name("CustomMPI"), ToolType::kCustomMpi);

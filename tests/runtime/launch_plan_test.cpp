@@ -96,6 +96,23 @@ TEST(LaunchPlan, CustomRunsBashOnTheFirstNodeWithTheJobEnvironment) {
   EXPECT_EQ(p.execution_log, stdouterr / "execution.log");
 }
 
+TEST(LaunchPlan, TasksStartFromTheNodesEnvironmentOnly) {
+  LaunchContext c = context(2);
+  c.base_env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}, {"AZ_BATCHAI_MOUNT_ROOT", "overridden"}};
+  auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customMpiSettings": {"commandLine": "x", "processCount": 2},
+      "jobPreparation": {"commandLine": "prep"},
+      "environmentVariables": [{"name": "PATH", "value": "/opt/tool/bin:$PATH"}]})", c);
+  for (const auto* tasks : {&p.preparation, &p.tasks}) {
+    for (const auto& t : *tasks) {
+      EXPECT_TRUE(t.process.clear_env);  // nothing of whoever runs the plan
+      EXPECT_EQ(t.process.env.at("HOME"), "/root");
+      // The job's variables may build on the node's, and the §4.8 ones win over the base.
+      EXPECT_EQ(t.process.env.at("PATH"), "/opt/tool/bin:/usr/bin:/bin");
+      EXPECT_EQ(t.process.env.at("AZ_BATCHAI_MOUNT_ROOT"), "/h/n" + std::to_string(t.node) + "/mounts");
+    }
+  }
+}
+
 TEST(LaunchPlan, SingleNodePreparationFileNames) {
   auto p = plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "x"},
       "jobPreparation": {"commandLine": "prep"}})", context(1));

@@ -1,6 +1,10 @@
 // End-to-end supervisor tests with real processes: a custom job, a 2-node customMpi job, a
-// preparation failure, a missing interpreter and a wall-clock timeout.
+// preparation failure, a missing interpreter, a wall-clock timeout (stopping the whole job), a
+// job that filled its disk, and tasks that see the node's environment, not the supervisor's.
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -39,6 +43,7 @@ class SupervisorTest : public ::testing::Test {
     c.as_root = ::geteuid() == 0;
     c.cores = 2;
     c.self_executable = RANK_EXEC_HELPER;
+    c.base_env = node_base_environment();
     return make_launch_plan(spec.document, c);
   }
 
@@ -47,11 +52,15 @@ class SupervisorTest : public ::testing::Test {
     o.max_wall_clock = limit;
     o.kill_grace = 500ms;
     o.record = [this](const std::string& state, const JobOutcome*) { states_.push_back(state); };
+    o.signal_job = [this](int signal) { job_signals_.push_back(signal); };
+    if (free_space_) o.free_space = [this](const fs::path&) { return *free_space_; };
     return supervise_job(p, *launcher_, o);
   }
 
   fs::path home_;
   std::vector<std::string> states_;
+  std::vector<int> job_signals_;             // what signal_job was asked to send
+  std::optional<std::uintmax_t> free_space_;  // injected free bytes of every folder
   std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
 };
 
@@ -110,6 +119,40 @@ TEST_F(SupervisorTest, WallClockTimeoutKillsTheTree) {
   pid_t child = std::stoi(slurp(home_ / "n0/jobs/job/child.pid"));
   for (int i = 0; i < 200 && process_alive(child); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(process_alive(child));
+}
+
+TEST_F(SupervisorTest, StoppingReachesTheWholeJobNotOnlyTheTaskGroups) {
+  auto o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "sleep 60"}})", 1), 300ms);
+  EXPECT_EQ(o.errors[0]["code"], "JobTimedOut");
+  EXPECT_EQ(job_signals_, (std::vector<int>{SIGTERM, SIGKILL}));
+}
+
+TEST_F(SupervisorTest, AJobThatFilledItsDiskFailsSayingSo) {
+  free_space_ = 4096;  // the job's filesystem is full
+  auto o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "exit 1"}})", 1));
+  EXPECT_FALSE(o.succeeded);
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_EQ(o.errors[0]["code"], "JobFailed");
+  const std::string message = o.errors[0]["message"];
+  EXPECT_NE(message.find("is full (no space left on device)"), std::string::npos) << message;
+  EXPECT_NE(message.find(home_.string()), std::string::npos) << message;
+  // With room left, a failure is only its exit code.
+  free_space_ = kFullFilesystemBytes * 4;
+  o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "exit 1"}})", 1));
+  EXPECT_EQ(o.errors[0]["message"], "The job process exited with code 1");
+}
+
+TEST_F(SupervisorTest, TasksSeeTheNodesEnvironmentNotTheSupervisors) {
+  ::setenv("AZURE_STORAGE_KEY", "submitter-secret", 1);
+  auto p = plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "env > $AZ_BATCHAI_JOB_TEMP/env.txt"},
+      "environmentVariables": [{"name": "DECLARED", "value": "yes"}]})", 1);
+  auto o = run(p);
+  ::unsetenv("AZURE_STORAGE_KEY");
+  ASSERT_TRUE(o.succeeded);
+  const std::string env = slurp(home_ / "n0/jobs/job/env.txt");
+  EXPECT_EQ(env.find("AZURE_STORAGE_KEY"), std::string::npos) << env;
+  EXPECT_NE(env.find("DECLARED=yes\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("AZ_BATCHAI_JOB_TEMP="), std::string::npos) << env;
 }
 
 TEST_F(SupervisorTest, TwoNodeCustomMpiRanksWriteTheirRankAndNode) {

@@ -47,7 +47,12 @@ std::string format_python_str(TimePoint t);
 std::optional<TimePoint> parse_iso(std::string_view text);
 // Python timedelta text: "7 days, 0:00:00", "1:30:00", "0:00:00.500000".
 std::string format_timedelta(Micros d);
-// ISO-8601 duration ("P7D", "PT2H30M", "P1DT2H") or timedelta text ("7 days, 0:00:00", "1:30:00").
-std::optional<Micros> parse_duration(std::string_view text);
+// The longest duration the text forms below accept: 36,500 days (about 100 years) keeps every
+// deadline computed from one (int64 micro- or nanoseconds from now) far from overflow.
+inline constexpr Micros kMaxDuration{36500LL * 86400 * 1000000};
+// ISO-8601 duration ("P7D", "PT2H30M", "P1DT2H"), timedelta text ("7 days, 0:00:00", "1:30:00")
+// or .NET TimeSpan text ("7.00:00:00"). nullopt when unreadable or longer than kMaxDuration;
+// `too_long` (when given) is set to tell the second case from the first.
+std::optional<Micros> parse_duration(std::string_view text, bool* too_long = nullptr);
 
 }  // namespace batchai

@@ -17,12 +17,16 @@ struct ProcessSpec {
   std::vector<std::string> argv;                  // argv[0] is looked up on PATH
   std::map<std::string, std::string> env;         // added to (and overriding) the inherited environment
   std::vector<std::string> unset_env;             // removed from the inherited environment
+  bool clear_env = false;                         // inherit nothing: the child gets exactly `env`
   std::filesystem::path cwd;                      // empty = inherit
   std::optional<std::filesystem::path> stdout_file;  // nullopt = inherit
   std::optional<std::filesystem::path> stderr_file;  // nullopt = inherit; may equal stdout_file
   bool append = false;                            // append to the output files instead of truncating
   bool stdin_null = true;                         // read /dev/null instead of inheriting stdin
   bool new_session = true;                        // setsid(): own process group, killable as a tree
+  // A cgroup v2 folder the child joins (writes itself into its cgroup.procs) before exec, so
+  // that everything it starts can be found and killed as one; empty = stay where it is.
+  std::filesystem::path cgroup;
 };
 
 struct ProcessExit {
@@ -41,8 +45,9 @@ class ProcessLauncher {
   ProcessExit run(const ProcessSpec& spec) { return *wait(spawn(spec), std::nullopt); }
   // Sends `signal` to the whole process group `pgid`; true when it existed.
   virtual bool signal_group(pid_t pgid, int signal) = 0;
-  // Starts a fully detached process (double fork, own session, reparented to init) that
-  // survives this process; returns its pid. Used for job supervisors and setup tasks.
+  // Starts a fully detached process (double fork, own session, reparented to init or the
+  // nearest subreaper) that survives this process; returns its pid once it has exec'd (or
+  // failed to). Used for job supervisors and setup tasks.
   virtual pid_t spawn_detached(const ProcessSpec& spec) = 0;
 };
 
@@ -52,5 +57,13 @@ std::unique_ptr<ProcessLauncher> make_posix_process_launcher();
 bool process_alive(pid_t pid);
 // Path of the running executable (/proc/self/exe), for re-invoking hidden subcommands.
 std::filesystem::path self_executable();
+
+// The environment a (simulated) node gives the processes it starts, never the caller's own:
+// PATH of the system's default folders, HOME/USER/LOGNAME/SHELL of the effective user,
+// LANG/LC_ALL from the machine's locale settings (/etc/default/locale, /etc/locale.conf),
+// TMPDIR when set, and batchai's own BATCHAI_* settings (BATCHAI_HOME, BATCHAI_SIM_DELAY_S...)
+// that the hidden subcommands read, except a job's BATCHAI_JOB_KEY. Everything else of the
+// caller (AZURE_STORAGE_KEY, LD_PRELOAD, ...) stays out. Used with ProcessSpec::clear_env.
+std::map<std::string, std::string> node_base_environment();
 
 }  // namespace batchai

@@ -3,6 +3,7 @@
 // placeholders and credentials) plus the VM size table used by list-usages. No store, no I/O
 // except reading an ssh key file named by the user.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -13,7 +14,8 @@
 namespace batchai::control_plane {
 
 // §4.3.1: scaleSettings ({"autoScale":..,"manual":..} in output shape) from -t/--min/--max,
-// or `from_config` (output shape or null) when the command line gives none. Throws InvalidArgument.
+// or `from_config` (output shape or null) when the command line gives none. Throws InvalidArgument
+// (also for a negative count).
 Json scale_settings_from_options(std::optional<int> target, std::optional<int> min_nodes,
                                  std::optional<int> max_nodes, const Json& from_config);
 
@@ -48,6 +50,13 @@ EffectiveStorage effective_storage(const MountOptions& options, const KeyLookup&
 // §4.5.2: patches a wire-form mountVolumes object in place (placeholders, account names, keys).
 void patch_mount_volumes(Json& mount_volumes, const EffectiveStorage& storage, const KeyLookup& lookup);
 
+// Both keys (key1, key2) of a storage account by name; empty when no such account exists here.
+using AccountKeys = std::function<std::vector<std::string>(const std::string& account)>;
+// As the storage commands do: a patched wire-form mountVolumes whose azureFileShares or
+// azureBlobFileSystems give an accountKey that is not a key of their (existing) account is
+// refused with InvalidArgument (code AuthenticationFailed). Key-vault references are not checked.
+void check_mount_account_keys(const Json& mount_volumes, const AccountKeys& keys);
+
 // §4.3.5 / §4.4 step 5: the mounts named on the command line, appended to a wire-form
 // mountVolumes object (cluster-level for cluster create, job-level for job create). The file
 // server (--nfs) is resolved by the caller; `file_server_id` is its ARM id, empty when none.
@@ -72,5 +81,18 @@ struct VmSize {
 VmSize vm_size_info(const std::string& vm_size);
 // Every family of the table, in a stable order (for list-usages).
 const std::vector<std::string>& vm_families();
+
+// The vCPU quotas list-usages reports. The regional ones ("Total Cluster Dedicated Regional
+// vCPUs", and the same for low priority) are enforced wherever a node count enters: cluster
+// create, resize and auto-scale. The per-family ones are reported only.
+inline constexpr int kRegionalVcpuQuota = 100;
+inline constexpr int kFamilyVcpuQuota = 24;
+
+// Throws Conflict (code "OperationNotAllowed", Azure's quota wording) when `requested` more vCPUs
+// on top of `in_use` would pass kRegionalVcpuQuota in `location`.
+void check_regional_vcpu_quota(const std::string& location, bool low_priority, std::int64_t in_use,
+                               std::int64_t requested);
+// The most nodes of `vm_size` a cluster can ever have under the regional quota.
+std::int64_t max_nodes_within_quota(const std::string& vm_size);
 
 }  // namespace batchai::control_plane

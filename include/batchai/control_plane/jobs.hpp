@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/options.hpp"
@@ -17,6 +18,17 @@
 namespace batchai::control_plane {
 
 // Names one job: its workspace, experiment and name.
+// A job key as job create makes them (a lower-case version-4 UUID): the only text that may
+// name a job's folder under $BATCHAI_HOME/jobs.
+inline bool is_job_key(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !((text[i] >= '0' && text[i] <= '9') || (text[i] >= 'a' && text[i] <= 'f'))) return false;
+  }
+  return true;
+}
+
 struct JobRef {
   WorkspaceRef where;
   std::string experiment;
@@ -41,9 +53,9 @@ class Jobs {
 
   // `job file list`: immediate children of {output dir}/{path}, name order (spec §2.2.6).
   Json file_list(const JobRef& job, const std::string& directory_id, const std::string& path, int expiry_minutes);
-  // The folder `job file list/stream` reads; nullopt while the job has not produced it yet.
-  std::optional<std::filesystem::path> output_folder(const JobRef& job, const std::string& directory_id,
-                                                     const std::string& path);
+  // The folder `job file list/stream` reads, opened as a confined root (nothing the job planted
+  // in it leads out); nullopt while the job has not produced it yet.
+  std::optional<ConfinedDir> output_folder(const JobRef& job, const std::string& directory_id, const std::string& path);
   Json node_list(const JobRef& job);
   void node_exec(const JobRef& job, const NodeExecOptions& options);
 

@@ -1,19 +1,40 @@
-// Safe resolution of user-given storage paths (file share paths, blob names, mount paths):
-// a path may never leave its share/container root, whether by "..", an absolute path or a
-// symlink that resolves outside the root.
+// Names and paths of storage as the control plane builds them: the storage account, share and
+// container name rules (checked wherever a name becomes a folder), mount volume checks, and
+// relative paths under their roots. The confinement itself is batchai/common/confined_path.hpp.
 #pragma once
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "batchai/common/confined_path.hpp"
+
 namespace batchai::control_plane {
 
-// root / relative, after checking `relative` (throws InvalidArgument naming `what`):
-// no absolute path, no ".." component, and no existing prefix that resolves (through symlinks)
-// outside root. Empty and "." mean the root itself.
+// 3-24 lower-case letters and digits (the service's rule); InvalidArgument otherwise.
+void validate_storage_account_name(const std::string& account);
+// Share and container names: 3-63 lower-case letters, digits and single hyphens, starting and
+// ending with a letter or digit. `what` is "share" or "container". InvalidArgument otherwise.
+void validate_share_name(const std::string& name, const char* what);
+
+// Create-time checks of a wire-form mountVolumes object: account, share and container names,
+// file-server ids and every relativeMountPath. Throws InvalidArgument naming the field.
+void validate_mount_volumes(const nlohmann::json& mount_volumes);
+
+// Uploads the user's local regular file `from` to `relative` in `dir`, atomically (replace_file);
+// InvalidArgument "[Errno 2] ..." when it is no regular file (a fifo is refused, never read).
+void store_local_file(const ConfinedDir& dir, const std::string& relative, const std::string& what,
+                      const std::filesystem::path& from);
+// Downloads an opened share/container file to the user's local path `out` (created or truncated).
+void copy_to_local_file(const UniqueFd& in, const std::filesystem::path& out);
+
+// root / relative after the confinement rule (no absolute path, no '..') and a check that no
+// existing prefix resolves outside root through a symlink. Only for building paths to show;
+// reading and writing go through ConfinedDir so nothing changes between check and use.
 std::filesystem::path resolve_inside(const std::filesystem::path& root, const std::string& relative,
                                      const std::string& what);
 
-// The same checks for a relative mount path (non-empty, no "..", not absolute); returns it normalised.
+// The same rule for a relative mount path (non-empty, no "..", not absolute); returns it normalised.
 std::string check_relative_path(const std::string& relative, const std::string& what);
 
 }  // namespace batchai::control_plane

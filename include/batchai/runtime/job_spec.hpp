@@ -59,6 +59,11 @@ const JsonSchema& job_schema();
 // several *Settings objects, a toolkit without its required script/command, a bad duration.
 JobSpec build_job_spec(const Json& job_file, const JobIdentity& identity, const JobSpecOptions& options = {});
 
+// Where a job may write on its nodes (stdOutErrPathPrefix, outputDirectories[].pathPrefix):
+// $AZ_BATCHAI_MOUNT_ROOT, $AZ_BATCHAI_JOB_MOUNT_ROOT or a job temporary folder variable, then a
+// relative path without '..'. InvalidArgument naming `field` otherwise; returns the variable.
+std::string check_job_output_prefix(const std::string& text, const std::string& field);
+
 // "{sub}/{rg}/workspaces/{ws}/experiments/{exp}/jobs/{job}/{uuid}".
 std::string job_output_path_segment(const JobIdentity& identity, const std::string& uuid);
 

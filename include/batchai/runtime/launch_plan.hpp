@@ -28,6 +28,9 @@ struct LaunchContext {
   int cores = 1;                              // cores of the launching machine (oversubscription)
   std::filesystem::path self_executable;      // batchai itself: rank wrapper and built-in trainer
   std::map<std::string, std::string> secrets;  // secret name -> real value (JobSpec::secrets)
+  // The node's environment every task starts from (node_base_environment()); tasks inherit
+  // nothing else from whoever runs the plan. Empty in tests that only inspect plans.
+  std::map<std::string, std::string> base_env;
 };
 
 enum class TaskRole { kPreparation, kMain, kWorker, kParameterServer };
@@ -36,7 +39,7 @@ struct TaskPlan {
   TaskRole role = TaskRole::kMain;
   int index = 0;            // task index within its role
   std::size_t node = 0;     // index into LaunchContext::nodes
-  ProcessSpec process;      // argv, env, cwd, stdout/stderr files (new_session set)
+  ProcessSpec process;      // argv, env (complete: clear_env), cwd, stdout/stderr files (new_session set)
   // False for tasks the job does not wait for (TensorFlow parameter servers): the supervisor
   // kills them once every waited-for task has exited.
   bool wait_for = true;
@@ -68,8 +71,9 @@ LaunchPlan make_launch_plan(const Json& job, const LaunchContext& context);
 // Expands $VAR and ${VAR} from `env`; unknown variables are left as written ("$HOME" stays).
 std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
 
-// Base environment of spec §4.8 for one node (mount roots, job temps, stdouterr dir, host file,
-// GPUs, host list, inputs/outputs, user variables and secrets).
+// The whole environment of a job's process on one node: the node's base (LaunchContext::base_env)
+// plus spec §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
+// inputs/outputs), then the job's environmentVariables and secrets.
 std::map<std::string, std::string> node_environment(const Json& job, const LaunchContext& context, std::size_t node);
 
 // Hidden subcommand `batchai _rank-exec --nodes-file <file> -- <program> <args...>`: run by

@@ -3,6 +3,8 @@
 // reports the outcome. Independent of the store: state changes go through a callback.
 #pragma once
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,7 +28,16 @@ struct SupervisorOptions {
   // Called with "preparing" (job preparation started), "running" (main tasks started) and
   // "succeeded"/"failed" (with the outcome) so the caller can record state.
   std::function<void(const std::string& state, const JobOutcome* outcome)> record;
+  // Every process of the job beyond the task groups (its cgroup, reparented orphans, ranks in
+  // their own groups): stopping sends SIGTERM and, after kill_grace, SIGKILL there too.
+  std::function<void(int signal)> signal_job;
+  // Bytes the job's user may still write on the filesystem holding a folder (statvfs when
+  // empty; tests inject). A failed job whose folders' filesystem is full says so.
+  std::function<std::uintmax_t(const std::filesystem::path&)> free_space;
 };
+
+// Below this many free bytes a filesystem counts as full when a job fails.
+inline constexpr std::uintmax_t kFullFilesystemBytes = 1u << 20;
 
 // Runs the whole plan and returns how it ended; never throws for job-level failures (missing
 // programs, preparation failures, timeouts, non-zero exits): those become the outcome.

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "batchai/common/errors.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/control_plane/jobs.hpp"
 #include "batchai/runtime/launch_plan.hpp"
@@ -26,6 +27,8 @@ void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
     int code = 0;
     try {
       log::init(log::Verbosity::kNormal);
+      if (!control_plane::is_job_key(*key))  // checked before anything is opened or created
+        throw InvalidArgument("--job-key '" + *key + "' is not a job key (a lower-case UUID).");
       control_plane::Jobs jobs(ctx.control_plane());
       code = jobs.supervise(*key);
     } catch (const std::exception& e) {

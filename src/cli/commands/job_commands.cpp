@@ -1,8 +1,10 @@
 // `batchai job create|show|list|delete|terminate|wait`, `job file list|stream` and
 // `job node list|exec` (spec §1.3.4-1.3.5, §4.10.3-4.10.4). The jobs service does the work;
 // `wait` and `stream` are client-side loops over it, as in the original CLI.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -108,6 +110,8 @@ std::string took(const Json& info) {
 }
 
 // §4.10.4: wait for the file, then print what gets appended until the job ends (plus the tail).
+// The file is opened once, confined to its output folder, and read in fixed-size chunks, so a
+// link the job planted cannot lead out and a huge stdout.txt never sits in memory.
 void stream_file(Jobs& jobs, const JobRef& ref, const std::string& dir_id, const std::string& path,
                  const std::string& file_name) {
   auto finished = [&] {
@@ -115,13 +119,17 @@ void stream_file(Jobs& jobs, const JobRef& ref, const std::string& dir_id, const
     return s == "succeeded" || s == "failed";
   };
   const auto poll = std::chrono::milliseconds(500);
-  std::filesystem::path file;
+  confine_relative(file_name, "The file name", "the output directory '" + dir_id + "'");  // before any waiting
+  std::optional<UniqueFd> file;
   bool told = false;
   for (;;) {
-    if (auto folder = jobs.output_folder(ref, dir_id, path); folder && std::filesystem::is_regular_file(*folder / file_name)) {
-      file = *folder / file_name;
-      log::warning("File found with URL \"file://" + std::filesystem::absolute(file).string() + "\". Start streaming");
-      break;
+    if (auto folder = jobs.output_folder(ref, dir_id, path)) {
+      file = folder->open_file(file_name, "The file name");
+      if (file) {
+        const std::string url = (folder->path() / folder->check(file_name, "The file name")).string();
+        log::warning("File found with URL \"file://" + std::filesystem::absolute(url).string() + "\". Start streaming");
+        break;
+      }
     }
     if (finished()) {
       log::warning("The file \"" + file_name + "\" not found for the completed job.");
@@ -131,13 +139,14 @@ void stream_file(Jobs& jobs, const JobRef& ref, const std::string& dir_id, const
     told = true;
     std::this_thread::sleep_for(poll);
   }
-  std::uintmax_t printed = 0;
+  std::vector<char> chunk(1 << 16);
   auto print_new = [&] {
-    std::ifstream in(file, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(printed));
-    std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    printed += chunk.size();
-    std::fwrite(chunk.data(), 1, chunk.size(), stdout);
+    for (;;) {
+      const ssize_t n = ::read(file->get(), chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      std::fwrite(chunk.data(), 1, static_cast<std::size_t>(n), stdout);
+    }
     std::fflush(stdout);
   };
   for (;;) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
 #include "jobs_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -15,14 +14,27 @@ using namespace jobs_detail;
 
 namespace {
 
-std::string iso_of(fs::file_time_type t) {
-  auto sys = std::chrono::file_clock::to_sys(t);
-  return format_iso(std::chrono::time_point_cast<Micros>(sys));
+std::string iso_of(const struct stat& st) {
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)) +
+                 std::chrono::microseconds(st.st_mtim.tv_nsec / 1000);
+  return format_iso(std::chrono::time_point_cast<Micros>(t));
+}
+
+bool is_within(const fs::path& candidate, const fs::path& root) {
+  auto [r, c] = std::mismatch(root.begin(), root.end(), candidate.begin(), candidate.end());
+  return r == root.end() || (r->empty() && std::next(r) == root.end());
+}
+
+// Where an opened folder really is (the kernel's name for its descriptor).
+fs::path real_path_of(const ConfinedDir& dir) {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/fd/" + std::to_string(dir.fd()), ec);
+  return ec ? fs::weakly_canonical(dir.path(), ec) : p;
 }
 
 }  // namespace
 
-std::optional<fs::path> Jobs::output_folder(const JobRef& ref, const std::string& directory_id, const std::string& path) {
+std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::string& directory_id, const std::string& path) {
   cp_.reconcile();
   JobRow job = cp_.store().read([&] { return require_job(cp_.store(), ref); });
   std::vector<std::string> known = {"stdouterr"};
@@ -35,6 +47,8 @@ std::optional<fs::path> Jobs::output_folder(const JobRef& ref, const std::string
     throw InvalidArgument("The job " + ref.name + " has no output directory with id '" + directory_id +
                           "'; use one of: " + list + ".");
   }
+  const std::string label = "the output directory '" + *it + "' of job '" + ref.name + "'";
+  confine_relative(path, "The path", label);  // refused before anything is looked up
   const Json& folders = job.private_data.value("folders", Json());
   if (!folders.is_object()) return std::nullopt;  // the job has not started yet
   std::string root;
@@ -44,7 +58,19 @@ std::optional<fs::path> Jobs::output_folder(const JobRef& ref, const std::string
     root = value_or<std::string>(folders["outputs"], it->c_str(), "");
   }
   if (root.empty()) return std::nullopt;
-  return resolve_inside(root, path == "." ? std::string() : path, "Path");
+  // The folder was built from the job's fields: no '..' (a pathSuffix stored before the rule),
+  // and it must lie in the job's storage or nodes.
+  const fs::path folder(root);
+  if (std::any_of(folder.begin(), folder.end(), [](const fs::path& p) { return p == ".."; }))
+    throw InvalidArgument("The " + label.substr(4) + " leaves its folder ('..' in '" + root + "'); nothing is listed.");
+  auto dir = ConfinedDir::open(folder, label);
+  if (!dir) return std::nullopt;
+  const fs::path home = fs::weakly_canonical(cp_.layout().home());
+  const fs::path real = real_path_of(*dir);
+  if (!is_within(real, home / "storage") && !is_within(real, home / "fileservers") && !is_within(real, home / "clusters"))
+    throw InvalidArgument("The " + label.substr(4) + " leads out of the job's mounts (to '" + real.string() +
+                          "'); nothing there is listed.");
+  return dir->open_dir(path, "The path");
 }
 
 Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const std::string& path, int expiry_minutes) {
@@ -52,23 +78,22 @@ Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const s
     throw InvalidArgument("--expiry must be between 5 and 600 minutes, got " + std::to_string(expiry_minutes) + ".");
   Json out = Json::array();
   auto folder = output_folder(ref, directory_id, path);
-  std::error_code ec;
-  if (!folder || !fs::is_directory(*folder, ec)) return out;
-  std::vector<fs::directory_entry> entries{fs::directory_iterator(*folder, ec), fs::directory_iterator()};
-  // Byte-wise name order, as the storage listing returns it.
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.path().filename().string() < b.path().filename().string(); });
-  for (const auto& e : entries) {
-    const std::string name = e.path().filename().string();
-    if (e.is_directory(ec)) {
+  if (!folder) return out;
+  // Entries as they are (byte-wise name order, as the storage listing returns it): a link that
+  // leads out of the folder, or dangles, is a file with no size and no URL.
+  for (const auto& e : folder->list()) {
+    if (e.is_dir()) {
       out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "directory"},
-                     {"lastModified", nullptr}, {"name", name}});
-    } else {
-      out.push_back({{"contentLength", e.file_size(ec)},
-                     {"downloadUrl", "file://" + fs::absolute(e.path()).string()},
+                     {"lastModified", nullptr}, {"name", e.name}});
+    } else if (e.is_file()) {
+      out.push_back({{"contentLength", static_cast<std::uint64_t>(e.target->st_size)},
+                     {"downloadUrl", "file://" + fs::absolute(folder->path() / e.name).string()},
                      {"fileType", "file"},
-                     {"lastModified", iso_of(e.last_write_time(ec))},
-                     {"name", name}});
+                     {"lastModified", iso_of(*e.target)},
+                     {"name", e.name}});
+    } else {
+      out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "file"},
+                     {"lastModified", iso_of(e.link)}, {"name", e.name}});
     }
   }
   return out;

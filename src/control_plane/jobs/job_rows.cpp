@@ -1,4 +1,5 @@
-// Job rows and documents, node release, supervisor lock checks and process-tree cleanup.
+// Job rows and documents, node release (after kill-and-confirm), supervisor lock checks, ending
+// a job's processes from outside its supervisor, and starting the supervisor in a clean env.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -7,7 +8,9 @@
 #include <fstream>
 
 #include "batchai/common/ids.hpp"
+#include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/common/process_tree.hpp"
 #include "jobs_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -93,7 +96,14 @@ void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const
   set_state(job, succeeded ? "succeeded" : "failed", now_us);
 }
 
-std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key) {
+std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key, std::chrono::milliseconds limit) {
+  // A node never goes to the next job while a process of this one lives.
+  const NodeLayout layout(store.path().parent_path());
+  if (auto left = end_job_processes(layout, job_key, limit); !left.empty()) {
+    log::warning("job " + job_key + ": " + std::to_string(left.size()) + " process(es) (first pid " +
+                 std::to_string(left.front()) + ") survived SIGKILL; its nodes stay taken until they are gone");
+    return {};
+  }
   std::vector<std::int64_t> clusters;
   {
     auto st = store.prepare("SELECT DISTINCT cluster_id FROM nodes WHERE job_key = ?");
@@ -127,13 +137,18 @@ bool supervisor_alive(const NodeLayout& layout, const std::string& job_key) {
   return held;
 }
 
+std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string& job_key,
+                                     std::chrono::milliseconds limit) {
+  std::string cgroup;
+  std::ifstream in(state_dir(layout, job_key) / "cgroup");
+  std::getline(in, cgroup);
+  return JobProcesses(job_key, cgroup).kill_all(limit);
+}
+
 void kill_job_processes(const NodeLayout& layout, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
-  auto launcher = make_posix_process_launcher();
-  if (sup_pid && supervisor_alive(layout, job_key)) launcher->signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
-  std::ifstream in(state_dir(layout, job_key) / "pgids");
-  long pgid = 0;
-  while (in >> pgid)
-    if (pgid > 1) launcher->signal_group(static_cast<pid_t>(pgid), SIGKILL);
+  if (sup_pid && *sup_pid > 1 && supervisor_alive(layout, job_key))
+    make_posix_process_launcher()->signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
+  end_job_processes(layout, job_key, std::chrono::seconds(5));
 }
 
 void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {
@@ -141,11 +156,17 @@ void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {
   fs::create_directories(dir);
   ProcessSpec spec;
   spec.argv = {self_executable().string(), "_supervise", "--job-key", job_key};
+  // The node's environment, not the submitter's (AZURE_STORAGE_KEY, ...): jobs inherit from here.
+  spec.clear_env = true;
+  spec.env = node_base_environment();
   spec.env["BATCHAI_HOME"] = cp.settings().home.string();
   spec.cwd = dir;
   spec.stdout_file = dir / "supervisor.log";
   spec.stderr_file = dir / "supervisor.log";
   spec.append = true;
+  // Run from inside a job (a job that submits jobs): the supervisor is born outside that job's
+  // cgroup, so it does not end with it. spawn_detached returns once it has exec'd its clean env.
+  leave_job_cgroup();
   cp.launcher().spawn_detached(spec);
 }
 

@@ -5,6 +5,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
+#include "batchai/control_plane/storage_paths.hpp"
 #include "batchai/runtime/job_spec.hpp"
 #include "jobs_internal.hpp"
 
@@ -38,6 +39,36 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
     file_server_id = cp.file_server_show(where, name)["id"].get<std::string>();
   }
   append_command_line_mounts(props["mountVolumes"], o.mounts, file_server_id, lookup);
+}
+
+// The bounds of a job's counts that depend on its cluster's VM size (the int32 and lower
+// bounds are checked when the job file is read): nodeCount no more than the cluster can ever
+// have under the regional quota, processCount no more than one process per vCPU of the job's
+// nodes, workerCount per GPU (per vCPU on VMs without GPUs, spec §3.2), parameterServerCount
+// no more than nodeCount.
+void check_counts_fit_cluster(const runtime::JobSpec& spec, const Json& cluster) {
+  const std::string vm_name = value_or<std::string>(cluster, "vmSize", "");
+  const VmSize vm = vm_size_info(vm_name);
+  const std::int64_t nodes = spec.document["nodeCount"].get<std::int64_t>();
+  const std::int64_t max_nodes = max_nodes_within_quota(vm_name);
+  const std::string cluster_name = value_or<std::string>(cluster, "name", "");
+  if (nodes > max_nodes)
+    throw InvalidArgument("nodeCount " + std::to_string(nodes) + " is more than cluster '" + cluster_name +
+                          "' can ever have: the regional quota of " + std::to_string(kRegionalVcpuQuota) +
+                          " vCPUs allows at most " + std::to_string(max_nodes) + " nodes of " + vm_name + " (" +
+                          std::to_string(vm.vcpus) + " vCPUs each).");
+  const std::string key = runtime::settings_key(spec.tool_type);
+  const Json& settings = spec.document[key];
+  const std::string of_nodes = "nodeCount " + std::to_string(nodes) + " x ";
+  auto at_most = [&](const char* field, std::int64_t per_node, const std::string& why) {
+    const Json value = settings.is_object() && settings.contains(field) ? settings[field] : Json(nullptr);
+    if (!value.is_number_integer() || value.get<std::int64_t>() <= nodes * per_node) return;
+    throw InvalidArgument(key + "." + field + " must be at most " + std::to_string(nodes * per_node) + " (" + of_nodes +
+                          std::to_string(per_node) + why + "), got " + value.dump() + ".");
+  };
+  at_most("processCount", vm.vcpus, " vCPUs of " + vm_name);
+  at_most("workerCount", vm.gpus > 0 ? vm.gpus : vm.vcpus, (vm.gpus > 0 ? " GPUs of " : " vCPUs of ") + vm_name);
+  at_most("parameterServerCount", 1, " per node");
 }
 
 }  // namespace
@@ -124,8 +155,20 @@ Json Jobs::create(const JobCreateOptions& o) {
   const std::int64_t now = to_us(cp_.clock().now());
   identity.creation_time = iso_us(now);
   runtime::JobSpecOptions spec_options;
-  spec_options.patch_mount_volumes = [&](Json& mv) { patch_mount_volumes(mv, effective_storage(o.mounts, lookup), lookup); };
+  AccountKeys account_keys = [&store](const std::string& account) {
+    return store.read([&] {
+      auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
+      st.bind(1, to_lower(account));
+      return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
+    });
+  };
+  spec_options.patch_mount_volumes = [&](Json& mv) {
+    patch_mount_volumes(mv, effective_storage(o.mounts, lookup), lookup);
+    check_mount_account_keys(mv, account_keys);  // a wrong key fails here, as the storage commands do
+    validate_mount_volumes(mv);                  // names and mount paths, before they become folders
+  };
   runtime::JobSpec spec = runtime::build_job_spec(file, identity, spec_options);
+  check_counts_fit_cluster(spec, cluster);
   Json doc = spec.document;
   inject_resource_group(doc);
   const std::string key = new_uuid();

@@ -1,6 +1,7 @@
-// The scheduler (a reconcile hook): dead supervisors fail their jobs, queued jobs get nodeCount
-// idle nodes of their cluster at once (priority, then creation order), and auto-scale clusters
-// are told how many nodes their queued and running jobs need.
+// The scheduler (a reconcile hook): dead supervisors fail their jobs (their processes killed and
+// confirmed gone first), nodes still held by ended jobs are freed once their processes are gone,
+// queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
+// and auto-scale clusters are told how many nodes their queued and running jobs need.
 #include <algorithm>
 
 #include "batchai/common/log.hpp"
@@ -18,6 +19,7 @@ constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
 
 struct Pending {
   std::vector<JobRow> dead;
+  std::vector<std::string> held;  // keys of ended (or deleted) jobs whose nodes are not free yet
   std::vector<std::int64_t> clusters_with_queue;
 };
 
@@ -37,6 +39,11 @@ void Jobs::schedule() {
                                         !supervisor_alive(cp_.layout(), j.key);
       if (dead) p.dead.push_back(std::move(j));
     }
+    // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
+    auto h = store.prepare(
+        "SELECT DISTINCT n.job_key FROM nodes n LEFT JOIN jobs j ON j.job_key = n.job_key WHERE n.job_key IS NOT NULL "
+        "AND (j.id IS NULL OR j.state IN ('queued', 'succeeded', 'failed'))");
+    while (h.step()) p.held.push_back(h.text(0));
     auto q = store.prepare(
         "SELECT DISTINCT j.cluster_id FROM jobs j WHERE j.state = 'queued' AND j.cluster_id IS NOT NULL AND EXISTS("
         "SELECT 1 FROM nodes n WHERE n.cluster_id = j.cluster_id AND n.state = 'idle' AND n.job_key IS NULL)");
@@ -50,15 +57,28 @@ void Jobs::schedule() {
         // Re-checked under the write lock: the supervisor may have finished in between.
         if (!j || (j->state != "queued" && j->state != "running" && j->state != "terminating")) continue;
         if (supervisor_alive(cp_.layout(), j->key)) continue;
-        kill_job_processes(cp_.layout(), j->key, std::nullopt);
         const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
         finish_job(*j, false, std::nullopt,
                    job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
                                                    j->state + "; its processes were stopped. Submit the job again."),
                    now);
         save_job(store, *j);
+        // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
         for (auto cluster : release_nodes(store, j->key)) cp_.refresh_cluster(cluster);
         pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
+      }
+    });
+  }
+  if (!pending.held.empty()) {
+    store.write([&] {
+      for (const auto& key : pending.held) {
+        // Re-checked under the write lock: a running job's processes are never touched here.
+        auto j = load_job_by_key(store, key);
+        if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
+        for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
+          cp_.refresh_cluster(cluster);
+          pending.clusters_with_queue.push_back(cluster);
+        }
       }
     });
   }

@@ -1,20 +1,25 @@
 // The detached per-job supervisor (`batchai _supervise --job-key K`): holds the job's lock for
 // its lifetime, waits until the scheduler gives the job its nodes, links the job-level mounts,
-// runs the launch plan with runtime::supervise_job while a watcher thread stops the process
-// tree on terminate/delete/lost nodes, records the outcome, frees the nodes and reconciles.
+// runs the launch plan with runtime::supervise_job inside the job's containment (cgroup or
+// child subreaper, marker variable) while a watcher thread stops every job process on
+// terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
+// frees the nodes and reconciles.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/common/process_tree.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/storage_paths.hpp"
 #include "batchai/runtime/supervisor.hpp"
@@ -29,34 +34,84 @@ using namespace jobs_detail;
 
 namespace {
 
-// Records every process group the job starts (file + memory) so anyone can end the tree.
-class RecordingLauncher final : public ProcessLauncher {
+// Starts every job process inside the job's containment (marker variable, cgroup) and keeps
+// the tasks it started and has not reaped yet: their groups and the subtrees below them are
+// what signal_all reaches beyond the containment's own members.
+class JobLauncher final : public ProcessLauncher {
  public:
-  RecordingLauncher(std::unique_ptr<ProcessLauncher> inner, fs::path pgid_file)
-      : inner_(std::move(inner)), pgid_file_(std::move(pgid_file)) {}
+  JobLauncher(std::unique_ptr<ProcessLauncher> inner, const JobProcesses& procs)
+      : inner_(std::move(inner)), procs_(procs) {}
   pid_t spawn(const ProcessSpec& spec) override {
-    pid_t pid = inner_->spawn(spec);
+    ProcessSpec contained = spec;
+    procs_.adopt(contained);
+    // Under the lock: reap_orphans() must never see a task that is not in tasks_ yet.
     std::lock_guard lock(mutex_);
-    groups_.push_back(pid);
-    std::ofstream(pgid_file_, std::ios::app) << pid << "\n";
+    pid_t pid = inner_->spawn(contained);
+    tasks_.insert(pid);
     return pid;
   }
   std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
-    return inner_->wait(pid, timeout);
+    auto e = inner_->wait(pid, timeout);
+    if (e) {
+      std::lock_guard lock(mutex_);
+      tasks_.erase(pid);  // reaped: its pid may belong to someone else from now on
+    }
+    return e;
   }
   bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
   pid_t spawn_detached(const ProcessSpec& spec) override { return inner_->spawn_detached(spec); }
-  void signal_all(int signal) {
+  std::set<pid_t> tasks() {
     std::lock_guard lock(mutex_);
-    for (pid_t g : groups_) inner_->signal_group(g, signal);
+    return tasks_;
+  }
+  void signal_all(int signal) {
+    const auto live = tasks();
+    for (pid_t g : live) inner_->signal_group(g, signal);
+    procs_.signal_all(signal, live);
+  }
+  // Orphans the subreaper adopted and that exited (not tasks: the runner waits for those).
+  void reap_orphans() {
+    std::lock_guard lock(mutex_);
+    batchai::reap_orphans(tasks_);
   }
 
  private:
   std::unique_ptr<ProcessLauncher> inner_;
-  fs::path pgid_file_;
+  const JobProcesses& procs_;
   std::mutex mutex_;
-  std::vector<pid_t> groups_;
+  std::set<pid_t> tasks_;
 };
+
+// Space a supervisor sets aside while its job runs and gives back when the job filled the disk,
+// so the job's end can still be written to the store.
+constexpr off_t kReserveBytes = 2 << 20;
+
+void make_reserve(const fs::path& file) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const bool ok = ::posix_fallocate(fd, 0, kReserveBytes) == 0;
+  ::close(fd);
+  std::error_code ec;
+  if (!ok) fs::remove(file, ec);  // no room even for the reserve: nothing to give back later
+}
+
+// Runs a store write; when it fails (a full disk: SQLITE_FULL, or no room for the WAL), gives
+// back the reserve and retries for up to a minute while space may come back.
+template <typename F>
+auto write_despite_full_disk(const fs::path& reserve, F&& write) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return write();
+    } catch (const SystemError& e) {
+      if (std::chrono::steady_clock::now() >= give_up) throw;
+      log::warning(std::string("supervisor: cannot record the job's end (") + e.what() + "); retrying");
+      std::error_code ec;
+      if (fs::remove(reserve, ec)) continue;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50 << std::min(attempt, 4), 1000)));
+    }
+  }
+}
 
 enum class StopReason { kNone, kTerminated, kDeleted, kRequeue, kNodesLost };
 
@@ -73,12 +128,15 @@ std::optional<int> exit_code_in(const std::string& message) {
 }  // namespace
 
 int Jobs::supervise(const std::string& job_key) {
+  if (!is_job_key(job_key))  // the key names a folder under the home: never a path
+    throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
   Store& store = cp_.store();
   const NodeLayout& layout = cp_.layout();
   const fs::path dir = state_dir(layout, job_key);
   fs::create_directories(dir);
   int lock_fd = ::open((dir / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return 0;  // another supervisor has it
+  leave_job_cgroup();  // started from inside another job: it must not end with that job
   const std::string pid_text = std::to_string(::getpid()) + "\n";  // for people and tests
   if (::ftruncate(lock_fd, 0) != 0 || ::write(lock_fd, pid_text.data(), pid_text.size()) < 0)
     log::warning("supervisor: cannot write its pid into the lock file");
@@ -118,6 +176,7 @@ int Jobs::supervise(const std::string& job_key) {
       ctx.as_root = ::geteuid() == 0;
       ctx.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       ctx.self_executable = self_executable();
+      ctx.base_env = node_base_environment();  // not the environment of whoever ran `job create`
       if (job->private_data.contains("secrets"))
         ctx.secrets = job->private_data["secrets"].get<std::map<std::string, std::string>>();
       try {
@@ -163,14 +222,23 @@ int Jobs::supervise(const std::string& job_key) {
           << "batchai: no container engine is used locally; the job ran on the host instead of in image '" << image
           << "'.\n";
     }
-    // 3. run it, watching the store for terminate/delete/lost nodes
-    auto launcher = std::make_shared<RecordingLauncher>(make_posix_process_launcher(), dir / "pgids");
+    // 3. run it inside the job's containment, watching the store for terminate/delete/lost nodes.
+    // The cgroup is recorded first, so whoever finds this supervisor dead can end the job.
+    const char* preference = std::getenv("BATCHAI_CONTAINMENT");
+    const JobProcesses procs = JobProcesses::contain(job_key, preference != nullptr ? preference : "auto");
+    if (procs.mode() == JobProcesses::Mode::kCgroup) std::ofstream(dir / "cgroup") << procs.cgroup().string() << "\n";
+    else fs::remove(dir / "cgroup", ec);
+    std::ofstream(plan.execution_log, std::ios::app)
+        << format_iso(cp_.clock().now()) << " process containment: " << procs.describe() << "\n";
+    make_reserve(dir / "reserve");
+    auto launcher = std::make_shared<JobLauncher>(make_posix_process_launcher(), procs);
     std::atomic<StopReason> reason{StopReason::kNone};
     std::atomic<bool> done{false};
     std::thread watcher([&] {
       std::optional<std::chrono::steady_clock::time_point> kill_at;
-      while (!done) {
+      for (int tick = 1; !done; ++tick) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (tick % 10 == 0) launcher->reap_orphans();
         if (reason == StopReason::kNone) {
           StopReason seen = StopReason::kNone;
           try {
@@ -207,6 +275,7 @@ int Jobs::supervise(const std::string& job_key) {
     if (auto wall = parse_duration(value_or<std::string>(job->doc["constraints"], "maxWallClockTime", "7 days, 0:00:00")))
       options.max_wall_clock = std::chrono::duration_cast<std::chrono::milliseconds>(*wall);
     options.kill_grace = std::chrono::milliseconds(1000);
+    options.signal_job = [&](int signal) { launcher->signal_all(signal); };
     runtime::JobOutcome outcome;
     try {
       outcome = runtime::supervise_job(plan, *launcher, options);
@@ -215,11 +284,13 @@ int Jobs::supervise(const std::string& job_key) {
     }
     done = true;
     watcher.join();
-    launcher->signal_all(SIGKILL);  // nothing of the job outlives it
-    fs::remove(dir / "pgids", ec);
+    // Nothing of the job outlives it: what is in its cgroup, below this supervisor or carries its
+    // marker is killed and confirmed gone (release_nodes checks again before freeing the nodes).
+    if (auto left = procs.kill_all(std::chrono::seconds(10), launcher->tasks()); !left.empty())
+      log::warning("supervisor: " + std::to_string(left.size()) + " process(es) of the job survived SIGKILL");
     // 4. record the outcome and free the nodes
     const StopReason why = reason;
-    const bool again = store.write([&] {
+    const bool again = write_despite_full_disk(dir / "reserve", [&] { return store.write([&] {
       auto j = load_job_by_key(store, job_key);
       std::vector<std::int64_t> clusters = release_nodes(store, job_key);
       for (auto c : clusters) cp_.refresh_cluster(c);
@@ -243,14 +314,24 @@ int Jobs::supervise(const std::string& job_key) {
         Json errors = outcome.errors.is_array() ? outcome.errors : job_error("JobFailed", "Job failed");
         std::optional<int> code = outcome.exit_code;
         const std::string first = value_or<std::string>(errors[0], "code", "");
-        if (first == "JobFailed" && code) errors[0]["message"] = "Job failed with non-zero exit code";
+        if (first == "JobFailed" && code) {
+          // The SDK's message, keeping the runtime's note about a full filesystem.
+          const std::string said = value_or<std::string>(errors[0], "message", "");
+          const auto note = said.find("; the filesystem holding ");
+          errors[0]["message"] = "Job failed with non-zero exit code" + (note == std::string::npos ? "" : said.substr(note));
+        }
         if (first == "JobPreparationFailed" && !code) code = exit_code_in(value_or<std::string>(errors[0], "message", ""));
         finish_job(*j, false, code, errors, now_us());
       }
       save_job(store, *j);
       return false;
-    });
-    cp_.reconcile();  // the next queued job can start now
+    }); });
+    fs::remove(dir / "reserve", ec);
+    try {
+      cp_.reconcile();  // the next queued job can start now
+    } catch (const Error& e) {
+      log::warning(std::string("supervisor: reconcile after the job failed: ") + e.what());
+    }
     if (!again) return 0;
   }
 }

@@ -1,0 +1,171 @@
+// What enters a job and what a job cannot take down: a job sees its node's environment plus
+// what its job file declares (never the submitter's AZURE_STORAGE_KEY), mounts refuse a
+// storage key that is not their account's (job and cluster create, as the storage commands
+// do), and a job that fills the disk fails saying so, recorded by its surviving supervisor.
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include "job_harness.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::test {
+namespace {
+
+// A file of a job's stdouterr folder, found on disk (.../jobs/<job>/<uuid>/stdouterr/<name>)
+// rather than through `job file list`, so these checks stand on their own.
+fs::path stdouterr_file(const fs::path& home, const std::string& job, const std::string& name) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.filename() == name && p.parent_path().filename() == "stdouterr" &&
+        p.parent_path().parent_path().parent_path().filename() == job &&
+        p.parent_path().parent_path().parent_path().parent_path().filename() == "jobs")
+      return p;
+  }
+  ADD_FAILURE() << "no " << name << " of job " << job << " under " << home;
+  return {};
+}
+
+using JobsIsolation = JobsFixture;
+
+// Sets a variable of this process (and so of every `batchai` the test runs) for one scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  const char* name_;
+};
+
+TEST_F(JobsIsolation, AJobSeesItsNodeAndItsJobFileNotTheSubmitter) {
+  make_cluster("c2", 2);
+  ScopedEnv submitter("AZURE_STORAGE_KEY", "submitter-secret-value");
+  ScopedEnv other("SUBMITTER_ONLY_SETTING", "submitter-setting");
+  const Json declared = {{"environmentVariables", {{{"name", "DECLARED"}, {"value", "from-the-job-file"}}}},
+                         {"secrets", {{{"name", "JOB_SECRET"}, {"value", "secret-from-the-job-file"}}}},
+                         {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"}};
+  Json custom = declared;
+  custom["nodeCount"] = 1;
+  custom["customToolkitSettings"] = {{"commandLine", "env | sort"}};
+  create("custom", custom, "c2");
+  Json mpi = declared;
+  mpi["nodeCount"] = 2;
+  mpi["customMpiSettings"] = {{"commandLine", "env | sort | sed \"s/^/rank$OMPI_COMM_WORLD_RANK: /\""}, {"processCount", 2}};
+  const bool have_mpirun = std::system("command -v mpirun >/dev/null 2>&1") == 0;
+  if (have_mpirun) create("mpi", mpi, "c2");
+  for (const std::string name : {"custom", "mpi"}) {
+    if (name == "mpi" && !have_mpirun) continue;
+    Json job = wait_state(name, {"succeeded", "failed"}, std::chrono::seconds(60));
+    ASSERT_EQ(job["executionState"], "succeeded") << job.dump();
+    const std::string env = read_file(stdouterr_file(home_, name, "stdout.txt"));
+    SCOPED_TRACE(name + " job's environment:\n" + env);
+    EXPECT_EQ(env.find("AZURE_STORAGE_KEY"), std::string::npos);
+    EXPECT_EQ(env.find("submitter-secret-value"), std::string::npos);
+    EXPECT_EQ(env.find("SUBMITTER_ONLY_SETTING"), std::string::npos);
+    EXPECT_NE(env.find("DECLARED=from-the-job-file\n"), std::string::npos);
+    EXPECT_NE(env.find("JOB_SECRET=secret-from-the-job-file\n"), std::string::npos);
+    EXPECT_NE(env.find("AZ_BATCHAI_JOB_TEMP="), std::string::npos);
+    EXPECT_NE(env.find("AZ_BATCHAI_STDOUTERR_DIR="), std::string::npos);
+    EXPECT_NE(env.find("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"), std::string::npos);
+    EXPECT_NE(env.find("BATCHAI_JOB_KEY="), std::string::npos);  // the marker that finds its processes
+    if (name == "mpi") {
+      EXPECT_NE(env.find("rank1: OMPI_COMM_WORLD_RANK=1\n"), std::string::npos);
+      EXPECT_NE(env.find("rank1: BATCHAI_NODE_ID="), std::string::npos);
+    }
+  }
+}
+
+TEST_F(JobsIsolation, MountsRefuseAKeyThatIsNotTheAccounts) {
+  const std::string acct = "keysacct" + std::to_string(::getpid() % 100000);
+  ASSERT_EQ(run("storage account create -n " + acct + " -g rg -l eastus").code, 0);
+  ASSERT_EQ(run("storage share create -n share1 --account-name " + acct).code, 0);
+  Json keys = json("storage account keys list -n " + acct + " -g rg");
+  ASSERT_EQ(keys.size(), 2u);
+  const std::string key2 = keys[1]["value"];
+  make_cluster("c1", 1);
+  auto job_with_key = [&](const std::string& key) {
+    return Json{{"nodeCount", 1},
+                {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                {"customToolkitSettings", {{"commandLine", "true"}}},
+                {"mountVolumes",
+                 {{"azureFileShares",
+                   {{{"accountName", acct},
+                     {"azureFileUrl", "https://" + acct + ".file.core.windows.net/share1"},
+                     {"credentials", {{"accountKey", key}}},
+                     {"relativeMountPath", "afs"}}}}}}};
+  };
+  const std::string create = "batchai job create " + scope_ + " -c c1 ";
+  Result wrong = run(create + "-n wrong -f " + job_file("wrong", job_with_key("bm90IHRoZSBrZXk=")));
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("ERROR: The account key given for storage account '" + acct + "'"), std::string::npos)
+      << wrong.err;
+  EXPECT_NE(wrong.err.find("is not valid (authentication failed)"), std::string::npos) << wrong.err;
+  EXPECT_EQ(run("batchai job show " + scope_ + " -n wrong").code, 3);  // nothing was created
+  Result cli_key = run(create + "-n clikey -f " + job_file("clikey", {{"nodeCount", 1},
+      {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"}, {"customToolkitSettings", {{"commandLine", "true"}}}}) +
+      " --afs-name share1 --storage-account-name " + acct + " --storage-account-key 'bm90IHRoZSBrZXk='");
+  EXPECT_EQ(cli_key.code, 1);
+  EXPECT_NE(cli_key.err.find("is not valid (authentication failed)"), std::string::npos) << cli_key.err;
+  // Either of the account's keys is its key.
+  Result right = run(create + "-n right -f " + job_file("right", job_with_key(key2)));
+  EXPECT_EQ(right.code, 0) << right.err;
+
+  // Cluster create: a config file's mount and a command-line mount.
+  const Json cluster_file = {{"properties",
+                              {{"nodeSetup", {{"mountVolumes", job_with_key("bm90IHRoZSBrZXk=")["mountVolumes"]}}}}}};
+  std::ofstream(work_ / "cluster.json") << cluster_file.dump();
+  Result cluster = run("batchai cluster create -g rg -w ws -n bad -s Standard_D1 -t 1 -u tester -p Secret.123 -f " +
+                       (work_ / "cluster.json").string());
+  EXPECT_EQ(cluster.code, 1);
+  EXPECT_NE(cluster.err.find("is not valid (authentication failed)"), std::string::npos) << cluster.err;
+  Result cluster_cli = run("batchai cluster create -g rg -w ws -n bad2 -s Standard_D1 -t 1 -u tester -p Secret.123 "
+                           "--afs-name share1 --storage-account-name " + acct + " --storage-account-key 'bm90IHRoZSBrZXk='");
+  EXPECT_EQ(cluster_cli.code, 1);
+  EXPECT_NE(cluster_cli.err.find("is not valid (authentication failed)"), std::string::npos) << cluster_cli.err;
+  EXPECT_EQ(run("batchai cluster show -g rg -w ws -n bad").code, 3);
+  EXPECT_EQ(run("batchai cluster show -g rg -w ws -n bad2").code, 3);
+}
+
+// A 24 MB tmpfs holds the whole BATCHAI_HOME; the job fills it. Needs mount(2) (root with
+// CAP_SYS_ADMIN); skipped where the machine does not allow it.
+TEST_F(JobsIsolation, AJobThatFillsTheDiskFailsSayingSoAndItsSupervisorRecordsIt) {
+  const fs::path small = work_ / "small";
+  fs::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=24m") != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs here: " << std::strerror(errno);
+  const fs::path saved_home = home_;
+  home_ = small / "home";
+  ::setenv("BATCHAI_HOME", home_.c_str(), 1);
+  struct Guard {
+    std::function<void()> at_end;
+    ~Guard() { at_end(); }
+  } cleanup{[&] {  // the filled folder is unmounted whatever happens
+    run("batchai workspace delete -g rg -n ws -y");
+    ::umount2(small.c_str(), MNT_DETACH);
+    home_ = saved_home;
+    ::setenv("BATCHAI_HOME", saved_home.c_str(), 1);
+  }};
+  ASSERT_EQ(run("group create -n rg -l eastus").code, 0);
+  ASSERT_EQ(run("batchai workspace create -g rg -n ws -l eastus").code, 0);
+  ASSERT_EQ(run("batchai experiment create -g rg -w ws -n exp1").code, 0);
+  make_cluster("c1", 1);
+  create("fill", {{"nodeCount", 1},
+                  {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                  {"customToolkitSettings", {{"commandLine", "head -c 200000000 /dev/zero > $AZ_BATCHAI_JOB_TEMP/fill"}}}});
+  Json job = wait_state("fill", {"succeeded", "failed"}, std::chrono::seconds(60));
+  EXPECT_EQ(job["executionState"], "failed") << job.dump();
+  const Json& error = job["executionInfo"]["errors"][0];
+  EXPECT_EQ(error["code"], "JobFailed") << job.dump();  // not SupervisorDied: the supervisor recorded it
+  EXPECT_EQ(job["executionInfo"]["exitCode"], 1) << job.dump();
+  EXPECT_NE(error["message"].get<std::string>().find("is full (no space left on device)"), std::string::npos)
+      << job.dump();
+  std::cout << "[disk-full] " << error["code"].get<std::string>() << ": " << error["message"].get<std::string>() << "\n";
+}
+
+}  // namespace
+}  // namespace batchai::test
