@@ -1,6 +1,7 @@
 // `batchai cluster create` in the exact processing order of spec §4.3 (steps numbered below).
 #include <random>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
@@ -79,6 +80,21 @@ NfsTarget resolve_nfs(const std::string& nfs, const WorkspaceRef& where) {
     return {{id->resource_group, *ws}, id->path.back().second};
   }
   return {where, nfs};
+}
+
+// The setup task writes its logs on the node: only beneath the node's mount root, never a
+// folder of this machine named outright ("/tmp/x") or reached with "..".
+void check_setup_output_prefix(const std::string& prefix) {
+  for (const std::string var : {"$AZ_BATCHAI_MOUNT_ROOT", "${AZ_BATCHAI_MOUNT_ROOT}"}) {
+    if (prefix.rfind(var, 0) != 0 || (prefix.size() > var.size() && prefix[var.size()] != '/')) continue;
+    const std::size_t rest = prefix.find_first_not_of('/', var.size());
+    confine_relative(rest == std::string::npos ? std::string() : prefix.substr(rest), "The setup task output path",
+                     "$AZ_BATCHAI_MOUNT_ROOT");
+    return;
+  }
+  throw InvalidArgument("The setup task output path '" + prefix +
+                        "' must start with $AZ_BATCHAI_MOUNT_ROOT (e.g. $AZ_BATCHAI_MOUNT_ROOT/afs): the setup task "
+                        "writes only inside the node's mounts.");
 }
 
 }  // namespace
@@ -227,6 +243,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
     setup_task = {{"commandLine", *o.setup_task}, {"stdOutErrPathPrefix", *o.setup_task_output}};
   }
   Json private_data = {{"setupSecrets", Json::array()}};
+  if (setup_task.is_object()) check_setup_output_prefix(value_or<std::string>(setup_task, "stdOutErrPathPrefix", ""));
   if (setup_task.is_object()) {
     setup_task["stdOutErrPathSuffix"] = subscription_id() + "/" + ws.resource_group + "/workspaces/" + ws.name +
                                         "/clusters/" + o.name + "/" + new_uuid();

@@ -90,7 +90,10 @@ fs::path setup_output_dir(const Json& task, const fs::path& node) {
 void spawn_setup_task(ProcessLauncher& launcher, const ClusterRow& c, const std::string& node_id, const fs::path& node) {
   const Json& task = c.doc["nodeSetup"]["setupTask"];
   ProcessSpec spec;
-  spec.env = node_environment(node);
+  // The node's environment, as for jobs: never the environment of whoever ran the command.
+  spec.clear_env = true;
+  spec.env = node_base_environment();
+  for (auto& [k, v] : node_environment(node)) spec.env[k] = v;
   spec.env["AZ_BATCHAI_STDOUTERR_DIR"] = setup_output_dir(task, node).string();
   for (const char* list : {"environmentVariables"})
     if (task.contains(list) && task[list].is_array())

@@ -75,13 +75,29 @@ TEST_F(CatalogueScenario, NodeExecAndSetupFileMessages) {
   EXPECT_THAT(error_of({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "empty", "--exec", "true"}),
               HasSubstr("ERROR: No nodes available in the cluster"));
   ASSERT_EQ(run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "one", "-s", "Standard_D1", "-t", "1", "-u",
-                 "me", "-p", "pw", "--setup-task", "true", "--setup-task-output", "/tmp/elsewhere"}).exit_code, 0);
+                 "me", "-p", "pw", "--setup-task", "true", "--setup-task-output", "$AZ_BATCHAI_MOUNT_ROOT/local"})
+                .exit_code,
+            0);
   EXPECT_THAT(error_of({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "one", "-n", "nosuchnode", "--exec",
                         "true"}),
               HasSubstr("ERROR: Cannot find a node with id=nosuchnode"));
   EXPECT_THAT(error_of({"cluster", "file", "list", "-g", "rg", "-w", "ws", "-c", "one"}),
               HasSubstr("ERROR: List files is supported only for clusters with startup task configure to store its "
                         "output on Azure File Share or Azure Blob Container"));
+}
+
+// The setup task's logs stay beneath the node's mount root: a folder of this machine named
+// outright, or reached with "..", is refused before anything is created.
+TEST_F(CatalogueScenario, SetupTaskOutputStaysInTheNodesMounts) {
+  for (const std::string& out : {(cli_.dir() / "outside").string(), std::string("relative/logs"),
+                                std::string("$AZ_BATCHAI_MOUNT_ROOT/../../../outside"), std::string("$AZ_BATCHAI_MOUNT_ROOTX")}) {
+    CliResult r = run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "st", "-s", "Standard_D1", "-t", "1", "-u",
+                       "me", "-p", "pw", "--setup-task", "true", "--setup-task-output", out});
+    EXPECT_EQ(r.exit_code, 1) << out;
+    EXPECT_THAT(r.err, HasSubstr("ERROR: The setup task output path")) << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(cli_.dir() / "outside"));
+  EXPECT_EQ(run({"cluster", "show", "-g", "rg", "-w", "ws", "-n", "st"}).exit_code, 3);
 }
 
 TEST_F(CatalogueScenario, LoggingSwitches) {
