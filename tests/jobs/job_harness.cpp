@@ -109,6 +109,19 @@ fs::path JobsFixture::output_file(const std::string& job, const std::string& nam
   return {};
 }
 
+fs::path stdouterr_file(const fs::path& home, const std::string& job, const std::string& name) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.filename() == name && p.parent_path().filename() == "stdouterr" &&
+        p.parent_path().parent_path().parent_path().filename() == job &&
+        p.parent_path().parent_path().parent_path().parent_path().filename() == "jobs")
+      return p;
+  }
+  ADD_FAILURE() << "no " << name << " of job " << job << " under " << home;
+  return {};
+}
+
 int count_processes(const std::string& text) {
   int n = 0;
   for (const auto& e : fs::directory_iterator("/proc")) {

@@ -46,6 +46,11 @@ class JobsFixture : public ::testing::Test {
   std::string marker_;  // unique text for process checks
 };
 
+// A file of a job's stdouterr folder, found on disk (.../jobs/<job>/<uuid>/stdouterr/<name>)
+// rather than through `job file list`, so checks that use it stand on their own.
+std::filesystem::path stdouterr_file(const std::filesystem::path& home, const std::string& job,
+                                     const std::string& name);
+
 // Number of processes whose command line contains `text` (excluding this process).
 int count_processes(const std::string& text);
 // Polls until no process carries `text`; true when none is left.

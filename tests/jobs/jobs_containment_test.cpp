@@ -19,21 +19,6 @@ namespace fs = std::filesystem;
 namespace batchai::test {
 namespace {
 
-// A file of a job's stdouterr folder, found on disk (.../jobs/<job>/<uuid>/stdouterr/<name>)
-// rather than through `job file list`, so these checks stand on their own.
-fs::path stdouterr_file(const fs::path& home, const std::string& job, const std::string& name) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(home, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (p.filename() == name && p.parent_path().filename() == "stdouterr" &&
-        p.parent_path().parent_path().parent_path().filename() == job &&
-        p.parent_path().parent_path().parent_path().parent_path().filename() == "jobs")
-      return p;
-  }
-  ADD_FAILURE() << "no " << name << " of job " << job << " under " << home;
-  return {};
-}
-
 struct Case {
   std::string toolkit;  // custom | mpi
   std::string end;      // success | failure | terminate | wallclock | kill_supervisor | kill_mpirun
