@@ -316,7 +316,7 @@ TEST_F(ControlPlaneTest, FileListRules) {
   EXPECT_EQ(cp_->cluster_file_list(ws, "plain", ".", 60), Json::array());
   auto o = cluster_options("c", 0);
   o.setup_task = "true";
-  o.setup_task_output = "/var/log";
+  o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/local";  // on the node, but on no share
   cp_->cluster_create(o);
   EXPECT_THROW(cp_->cluster_file_list(ws, "c", ".", 60), InvalidArgument);
 }
