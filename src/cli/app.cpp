@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -17,14 +18,11 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
 #include "batchai/common/log.hpp"
+#include "batchai/query/jmespath.hpp"
 #include "command.hpp"
 #include "commands/registry.hpp"
 #include "compose.hpp"
 #include "output/output.hpp"
-
-#ifdef BATCHAI_CLI_HAVE_QUERY
-#include "batchai/query/jmespath.hpp"
-#endif
 
 namespace batchai::cli {
 namespace {
@@ -43,7 +41,9 @@ CLI::App* deepest(CLI::App* app) {
 
 int usage_error(CliContext& ctx, const CLI::App* app, const std::string& message) {
   auto it = ctx.commands.find(app);
-  std::cerr << (it != ctx.commands.end() ? it->second->usage() : group_usage(app)) << "\n"
+  // Commands that read their own arguments (`train`) show the bare usage line, as groups do.
+  bool argparse_usage = it != ctx.commands.end() && it->second->argument_style() == ArgumentStyle::kArgparse;
+  std::cerr << (argparse_usage ? it->second->usage() : group_usage(app)) << "\n"
             << command_path(app) << ": error: " << message << std::endl;
   return kUsageExit;
 }
@@ -67,6 +67,11 @@ log::Verbosity verbosity(const GlobalOptions& g) {
 }
 
 void print_error(const std::string& message) { log::error(message); }  // "ERROR: <message>" on stderr
+
+// Ctrl-C ends the process at once with exit code 0 (commands marked exit_zero_on_interrupt).
+void exit_zero_on_interrupt() {
+  std::signal(SIGINT, [](int) { std::_Exit(0); });
+}
 
 // The current exception, when it is not one of the project's typed errors (nlohmann's, the
 // standard library's), in the user's terms: never a C++ exception text such as
@@ -146,6 +151,7 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
     return 0;
   }
   Command& command = *ctx.selected;
+  command.set_verbatim(std::move(pre.verbatim));
   const GlobalOptions& g = ctx.globals;
   log::init(verbosity(g));
   if (!g.subscription.empty()) log::debug("--subscription " + g.subscription + " (local control plane)");
@@ -156,7 +162,6 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   } catch (const UsageError& e) {
     return usage_error(ctx, &command.app(), e.what());
   }
-#ifdef BATCHAI_CLI_HAVE_QUERY
   std::optional<query::Expression> expression;
   if (!g.query.empty()) {
     try {
@@ -168,32 +173,27 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
                              ": " + e.what() + ")");
     }
   }
-#else
-  if (!g.query.empty()) return usage_error(ctx, &command.app(), "argument --query: not available in this build");
-#endif
 
+  if (command.exits_zero_on_interrupt()) exit_zero_on_interrupt();
   try {
-    std::optional<Json> result = command.execute();
-    if (!result) return 0;  // commands that return nothing print nothing, in every format
+    CommandResult outcome = command.execute();
+    std::optional<Json>& result = outcome.document;
+    if (!result) return outcome.exit_code;  // commands that return nothing print nothing, in every format
     render.transformer = command.transformer();
     render.color = isatty(STDOUT_FILENO) != 0;
     std::string text;
-#ifdef BATCHAI_CLI_HAVE_QUERY
     if (expression) {
       output::OJson data = expression->evaluate(output::to_ordered(std::move(*result)));
-      if (data.is_null()) return 0;
+      if (data.is_null()) return outcome.exit_code;
       render.query_active = true;
       text = output::render(data, render);
     } else {
       text = output::render_sorted(std::move(*result), render);
     }
-#else
-    text = output::render_sorted(std::move(*result), render);
-#endif
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     if (keep != nullptr) *keep = std::move(*result);
-    return 0;
+    return outcome.exit_code;
   } catch (const UsageError& e) {
     return usage_error(ctx, &command.app(), e.what());
   } catch (const NotFound& e) {
@@ -202,11 +202,9 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   } catch (const Error& e) {
     print_error(e.what());
     return e.exit_code();
-#ifdef BATCHAI_CLI_HAVE_QUERY
   } catch (const query::QueryError& e) {
     print_error(std::string("Invalid --query result: ") + e.what());
     return 1;
-#endif
   } catch (...) {
     print_error(describe_unexpected());
     return 1;

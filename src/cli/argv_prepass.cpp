@@ -94,7 +94,17 @@ Prepass prepass(const CLI::App& root, const CliContext& ctx, int argc, const cha
   const CLI::App* app = &root;
   std::size_t i = 0;
   for (;;) {
-    if (auto it = ctx.commands.find(app); it != ctx.commands.end()) {
+    auto it = ctx.commands.find(app);
+    if (it != ctx.commands.end() && it->second->argument_style() == ArgumentStyle::kNative) {
+      result.argv.assign(argv, argv + argc);  // `train`: CLI11 reads its typed options as given
+      return result;
+    }
+    if (it != ctx.commands.end() && it->second->argument_style() == ArgumentStyle::kVerbatim) {
+      // CLI11 only selects the command; its words go to the handler untouched.
+      result.verbatim.assign(args.begin() + static_cast<long>(i), args.end());
+      return result;
+    }
+    if (it != ctx.commands.end()) {
       std::vector<Command::TableRow> table = it->second->argparse_table();
       std::vector<argparse::ArgAction> actions;
       for (const auto& row : table) actions.push_back(row.action);
@@ -111,11 +121,6 @@ Prepass prepass(const CLI::App& root, const CliContext& ctx, int argc, const cha
       } catch (const argparse::ArgparseError& e) {
         return refusal(Prepass::Outcome::kUsageError, app, e.what());
       }
-    }
-    if (app->get_subcommands([](const CLI::App*) { return true; }).empty()) {
-      // A command of its own (train, the hidden job commands): CLI11 reads argv as it is.
-      result.argv.assign(argv, argv + argc);
-      return result;
     }
     // A group parser: -h/--help, then the subcommand positional, which takes everything after it.
     static const std::vector<argparse::ArgAction> kGroupActions = help_only();

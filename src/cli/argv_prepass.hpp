@@ -20,6 +20,7 @@ struct Prepass {
   };
   Outcome outcome = Outcome::kParse;
   std::vector<std::string> argv;  // argv[0] first
+  std::vector<std::string> verbatim;  // ArgumentStyle::kVerbatim: the words after the command name
   const CLI::App* app = nullptr;
   std::string message;
   // kCommandNotFound: what az prints after its error line when some command name is close:

@@ -52,14 +52,15 @@ Command::Command(CLI::App& parent, CliContext& ctx, const std::string& name, con
     : ctx_(ctx), app_(parent.add_subcommand(name, summary)) {
   app_->callback([this] { ctx_.selected = this; });
   auto& g = ctx_.globals;
-  app_->add_option("--output,-o", g.output, "Output format: json, jsonc, none, table, tsv, yaml, yamlc.")
-      ->group(kGlobalGroup);
-  app_->add_option("--query", g.query, "JMESPath query string (http://jmespath.org/).")->group(kGlobalGroup);
-  app_->add_flag("--verbose", g.verbose, "Increase logging verbosity.")->group(kGlobalGroup);
-  app_->add_flag("--debug", g.debug, "Increase logging verbosity to show all debug logs.")->group(kGlobalGroup);
-  app_->add_flag("--only-show-errors", g.only_show_errors, "Only show errors, suppressing warnings.")
-      ->group(kGlobalGroup);
-  app_->add_option("--subscription", g.subscription, "Name or ID of subscription.")->group(kGlobalGroup);
+  globals_ = {
+      app_->add_option("--output,-o", g.output, "Output format: json, jsonc, none, table, tsv, yaml, yamlc."),
+      app_->add_option("--query", g.query, "JMESPath query string (http://jmespath.org/)."),
+      app_->add_flag("--verbose", g.verbose, "Increase logging verbosity."),
+      app_->add_flag("--debug", g.debug, "Increase logging verbosity to show all debug logs."),
+      app_->add_flag("--only-show-errors", g.only_show_errors, "Only show errors, suppressing warnings."),
+      app_->add_option("--subscription", g.subscription, "Name or ID of subscription."),
+  };
+  for (CLI::Option* opt : globals_) opt->group(kGlobalGroup);
   ctx_.commands[app_] = this;
 }
 
@@ -148,6 +149,25 @@ Command& Command::show() {
 Command& Command::table(output::TableTransformer transformer, std::vector<std::string> fields) {
   transformer_ = std::move(transformer);
   table_fields_ = std::move(fields);
+  return *this;
+}
+
+Command& Command::hidden() {
+  app_->group("");  // CLI11 lists no subcommand of an empty group
+  return *this;
+}
+
+Command& Command::arguments(ArgumentStyle style) {
+  if (style != ArgumentStyle::kArgparse) {
+    for (CLI::Option* opt : globals_) app_->remove_option(opt);
+    globals_.clear();
+  }
+  style_ = style;
+  return *this;
+}
+
+Command& Command::exit_zero_on_interrupt() {
+  zero_on_interrupt_ = true;
   return *this;
 }
 
@@ -270,7 +290,7 @@ void Command::confirm() const {
   }
 }
 
-std::optional<Json> Command::execute() {
+CommandResult Command::execute() {
   Args args(*this);
   bool have_ids = find("ids") != nullptr && find("ids")->option->count() > 0;
   std::string missing;
@@ -320,6 +340,8 @@ std::vector<std::string> Args::table_fields() const {
   if (g.output != "table" || !g.query.empty()) return {};
   return command_.table_fields_;
 }
+
+const std::vector<std::string>& Args::verbatim() const { return command_.verbatim_; }
 
 std::vector<std::string> Args::all(const std::string& key) const {
   const auto* e = command_.find(key);

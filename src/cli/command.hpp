@@ -37,6 +37,8 @@ class Args {
   std::optional<int> integer(const std::string& key) const;
   bool flag(const std::string& key) const;
   std::vector<std::string> all(const std::string& key) const;
+  // ArgumentStyle::kVerbatim: the words after the command name, exactly as in argv.
+  const std::vector<std::string>& verbatim() const;
   // The top-level keys the table reads when the output is a table without --query (a list
   // handler may then return documents holding only those); empty otherwise: full documents.
   std::vector<std::string> table_fields() const;
@@ -45,7 +47,33 @@ class Args {
   const Command& command_;
 };
 
-using Handler = std::function<std::optional<Json>(const Args&)>;
+// What a handler gives back: the document to print (none: print nothing, in every format) and
+// the process's exit code. Only app.cpp's run turns the code into the exit (`job wait`, the
+// hidden job commands and `train` return codes of their own).
+struct CommandResult {
+  std::optional<Json> document;
+  int exit_code = 0;
+
+  CommandResult() = default;
+  CommandResult(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): `return std::nullopt;`
+  CommandResult(std::optional<Json> doc) : document(std::move(doc)) {}  // NOLINT: `return json;`
+  CommandResult(Json doc) : document(std::move(doc)) {}                 // NOLINT
+  static CommandResult exit_code_only(int code) {
+    CommandResult r;
+    r.exit_code = code;
+    return r;
+  }
+};
+
+using Handler = std::function<CommandResult(const Args&)>;
+
+// How a command's arguments reach it.
+enum class ArgumentStyle {
+  kArgparse,  // az's argparse rules (argv_prepass), plus the global options: every user command
+  kNative,    // CLI11 reads the options declared on app() as they are, typed (`train`)
+  kVerbatim,  // nothing parsed: the handler gets the words after the command name untouched
+              // (Args::verbatim(); `_rank-exec`, whose program arguments must pass as given)
+};
 
 class Command {
  public:
@@ -63,10 +91,16 @@ class Command {
   Command& show();
   // `fields`: the top-level keys `transformer` reads (see Args::table_fields).
   Command& table(output::TableTransformer transformer, std::vector<std::string> fields = {});
+  // Left out of help (internal commands the job machinery runs itself).
+  Command& hidden();
+  // How the arguments are read (default kArgparse); kNative and kVerbatim drop the global options.
+  Command& arguments(ArgumentStyle style);
+  // Ctrl-C ends the command with exit code 0 (spec §2.5: `job file stream`, `node exec`).
+  Command& exit_zero_on_interrupt();
   Command& handler(Handler handler);
 
   // Required-option check (argparse wording), confirmation, then the handler.
-  std::optional<Json> execute();
+  CommandResult execute();
   // The options as az's argparse parser holds them: -h/--help, the global options in az's order,
   // then the command's own; each with the CLI11 option that receives its values.
   struct TableRow {
@@ -82,6 +116,10 @@ class Command {
   std::string display_of(const std::string& name) const;
   const output::TableTransformer& transformer() const { return transformer_; }
   bool is_show() const { return is_show_; }
+  ArgumentStyle argument_style() const { return style_; }
+  bool exits_zero_on_interrupt() const { return zero_on_interrupt_; }
+  // kVerbatim: the argv words after the command name (set by the prepass's caller).
+  void set_verbatim(std::vector<std::string> words) { verbatim_ = std::move(words); }
   CLI::App& app() { return *app_; }
 
  private:
@@ -105,6 +143,10 @@ class Command {
   Handler handler_;
   bool is_show_ = false;
   bool confirmation_ = false;
+  bool zero_on_interrupt_ = false;
+  ArgumentStyle style_ = ArgumentStyle::kArgparse;
+  std::vector<CLI::Option*> globals_;  // removed for kNative and kVerbatim
+  std::vector<std::string> verbatim_;
 };
 
 // Adds a command group (e.g. "cluster"); named alone it prints its help.

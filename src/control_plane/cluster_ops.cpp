@@ -7,6 +7,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/jobs.hpp"
 #include "batchai/control_plane/store.hpp"
 #include "cluster_quota.hpp"
 #include "internal.hpp"
@@ -173,7 +174,7 @@ Json ControlPlane::cluster_auto_scale(const WorkspaceRef& ref, const std::string
 void ControlPlane::cluster_delete(const WorkspaceRef& ref, const std::string& name) {
   store_->write([&] {
     auto c = require_cluster(*store_, ref, name);
-    notify_delete("cluster", c.id);
+    jobs_->end_jobs_under(Jobs::Deleted::kCluster, c.id, "cluster '" + c.name + "' was deleted");
     const fs::path dir = layout_.cluster(c.resource_group, c.workspace, c.name);
     std::error_code ec;
     for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(node.path());

@@ -8,6 +8,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/control_plane/jobs.hpp"
 #include "batchai/control_plane/store.hpp"
 #include "internal.hpp"
 
@@ -36,7 +37,11 @@ Settings Settings::from_environment() {
 }
 
 ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, std::shared_ptr<Clock> clock)
-    : settings_(std::move(settings)), store_(std::move(store)), clock_(std::move(clock)), layout_(settings_.home) {}
+    : settings_(std::move(settings)),
+      store_(std::move(store)),
+      clock_(std::move(clock)),
+      layout_(settings_.home),
+      jobs_(std::make_unique<Jobs>(*this)) {}
 
 ControlPlane::~ControlPlane() = default;
 
@@ -56,10 +61,6 @@ ProcessLauncher& ControlPlane::launcher() {
 }
 
 void ControlPlane::set_process_launcher(std::shared_ptr<ProcessLauncher> launcher) { launcher_ = std::move(launcher); }
-
-void ControlPlane::add_reconcile_hook(std::function<void(ControlPlane&)> hook) {
-  reconcile_hooks_.push_back(std::move(hook));
-}
 
 std::int64_t ControlPlane::cluster_row_id(const WorkspaceRef& ref, const std::string& name) {
   return store_->read([&] { return require_cluster(*store_, ref, name).id; });
@@ -88,7 +89,21 @@ void ControlPlane::reconcile() {
     reconcile_clusters(now);
     empty_trash();
   }
-  for (auto& hook : reconcile_hooks_) hook(*this);
+  jobs_->schedule();
+}
+
+void ControlPlane::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
+                                         const std::string& with) {
+  std::vector<std::pair<std::int64_t, std::string>> clusters;
+  {
+    auto st = store_->prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
+    st.bind(1, workspace_row_id);
+    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
+  }
+  const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
+  for (const auto& [id, name] : clusters)
+    jobs_->end_jobs_under(Jobs::Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);
+  jobs_->end_jobs_under(Jobs::Deleted::kWorkspace, workspace_row_id, "workspace '" + workspace + "' was deleted" + with);
 }
 
 void ControlPlane::empty_trash() {

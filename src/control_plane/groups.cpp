@@ -4,6 +4,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/jobs.hpp"
 #include "batchai/control_plane/store.hpp"
 #include "internal.hpp"
 
@@ -179,14 +180,15 @@ bool ControlPlane::group_exists(const std::string& name) {
 
 void ControlPlane::group_delete(const std::string& name) {
   store_->write([&] {
-    require_group(*store_, name);
-    std::vector<std::int64_t> ids;
+    const GroupRow group = require_group(*store_, name);
+    std::vector<std::pair<std::int64_t, std::string>> workspaces;
     {
-      auto st = store_->prepare("SELECT id FROM workspaces WHERE rg_lc = ?");
+      auto st = store_->prepare("SELECT id, name FROM workspaces WHERE rg_lc = ?");
       st.bind(1, to_lower(name));
-      while (st.step()) ids.push_back(st.integer(0));
+      while (st.step()) workspaces.emplace_back(st.integer(0), st.text(1));
     }
-    for (auto id : ids) notify_delete("workspace", id);
+    const std::string with = " with its resource group '" + group.name + "'";
+    for (const auto& [id, workspace] : workspaces) end_jobs_of_workspace(id, workspace, with);
     std::vector<std::string> accounts;
     {
       auto st = store_->prepare("SELECT name_lc FROM storage_accounts WHERE rg_lc = ?");

@@ -1,6 +1,7 @@
 // `batchai workspace ...` and `batchai experiment ...`.
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/jobs.hpp"
 #include "batchai/control_plane/store.hpp"
 #include "internal.hpp"
 
@@ -79,7 +80,7 @@ Json ControlPlane::workspace_list(const std::optional<std::string>& resource_gro
 void ControlPlane::workspace_delete(const WorkspaceRef& ref) {
   store_->write([&] {
     auto ws = require_workspace(*store_, ref);
-    notify_delete("workspace", ws.id);
+    end_jobs_of_workspace(ws.id, ws.name, "");
     trash(*store_, layout_.workspace_clusters(ws.resource_group, ws.name));
     trash(*store_, layout_.workspace_file_servers(ws.resource_group, ws.name));
     // Clusters (and their nodes), file servers and experiments go by ON DELETE CASCADE.
@@ -160,11 +161,11 @@ Json ControlPlane::experiment_list(const WorkspaceRef& ref) {
 void ControlPlane::experiment_delete(const WorkspaceRef& ref, const std::string& name) {
   store_->write([&] {
     auto ws = require_workspace(*store_, ref);
-    auto st = store_->prepare("SELECT id FROM experiments WHERE workspace_id = ? AND name_lc = ?");
+    auto st = store_->prepare("SELECT id, name FROM experiments WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(name));
     if (!st.step()) experiment_not_found(name);
     std::int64_t id = st.integer(0);
-    notify_delete("experiment", id);  // the jobs module terminates and removes the experiment's jobs
+    jobs_->end_jobs_under(Jobs::Deleted::kExperiment, id, "experiment '" + st.text(1) + "' was deleted");
     store_->prepare("DELETE FROM experiments WHERE id = ?").bind(1, id).run();
   });
 }

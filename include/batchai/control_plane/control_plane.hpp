@@ -23,6 +23,7 @@ class ProcessLauncher;
 namespace batchai::control_plane {
 
 class Store;
+class Jobs;
 
 // Simulated durations and the on-disk home; from the environment by default:
 // BATCHAI_HOME (default ~/.batchai), BATCHAI_SIM_DELAY_S (default 3 s; 0 in tests).
@@ -131,7 +132,12 @@ class ControlPlane {
   // az batchai list-usages
   Json list_usages(const std::string& location);
 
-  // Brings simulated state up to clock().now(): provisioning, allocation, node preparation.
+  // The jobs service: created with the control plane, so every command that deletes or
+  // reconciles also ends, schedules and frees the jobs it affects.
+  Jobs& jobs() { return *jobs_; }
+
+  // Brings simulated state up to clock().now(): provisioning, allocation, node preparation,
+  // then the job scheduler.
   void reconcile();
 
   // --- hooks for the jobs module (scheduler) and the runtime ---
@@ -142,12 +148,6 @@ class ControlPlane {
   // shrinks (idle nodes only) towards it, clamped to [minimumNodeCount, maximumNodeCount].
   // Ignored for manual clusters. Call inside or outside a store transaction.
   void set_auto_scale_demand(std::int64_t cluster_row_id, int nodes);
-  // Runs after the control plane's own reconcile step, each in its own write transaction.
-  void add_reconcile_hook(std::function<void(ControlPlane&)> hook);
-  // Called inside the deleting transaction, before the rows go ("workspace" | "experiment" |
-  // "cluster", row id), so jobs can be terminated and their folders trashed.
-  using DeleteHook = std::function<void(const std::string& kind, std::int64_t row_id)>;
-  void set_delete_hook(DeleteHook hook) { delete_hook_ = std::move(hook); }
   // Row id of a cluster (NotFound with the service's message when missing).
   std::int64_t cluster_row_id(const WorkspaceRef& ref, const std::string& name);
   // Recomputes a cluster's counters/allocation state and stored document from its node rows.
@@ -158,17 +158,17 @@ class ControlPlane {
   void reconcile_file_servers(std::int64_t now_us);
   void start_node_work(std::int64_t cluster_row_id);
   void empty_trash();
-  void notify_delete(const std::string& kind, std::int64_t row_id) {
-    if (delete_hook_) delete_hook_(kind, row_id);
-  }
+  // Inside a deleting transaction: ends the jobs on the workspace's clusters (also jobs of
+  // other workspaces that run there) and in its experiments. `with` says what else went, e.g.
+  // " with its resource group 'rg'" (or empty).
+  void end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace, const std::string& with);
 
   Settings settings_;
   std::shared_ptr<Store> store_;
   std::shared_ptr<Clock> clock_;
   NodeLayout layout_;
   std::shared_ptr<ProcessLauncher> launcher_;
-  std::vector<std::function<void(ControlPlane&)>> reconcile_hooks_;
-  DeleteHook delete_hook_;
+  std::unique_ptr<Jobs> jobs_;
 };
 
 }  // namespace batchai::control_plane

@@ -35,10 +35,20 @@ struct JobRef {
   std::string name;
 };
 
+// Owned by the ControlPlane (ControlPlane::jobs()): made with it, so the scheduler runs on every
+// reconcile and every delete ends the jobs under it, whichever command runs.
 class Jobs {
  public:
-  // Installs the scheduler as a reconcile hook and the delete hook on `cp`.
   explicit Jobs(ControlPlane& cp);
+
+  // A resource a delete takes away from under its jobs.
+  enum class Deleted { kCluster, kWorkspace, kExperiment };
+  // Inside the deleting transaction: every queued, running or terminating job of the cluster,
+  // workspace or experiment row ends (failed; its supervisor and processes killed and confirmed
+  // gone, its nodes freed). Jobs of a deleted cluster stay, with the error ClusterDeleted
+  // "The job's <why> while the job was <state>."; jobs of a deleted experiment or workspace go
+  // with it (their bookkeeping folders trashed).
+  void end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why);
 
   // Spec §4.4; the job is stored queued and its supervisor process started.
   Json create(const JobCreateOptions& options);

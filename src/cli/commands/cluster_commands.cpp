@@ -86,7 +86,6 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         const auto o = node_exec_options(a);
         if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (spec §4.10.6)
-        exit_zero_on_interrupt();
         ctx.control_plane().cluster_node_exec(workspace_ref(a), a.str("cluster"), o);
         return std::nullopt;
       });

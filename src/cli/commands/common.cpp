@@ -1,8 +1,6 @@
 // Shared option helpers and --ids resolution.
 #include "commands/common.hpp"
 
-#include <csignal>
-#include <cstdlib>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
@@ -105,7 +103,8 @@ OptionSpec name_by_ids() {
 Command& add_node_exec_options(Command& command, const std::string& node_help) {
   OptionSpec forwards;
   forwards.repeatable = true;
-  return command.option("--node-id,-n", node_help)
+  return command.exit_zero_on_interrupt()
+      .option("--node-id,-n", node_help)
       .option("--exec", "Optional command line to be executed on the node.")
       .option("--address,-L",
               "Port forwarding localport:remotehost:remoteport (repeatable): listens on 0.0.0.0:localport "
@@ -117,10 +116,6 @@ Command& add_node_exec_options(Command& command, const std::string& node_help) {
 
 control_plane::NodeExecOptions node_exec_options(const Args& a) {
   return {a.get("node-id"), a.get("exec"), a.all("address"), a.get("password"), a.get("ssh-private-key")};
-}
-
-void exit_zero_on_interrupt() {
-  std::signal(SIGINT, [](int) { std::_Exit(0); });
 }
 
 Command& add_mount_options(Command& c, const std::string& when) {

@@ -48,12 +48,9 @@ Command& add_mount_options(Command& command, const std::string& when);
 control_plane::MountOptions mount_options(const Args& args);
 
 // --node-id/-n, --exec, --address/-L, --password/-p, --ssh-private-key/-k of `cluster node exec`
-// and `job node exec`; `node_help` says which node is the default.
+// and `job node exec`; `node_help` says which node is the default. Ctrl-C ends them with 0.
 Command& add_node_exec_options(Command& command, const std::string& node_help);
 control_plane::NodeExecOptions node_exec_options(const Args& args);
-
-// Ctrl-C ends the command with exit code 0 (spec §2.5: `job file stream`, `node exec`).
-void exit_zero_on_interrupt();
 
 // --account-name/--account-key of the data-plane storage commands.
 Command& add_storage_auth(Command& command);

@@ -17,21 +17,15 @@
 
 namespace batchai::cli {
 
-void register_hidden_job_commands(CLI::App& root, CliContext& ctx);
-
 namespace {
 
 using control_plane::JobRef;
 using control_plane::Jobs;
 
-// The jobs service over the lazily opened control plane (hooks installed once per process).
+// The jobs service of the lazily opened control plane.
 struct JobsHolder {
   CliContext& ctx;
-  std::unique_ptr<Jobs> jobs;
-  Jobs& get() {
-    if (!jobs) jobs = std::make_unique<Jobs>(ctx.control_plane());
-    return *jobs;
-  }
+  Jobs& get() { return ctx.control_plane().jobs(); }
 };
 
 OptionSpec optional(const std::string& group, const std::string& default_value = {}, bool integer = false) {
@@ -61,8 +55,9 @@ std::string took(const Json& info) {
   return format_timedelta(*end - *start);
 }
 
-// §4.10.3: warnings only, exit code = the job's.
-[[noreturn]] void wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
+// §4.10.3: warnings only; returns the exit code of `job wait`: 0 when the job succeeded, the
+// job's exit code when it failed (0 when it has none), 255 when a failed job has no execution info.
+int wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
   Json job = jobs.show(ref);
   log::warning("Job submitted at " + python_time(job["creationTime"]));
   bool started = false;
@@ -80,13 +75,13 @@ std::string took(const Json& info) {
     }
     if (state == "succeeded") {
       log::warning("Job completed at " + python_time(info["endTime"]) + "; execution took " + took(info));
-      std::exit(0);
+      return 0;
     }
     if (state == "failed") {
       log::warning("The job \"" + ref.name + "\" in resource group \"" + ref.where.resource_group + "\" failed.");
       if (!info.is_object()) {
         log::warning("Failed job has no execution info");
-        std::exit(255);
+        return 255;
       }
       const Json& code = info["exitCode"];
       log::warning("Job failed with exit code " + (code.is_null() ? std::string("None") : code.dump()) + " at " +
@@ -102,7 +97,7 @@ std::string took(const Json& info) {
           log::warning("Error message: " + value_or<std::string>(e, "message", "") + "\nDetails:\n " + details);
         }
       }
-      std::exit(code.is_number_integer() ? code.get<int>() : 0);
+      return code.is_number_integer() ? code.get<int>() : 0;
     }
     std::this_thread::sleep_for(std::chrono::seconds(interval_s));
     job = jobs.show(ref);
@@ -223,10 +218,10 @@ void register_basic(CLI::App& group, CliContext& ctx, std::shared_ptr<JobsHolder
       .option("--name,-n", "Name of job.", required())
       .option("--interval", "Polling interval in sec.", optional("", "15", true))
       .example("Wait for the job completion.", "batchai job wait -g MyResourceGroup -w MyWorkspace -e MyExperiment -n MyJob")
-      .handler([jobs](const Args& a) -> std::optional<Json> {
+      .handler([jobs](const Args& a) {
         const int interval = a.integer("interval").value_or(15);
         if (interval < 0) throw InvalidArgument("--interval must be 0 or more seconds.");
-        wait_for_job(jobs->get(), job_ref(a, "name"), interval);
+        return CommandResult::exit_code_only(wait_for_job(jobs->get(), job_ref(a, "name"), interval));
       });
 }
 
@@ -252,8 +247,8 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
       .option("--file-name,-f", "The name of the file to stream.", required())
       .option("--output-directory-id,-d", "The Id of the job's output directory.", optional("", "stdouterr"))
       .option("--path,-p", "The relative path in the given output directory.", optional("", "."))
+      .exit_zero_on_interrupt()
       .handler([jobs](const Args& a) -> std::optional<Json> {
-        exit_zero_on_interrupt();
         stream_file(jobs->get(), job_ref(a, "job"), a.str("output-directory-id"), a.str("path"), a.str("file-name"));
         return std::nullopt;
       });
@@ -269,7 +264,6 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
   add_node_exec_options(add_job_scope(exec).option("--job,-j", "Name of job.", required()),
                         "ID of the node to run the command on; the job's first node when omitted.")
       .handler([jobs](const Args& a) -> std::optional<Json> {
-        exit_zero_on_interrupt();
         jobs->get().node_exec(job_ref(a, "job"), node_exec_options(a));
         return std::nullopt;
       });
@@ -278,12 +272,11 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
 }  // namespace
 
 void register_job_commands(CLI::App& parent, CliContext& ctx) {
-  auto jobs = std::make_shared<JobsHolder>(JobsHolder{ctx, nullptr});
+  auto jobs = std::make_shared<JobsHolder>(JobsHolder{ctx});
   CLI::App& group = add_group(parent, ctx, "job", "Commands to manage jobs.");
   register_create(group, ctx, jobs);
   register_basic(group, ctx, jobs);
   register_files_and_nodes(group, ctx, jobs);
-  if (parent.get_parent() == nullptr) register_hidden_job_commands(parent, ctx);
 }
 
 }  // namespace batchai::cli

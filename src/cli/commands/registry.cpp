@@ -5,10 +5,6 @@
 
 namespace batchai::cli {
 
-#ifdef BATCHAI_CLI_HAVE_TRAIN
-void register_train_command(CLI::App& root);  // commands/train_command.cpp (trainer engineer)
-#endif
-
 const std::vector<CommandGroup>& command_groups() {
   static const std::vector<CommandGroup> kGroups = {
       {"group", register_group_commands, false},
@@ -29,9 +25,8 @@ void register_all_commands(CLI::App& root, CliContext& ctx) {
   for (const auto& group : command_groups()) {
     if (group.batchai_group) group.register_fn(alias, ctx);
   }
-#ifdef BATCHAI_CLI_HAVE_TRAIN
-  register_train_command(root);
-#endif
+  register_hidden_job_commands(root, ctx);
+  register_train_command(root, ctx);
 }
 
 }  // namespace batchai::cli

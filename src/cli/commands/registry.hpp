@@ -30,5 +30,8 @@ void register_cluster_commands(CLI::App& parent, CliContext& ctx);
 void register_file_server_commands(CLI::App& parent, CliContext& ctx);
 void register_usage_commands(CLI::App& parent, CliContext& ctx);
 void register_job_commands(CLI::App& parent, CliContext& ctx);
+// Top level only: `_supervise` and `_rank-exec` (hidden), and `train`.
+void register_hidden_job_commands(CLI::App& root, CliContext& ctx);
+void register_train_command(CLI::App& root, CliContext& ctx);
 
 }  // namespace batchai::cli

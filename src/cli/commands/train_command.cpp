@@ -1,19 +1,24 @@
 // `batchai train`: the built-in Horovod-style CIFAR-10 trainer (issue 5). Parses the options
 // into batchai::train::TrainOptions and runs the trainer; under mpirun every rank runs this same
-// command. Exposed as register_train_command(root) for the CLI's composition root.
+// command. Registered like every command (commands/registry.cpp); its options are typed CLI11
+// options read as given (ArgumentStyle::kNative); the trainer plugin (trainer_plugin_loader.hpp)
+// runs the training and its code is the exit code.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 
-#include "batchai/train/trainer.hpp"
+#include "batchai/train/train_options.hpp"
+#include "command.hpp"
+#include "commands/registry.hpp"
+#include "trainer_plugin_loader.hpp"
 
 namespace batchai::cli {
 
-void register_train_command(CLI::App& root) {
+void register_train_command(CLI::App& root, CliContext& ctx) {
   auto o = std::make_shared<train::TrainOptions>();
-  CLI::App* cmd = root.add_subcommand(
-      "train", "Train the tutorial's Keras CIFAR-10 CNN, data-parallel over MPI ranks (Horovod semantics).");
+  Command& command = add_command(
+      root, ctx, "train", "Train the tutorial's Keras CIFAR-10 CNN, data-parallel over MPI ranks (Horovod semantics).");
+  command.arguments(ArgumentStyle::kNative);
+  CLI::App* cmd = &command.app();
   cmd->add_option("--dir", o->dir, "Output folder (saved_models/, checkpoints/, metrics.*)")->capture_default_str();
   cmd->add_option("--data-dir", o->data_dir,
                   "Folder with the CIFAR-10 binary files (data_batch_1..5.bin, test_batch.bin); "
@@ -47,14 +52,8 @@ void register_train_command(CLI::App& root) {
   cmd->add_option("--validation-images", o->validation_images,
                   "Validate each epoch on the first N test images (default: all)")
       ->check(CLI::NonNegativeNumber);
-  // Like the hidden job commands, training runs straight from the parser's callback and ends the
-  // process with its own exit code (every MPI rank runs this same command).
-  cmd->callback([o] {
-    const int code = train::run_train_main(*o);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::exit(code);
-  });
+  // Every MPI rank runs this same command; main turns the trainer's code into the exit code.
+  command.handler([o](const Args&) { return CommandResult::exit_code_only(run_trainer_plugin(*o)); });
 }
 
 }  // namespace batchai::cli

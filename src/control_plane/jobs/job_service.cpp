@@ -1,5 +1,6 @@
 // `job create|show|list|delete|terminate` (spec §4.4, §4.2) and the delete hook that ends the
 // jobs of a deleted experiment, workspace or cluster.
+#include <algorithm>
 #include <thread>
 
 #include "batchai/common/ids.hpp"
@@ -73,38 +74,39 @@ void check_counts_fit_cluster(const runtime::JobSpec& spec, const Json& cluster)
 
 }  // namespace
 
-Jobs::Jobs(ControlPlane& cp) : cp_(cp) {
-  cp_.add_reconcile_hook([this](ControlPlane&) { schedule(); });
-  cp_.set_delete_hook([this](const std::string& kind, std::int64_t row_id) {
-    // Inside the deleting transaction: stop the affected jobs' processes and free their nodes.
-    std::string where;
-    if (kind == "experiment") where = "j.experiment_id = ?";
-    else if (kind == "workspace") where = "j.experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
-    else if (kind == "cluster") where = "j.cluster_id = ?";
-    else return;
-    Store& store = cp_.store();
-    std::vector<JobRow> affected;
-    {
-      auto st = store.prepare(
-          "SELECT j.id, j.job_key, j.experiment_id, j.cluster_id, j.name, j.state, j.priority, j.node_count, "
-          "j.created_us, j.doc, j.private, j.sup_pid FROM jobs j WHERE " + where);
-      st.bind(1, row_id);
-      while (st.step()) affected.push_back(read_job(st));
+Jobs::Jobs(ControlPlane& cp) : cp_(cp) {}
+
+void Jobs::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why) {
+  const char* where = kind == Deleted::kCluster      ? "cluster_id = ?"
+                      : kind == Deleted::kExperiment ? "experiment_id = ?"
+                                                     : "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
+  Store& store = cp_.store();
+  std::vector<JobRow> affected;
+  {
+    auto st = store.prepare(std::string(kJobColumns) + "WHERE " + where);
+    st.bind(1, row_id);
+    while (st.step()) affected.push_back(read_job(st));
+  }
+  const std::int64_t now = to_us(cp_.clock().now());
+  std::vector<std::int64_t> touched;
+  for (auto& job : affected) {
+    if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
+      kill_job_processes(cp_.layout(), job.key, job.sup_pid);
+      for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
+      // Recorded even where the row goes with its experiment: a supervisor that outlived
+      // SIGKILL's delivery (it cannot) would find the job ended, not running.
+      finish_job(job, false, std::nullopt,
+                 job_error(kind == Deleted::kCluster ? "ClusterDeleted" : "JobDeleted",
+                           "The job's " + why + " while the job was " + job.state + "."),
+                 now);
+      save_job(store, job);
     }
-    const std::int64_t now = to_us(cp_.clock().now());
-    for (auto& job : affected) {
-      if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
-        kill_job_processes(cp_.layout(), job.key, job.sup_pid);
-        release_nodes(store, job.key);
-        if (kind == "cluster") {
-          finish_job(job, false, std::nullopt,
-                     job_error("ClusterDeleted", "The job's cluster was deleted while the job was " + job.state + "."), now);
-          save_job(store, job);
-        }
-      }
-      if (kind != "cluster") trash(store, state_dir(cp_.layout(), job.key));
-    }
-  });
+    if (kind != Deleted::kCluster) trash(store, state_dir(cp_.layout(), job.key));
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (auto cluster : touched)
+    if (kind != Deleted::kCluster || cluster != row_id) cp_.refresh_cluster(cluster);
 }
 
 Json Jobs::create(const JobCreateOptions& o) {
