@@ -17,6 +17,11 @@ find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(CURL REQUIRED)
 find_library(BATCHAI_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 find_path(BATCHAI_CBLAS_INCLUDE_DIR NAMES cblas.h PATH_SUFFIXES openblas openblas-pthread REQUIRED)
+if(BATCHAI_BUILD_TESTS OR BATCHAI_BUILD_BENCH)
+  # The test and benchmark drivers written in Python (argparse parity, bench_jobs.py) and bash.
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  find_program(BATCHAI_BASH bash REQUIRED)
+endif()
 if(BATCHAI_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
@@ -36,3 +41,7 @@ endif()
 add_library(batchai_openblas INTERFACE)
 target_include_directories(batchai_openblas SYSTEM INTERFACE ${BATCHAI_CBLAS_INCLUDE_DIR})
 target_link_libraries(batchai_openblas INTERFACE ${BATCHAI_OPENBLAS_LIBRARY})
+
+# The CUDA toolkit, cuDNN and NCCL, when present (BATCHAI_CUDA): sets BATCHAI_CUDA_ENABLED, with
+# which src/train_cuda builds the CUDA plugin and src/cli makes the executable depend on it.
+include(BatchaiCuda)

@@ -15,16 +15,3 @@ function(batchai_target_defaults target)
     target_link_options(${target} PRIVATE -fsanitize=${BATCHAI_SANITIZE})
   endif()
 endfunction()
-
-# A module library: sources from src/<module>/ (recursive), public headers in include/.
-function(batchai_module name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
-  add_library(batchai_${name} STATIC ${ARG_SOURCES})
-  add_library(batchai::${name} ALIAS batchai_${name})
-  target_include_directories(batchai_${name}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
-    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-  target_link_libraries(batchai_${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
-  set_target_properties(batchai_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  batchai_target_defaults(batchai_${name})
-endfunction()
