@@ -69,6 +69,8 @@ std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_a
   return device_communicator_factory()(host_algorithm);
 }
 
+bool has_device_communicator() { return device_communicator_factory() != nullptr; }
+
 BackendKind parse_backend_kind(const std::string& text) {
   if (text == "cpu") return BackendKind::kCpu;
   if (text == "cuda") return BackendKind::kCuda;

@@ -1,4 +1,4 @@
-// The sequential model: shape inference, buffer allocation, Glorot init, forward and backward.
+// The sequential model: buffer allocation over the inferred shapes, Glorot init, forward and backward.
 #include "batchai/train/model.hpp"
 
 #include <chrono>
@@ -13,97 +13,45 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A view of the first `count` floats of a buffer (the current batch of a max-batch buffer).
-Buffer view(const Buffer& b, std::size_t count) { return Buffer{b.data, count}; }
+Buffer view(const Buffer& b, std::size_t count) { return Buffer{b.data, count, b.kind}; }
 
 }  // namespace
 
-std::vector<LayerSpec> tutorial_network() {
-  return {
-      {LayerKind::kConv, "conv2d_1", 32, true, true, 0.0f},
-      {LayerKind::kConv, "conv2d_2", 32, false, true, 0.0f},
-      {LayerKind::kMaxPool, "max_pooling2d_1", 0, false, false, 0.0f},
-      {LayerKind::kDropout, "dropout_1", 0, false, false, 0.25f},
-      {LayerKind::kConv, "conv2d_3", 64, true, true, 0.0f},
-      {LayerKind::kConv, "conv2d_4", 64, false, true, 0.0f},
-      {LayerKind::kMaxPool, "max_pooling2d_2", 0, false, false, 0.0f},
-      {LayerKind::kDropout, "dropout_2", 0, false, false, 0.25f},
-      {LayerKind::kDense, "dense_1", 512, false, true, 0.0f},  // after the implicit Flatten
-      {LayerKind::kDropout, "dropout_3", 0, false, false, 0.5f},
-      {LayerKind::kDense, "dense_2", 10, false, false, 0.0f},
-  };
-}
-
-ParamTable param_table_for(const std::vector<LayerSpec>& specs, int h, int w, int c) {
-  ParamTable table;
-  std::size_t offset = 0;
-  auto add = [&](const std::string& layer, const std::string& weight, std::vector<int> shape) {
-    ParamEntry e{layer, weight, std::move(shape), offset};
-    offset += e.size();
-    table.push_back(std::move(e));
-  };
-  for (const auto& s : specs) {
-    switch (s.kind) {
-      case LayerKind::kConv:
-        add(s.name, "kernel:0", {3, 3, c, s.units});
-        add(s.name, "bias:0", {s.units});
-        if (!s.same) h -= 2, w -= 2;
-        c = s.units;
-        break;
-      case LayerKind::kMaxPool:
-        h /= 2, w /= 2;
-        break;
-      case LayerKind::kDropout:
-        break;
-      case LayerKind::kDense:
-        add(s.name, "kernel:0", {h * w * c, s.units});
-        add(s.name, "bias:0", {s.units});
-        h = 1, w = 1, c = s.units;
-        break;
-    }
-  }
-  return table;
-}
-
 // One layer's shapes, parameter offsets and max-batch buffers (output and its gradient).
-struct Model::Layer {
+struct Model::Layer : LayerShape {
   LayerSpec spec;
-  int ih, iw, ic, oh, ow, oc;  // per-image input and output dims
   std::size_t w_off = 0, b_off = 0;
   Buffer y, dy, mask;
-  std::size_t out_size() const { return static_cast<std::size_t>(oh) * ow * oc; }
-  ConvShape conv(int n) const { return ConvShape{n, ih, iw, ic, oc, 3, spec.same ? 1 : 0}; }
+  ConvShape conv(int n) const {
+    return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0};
+  }
   DenseShape dense(int n) const { return DenseShape{n, ih * iw * ic, oc}; }
 };
 
 Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int h, int w, int c, int classes)
     : backend_(backend), specs_(std::move(specs)), max_batch_(max_batch), h_(h), w_(w), c_(c),
-      classes_(classes), table_(param_table_for(specs_, h, w, c)) {
+      classes_(classes) {
   if (max_batch <= 0) throw InvalidArgument("batch size must be positive");
+  const std::vector<LayerShape> shapes = infer_shapes(specs_, h, w, c);
+  table_ = param_table_for(specs_, shapes);
   params_ = backend_.allocate(train::param_count(table_));
   grads_ = backend_.allocate(train::param_count(table_));
   input_ = backend_.allocate(static_cast<std::size_t>(max_batch) * h * w * c);
   labels_ = backend_.allocate(static_cast<std::size_t>(max_batch));
   std::size_t entry = 0;
-  for (const auto& s : specs_) {
-    Layer l{s, h, w, c, h, w, c, 0, 0, {}, {}, {}};
-    if (s.kind == LayerKind::kConv) {
-      l.oh = s.same ? h : h - 2, l.ow = s.same ? w : w - 2, l.oc = s.units;
-    } else if (s.kind == LayerKind::kMaxPool) {
-      l.oh = h / 2, l.ow = w / 2;
-    } else if (s.kind == LayerKind::kDense) {
-      l.oh = 1, l.ow = 1, l.oc = s.units;
-    }
-    if (s.kind == LayerKind::kConv || s.kind == LayerKind::kDense) {
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    Layer l{shapes[i], specs_[i], 0, 0, {}, {}, {}};
+    if (l.spec.kind == LayerKind::kConv || l.spec.kind == LayerKind::kDense) {
       l.w_off = table_[entry++].offset;
       l.b_off = table_[entry++].offset;
     }
     l.y = backend_.allocate(max_batch * l.out_size());
     l.dy = backend_.allocate(max_batch * l.out_size());
-    if (s.kind == LayerKind::kDropout) l.mask = backend_.allocate(max_batch * l.out_size());
-    h = l.oh, w = l.ow, c = l.oc;
+    if (l.spec.kind == LayerKind::kDropout) l.mask = backend_.allocate(max_batch * l.out_size());
     layers_.push_back(l);
   }
-  if (layers_.empty() || h * w * c != classes) {
+  const std::size_t outputs = layers_.empty() ? 0 : layers_.back().out_size();
+  if (outputs != static_cast<std::size_t>(classes)) {
     throw InvalidArgument("the network must end in " + std::to_string(classes) + " outputs");
   }
   dlogits_ = layers_.back().dy;

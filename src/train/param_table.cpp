@@ -1,8 +1,8 @@
-// The tutorial's parameter table and the (identity) Keras layout conversion.
+// Parameter table helpers and the tutorial's table (derived from network.hpp).
 #include "batchai/train/param_table.hpp"
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/model.hpp"
+#include "batchai/train/network.hpp"
 
 namespace batchai::train {
 
@@ -12,7 +12,11 @@ std::size_t ParamEntry::size() const {
   return n;
 }
 
-ParamTable tutorial_param_table() { return param_table_for(tutorial_network(), 32, 32, 3); }
+ParamTable tutorial_param_table() {
+  const Network& net = tutorial_keras_network();
+  const std::vector<LayerSpec> specs = model_layers(net);
+  return param_table_for(specs, infer_shapes(specs, net.height, net.width, net.channels));
+}
 
 std::size_t param_count(const ParamTable& table) {
   return table.empty() ? 0 : table.back().offset + table.back().size();
@@ -24,18 +28,6 @@ const ParamEntry& find_param(const ParamTable& table, const std::string& layer, 
   }
   throw NotFound("weight '" + layer + "/" + weight + "' is not in the model's parameter table; "
                  "the file was probably saved from a different network");
-}
-
-ParamArena::ParamArena(ParamTable t) : table(std::move(t)), values(param_count(table), 0.0f) {}
-
-void export_keras(const ParamArena& arena, std::vector<float>& out) { out = arena.values; }
-
-void import_keras(ParamArena& arena, const std::vector<float>& in) {
-  if (in.size() != param_count(arena.table)) {
-    throw InvalidArgument("expected " + std::to_string(param_count(arena.table)) + " weights in Keras layout, got " +
-                          std::to_string(in.size()) + "; the weights belong to a different network");
-  }
-  arena.values = in;
 }
 
 }  // namespace batchai::train

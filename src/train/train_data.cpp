@@ -24,10 +24,8 @@ TrainOptions resolve(const TrainOptions& options, int size) {
   if (o.lr < 0.0) throw InvalidArgument("--lr must be positive");
   if (o.steps_per_epoch < 0) throw InvalidArgument("--steps-per-epoch must be positive");
   if (o.synthetic < 0) throw InvalidArgument("--synthetic must be a positive image count");
-  if (o.allreduce != "ring" && o.allreduce != "mpi") {
-    throw InvalidArgument("unknown --allreduce '" + o.allreduce + "'; use ring or mpi");
-  }
-  parse_backend_kind(o.backend);  // validates
+  parse_allreduce_algorithm(o.allreduce);  // validates
+  parse_backend_kind(o.backend);          // validates
   if (o.threads < 0) throw InvalidArgument("--threads must be positive");
   return o;
 }

@@ -13,7 +13,9 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/train/augment.hpp"
 #include "batchai/train/checkpoint.hpp"
+#include "batchai/train/communicator_choice.hpp"
 #include "batchai/train/keras_h5.hpp"
+#include "batchai/train/keras_model_config.hpp"
 #include "batchai/train/metrics_log.hpp"
 #include "batchai/train/optimizer.hpp"
 #include "batchai/train/progress.hpp"
@@ -62,8 +64,18 @@ void print_test_score(std::ostream& out, const Score& s) {
   out << "Test loss: " << s.loss << "\n" << "Test accuracy: " << s.acc << "\n" << std::flush;
 }
 
-std::unique_ptr<Backend> backend_for(const TrainOptions& o) {
-  return make_backend(parse_backend_kind(o.backend), o.threads > 0 ? o.threads : default_threads());
+// The options' choices as enums, parsed once per run (resolve() has validated the words).
+struct RunChoices {
+  BackendKind backend;
+  AllreduceAlgorithm allreduce;
+};
+
+RunChoices parse_choices(const TrainOptions& o) {
+  return RunChoices{parse_backend_kind(o.backend), parse_allreduce_algorithm(o.allreduce)};
+}
+
+std::unique_ptr<Backend> backend_for(const TrainOptions& o, const RunChoices& choices) {
+  return make_backend(choices.backend, o.threads > 0 ? o.threads : default_threads());
 }
 
 // Rank 0 reads the checkpoint; every rank gets its weights, optimizer state and position.
@@ -89,9 +101,7 @@ bool restore(const std::string& path, Model& model, RmsProp& opt, Communicator& 
   cp.optimizer_state.resize(model.param_count());
   comm.broadcast(cp.params.data(), cp.params.size(), 0);
   comm.broadcast(cp.optimizer_state.data(), cp.optimizer_state.size(), 0);
-  ParamArena arena(model.table());
-  import_keras(arena, cp.params);
-  model.set_params(arena.values);
+  model.set_params(cp.params);
   opt.set_state(cp.optimizer_state, static_cast<std::uint64_t>(header[2]));
   *epoch = static_cast<int>(header[1]);
   if (comm.rank() == 0) out << "Resuming from " << path << " after epoch " << *epoch << ".\n";
@@ -101,21 +111,17 @@ bool restore(const std::string& path, Model& model, RmsProp& opt, Communicator& 
 void write_checkpoint(const std::string& path, int epoch, Model& model, RmsProp& opt, const TrainOptions& o,
                       int size) {
   fs::create_directories(fs::path(path).parent_path());
-  ParamArena arena(model.table());
-  arena.values = model.get_params();
   Checkpoint cp;
   cp.epoch = epoch;
   cp.global_step = static_cast<long long>(opt.iterations());
   cp.seed = o.seed;
-  export_keras(arena, cp.params);
+  cp.params = model.get_params();  // the arena is in Keras layout already
   cp.optimizer_state = opt.get_state();
   cp.extra = {{"model", "cifar10_cnn"}, {"size", std::to_string(size)}, {"batch", std::to_string(o.batch_size)}};
   save_checkpoint(path, cp);
 }
 
-}  // namespace
-
-TrainResult run_training(const TrainOptions& options, Communicator& comm, std::ostream& out) {
+TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Communicator& comm, std::ostream& out) {
   const int rank = comm.rank(), size = comm.size();
   const TrainOptions o = resolve(options, size);
   const bool root = rank == 0;
@@ -125,17 +131,17 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
   const int steps = o.steps_per_epoch > 0 ? o.steps_per_epoch
                                           : static_cast<int>((data.train.count + per_step - 1) / per_step);
 
-  auto backend = backend_for(o);
+  auto backend = backend_for(o, choices);
   Model model(*backend, tutorial_network(), o.batch_size);
   comm.check_agreement(static_cast<long long>(model.param_count()), "the parameter count");
-  // Device gradients need a communicator that can read device memory (NCCL or host-staged).
-  const bool device_grads = backend->name() != "cpu";
-  comm.check_agreement(device_grads ? 1 : 0, "whether gradients live on a device (--backend)");
+  const BufferKind grad_buffers = model.grads().kind;
+  comm.check_agreement(grad_buffers == BufferKind::kDevice ? 1 : 0, "whether gradients live on a device (--backend)");
+  const CollectiveCandidate& chosen =
+      choose_communicator({grad_buffers, size, choices.allreduce, has_device_communicator()});
+  // The host candidates reduce over the run's own communicator (run_train_main opens it with
+  // the same chooser); only the device collectives are a communicator of their own.
   std::unique_ptr<Communicator> device_comm;
-  if (device_grads && size > 1) {
-    device_comm = make_device_communicator(o.allreduce == "mpi" ? AllreduceAlgorithm::kMpi : AllreduceAlgorithm::kRing);
-    if (!device_comm) throw Error("backend " + backend->name() + " has no device communicator registered");
-  }
+  if (chosen.kind == CollectiveKind::kNccl) device_comm = open_communicator(chosen, choices.allreduce);
   Communicator& grad_comm = device_comm ? *device_comm : comm;
   RmsPropConfig config;
   config.lr = o.lr;
@@ -204,7 +210,7 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
       }
       if (size > 1) {
         ScopedSpan span(tl, "allreduce");
-        grad_comm.allreduce_sum(model.grads().data, model.grads().size);
+        grad_comm.allreduce_buffer(model.grads());
         backend->scale(model.grads(), inv_size);
       }
       {
@@ -242,13 +248,11 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
     }
   }
   result.global_step = static_cast<long long>(opt.iterations());
-  ParamArena arena(model.table());
-  arena.values = model.get_params();
-  export_keras(arena, result.params);
+  result.params = model.get_params();
   if (root) {
     const std::string path = o.dir + "/" + kSavedModelRelPath;
     fs::create_directories(fs::path(path).parent_path());
-    save_keras_h5(path, tutorial_model_config_json(), tutorial_training_config_json(o.lr), model.table(),
+    save_keras_h5(path, tutorial_model_config_json(), keras_training_config_json(opt.config()), model.table(),
                   result.params);
     if (!o.quiet) out << "Saved trained model at " << path << " \n";
   }
@@ -259,16 +263,15 @@ TrainResult run_training(const TrainOptions& options, Communicator& comm, std::o
   return result;
 }
 
-TrainResult run_evaluation(const TrainOptions& options, Communicator& comm, std::ostream& out) {
+TrainResult evaluate_saved(const TrainOptions& options, const RunChoices& choices, Communicator& comm,
+                           std::ostream& out) {
   const TrainOptions o = resolve(options, comm.size());
-  auto backend = backend_for(o);
+  auto backend = backend_for(o, choices);
   Model model(*backend, tutorial_network(), o.batch_size);
   const KerasModelFile file = load_keras_h5(o.evaluate);
   std::vector<float> weights(model.param_count());
   keras_weights_to_table(file, model.table(), weights);
-  ParamArena arena(model.table());
-  import_keras(arena, weights);
-  model.set_params(arena.values);
+  model.set_params(weights);
   TrainOptions data_options = o;
   const TrainData data = load_train_data(data_options);
   const Score s = evaluate(model, data.test, 0, comm);
@@ -279,17 +282,28 @@ TrainResult run_evaluation(const TrainOptions& options, Communicator& comm, std:
   return r;
 }
 
+}  // namespace
+
+TrainResult run_training(const TrainOptions& options, Communicator& comm, std::ostream& out) {
+  return train_run(options, parse_choices(options), comm, out);
+}
+
+TrainResult run_evaluation(const TrainOptions& options, Communicator& comm, std::ostream& out) {
+  return evaluate_saved(options, parse_choices(options), comm, out);
+}
+
 int run_train_main(const TrainOptions& options) {
   MpiSession session(nullptr, nullptr);
-  std::unique_ptr<Communicator> comm =
-      session.size() > 1 ? make_mpi_communicator(options.allreduce == "mpi" ? AllreduceAlgorithm::kMpi
-                                                                              : AllreduceAlgorithm::kRing)
-                         : make_local_communicator();
   try {
+    const RunChoices choices = parse_choices(options);
+    // The run's communicator carries host data (weights, metrics, checks) and host gradients.
+    std::unique_ptr<Communicator> comm =
+        open_communicator(choose_communicator({BufferKind::kHost, session.size(), choices.allreduce, false}),
+                          choices.allreduce);
     if (!options.evaluate.empty()) {
-      run_evaluation(options, *comm, std::cout);
+      evaluate_saved(options, choices, *comm, std::cout);
     } else {
-      run_training(options, *comm, std::cout);
+      train_run(options, choices, *comm, std::cout);
     }
   } catch (const std::exception& e) {
     if (session.size() > 1) {

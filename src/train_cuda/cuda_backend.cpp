@@ -101,6 +101,7 @@ float* CudaBackend::pinned(Staging& staging, std::size_t count) {
 
 Buffer CudaBackend::allocate(std::size_t count) {
   Buffer b;
+  b.kind = train::BufferKind::kDevice;  // only the device collectives may reduce it
   if (count == 0) return b;
   BATCHAI_CUDA_CHECK(cudaMalloc(&b.data, count * sizeof(float)));
   b.size = count;

@@ -68,6 +68,8 @@ class DeviceCommunicator final : public train::Communicator {
   int rank() const override { return host_->rank(); }
   int size() const override { return host_->size(); }
   std::string name() const override { return name_; }
+  // Device buffers go over NCCL (or host staging), host ones over the MPI communicator inside.
+  bool accepts(train::BufferKind /*kind*/) const override { return true; }
   void barrier() override { host_->barrier(); }
   void check_agreement(long long value, const std::string& what) override { host_->check_agreement(value, what); }
 

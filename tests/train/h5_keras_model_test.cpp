@@ -9,6 +9,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/keras_h5.hpp"
+#include "batchai/train/keras_model_config.hpp"
 
 namespace batchai::train {
 namespace {

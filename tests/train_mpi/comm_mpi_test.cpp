@@ -1,6 +1,7 @@
 // Communicator tests run under `mpiexec -n 1..4`: our ring allreduce against MPI_Allreduce
 // (the oracle) for many lengths and chunk sizes, exact sums on integer-valued floats,
-// broadcast, double sums, and the agreement check failing on every rank.
+// broadcast, double sums, the agreement check failing on every rank, and the refusal of
+// device buffers.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -162,6 +163,27 @@ TEST(CommMpi, DisagreementThrowsOnEveryRankNamingRanksAndValues) {
   std::vector<float> data = {1.0f};
   comm->allreduce_sum(data.data(), 1);
   EXPECT_EQ(data[0], static_cast<float>(comm->size()));
+}
+
+TEST(CommMpi, DeviceBufferNeverReachesAnMpiPath) {
+  // The kind tag alone is checked: these floats are host memory tagged as a device's, so a
+  // missing check would sum them (size > 1) and the test would see it.
+  for (const auto algorithm : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kMpi}) {
+    auto comm = make_mpi_communicator(algorithm);
+    EXPECT_FALSE(comm->accepts(BufferKind::kDevice)) << comm->name();
+    std::vector<float> data(64, 1.0f);
+    Buffer device{data.data(), data.size(), BufferKind::kDevice};
+    try {
+      comm->allreduce_buffer(device);
+      FAIL() << comm->name() << " reduced a device buffer";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot reduce device memory"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(data, std::vector<float>(64, 1.0f));
+    Buffer host{data.data(), data.size(), BufferKind::kHost};
+    comm->allreduce_buffer(host);
+    EXPECT_EQ(data, std::vector<float>(64, static_cast<float>(comm->size())));
+  }
 }
 
 }  // namespace

@@ -8,15 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "batchai/train/buffer.hpp"
 #include "batchai/train/communicator.hpp"
 
 namespace batchai::train {
-
-// Backend memory: `data` may be a device address; only the owning backend dereferences it.
-struct Buffer {
-  float* data = nullptr;
-  std::size_t size = 0;  // floats
-};
 
 // Conv2D with stride 1, square kernel, NHWC input (n, h, w, c) -> output (n, oh, ow, out).
 struct ConvShape {
@@ -38,7 +33,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
 
-  // Memory. allocate() returns zeroed memory; release() accepts what allocate() returned.
+  // Memory. allocate() returns zeroed memory tagged with where it lives (kDevice for device
+  // backends); release() accepts what allocate() returned.
   virtual Buffer allocate(std::size_t count) = 0;
   virtual void release(Buffer& buffer) = 0;
   virtual void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset = 0) = 0;
@@ -102,6 +98,8 @@ using DeviceCommunicatorFactory = std::unique_ptr<Communicator> (*)(AllreduceAlg
 void register_device_communicator_factory(DeviceCommunicatorFactory factory);
 // Null when no device communicator was registered.
 std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_algorithm);
+// Whether one is registered (the chooser's test for its NCCL candidate, communicator_choice.hpp).
+bool has_device_communicator();
 
 // The CUDA backend ships as a plugin, libbatchai_cuda.so beside the executable (or the file
 // $BATCHAI_CUDA_PLUGIN names), so that the CUDA libraries — cuBLASLt alone costs tens of
@@ -111,6 +109,6 @@ std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_a
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
 inline constexpr const char* kCudaPluginFile = "libbatchai_cuda.so";
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 1;
+inline constexpr int kCudaPluginAbi = 2;  // 2: Buffer carries its BufferKind
 
 }  // namespace batchai::train

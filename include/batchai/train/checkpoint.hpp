@@ -14,7 +14,7 @@ struct Checkpoint {
   long long global_step = 0;     // optimizer steps taken (drives the lr decay)
   std::uint64_t seed = 0;        // the run's base seed
   std::string rng_state;         // opaque RNG state (e.g. a std::mt19937_64 written with <<)
-  std::vector<float> params;     // Keras layout, table order (export_keras)
+  std::vector<float> params;     // Keras layout, table order (the Model's arena)
   std::vector<float> optimizer_state;  // RMSprop accumulators, same layout as params
   std::map<std::string, std::string> extra;  // free-form (model name, options) for checks
 };

@@ -2,10 +2,13 @@
 // allreduce over one contiguous float arena, a broadcast of the initial weights, and checks
 // that every rank agrees on what it is about to exchange. Implementations: a ring over MPI
 // point-to-point, MPI_Allreduce (fallback and test oracle), a single-process no-op, NCCL.
+// communicator_choice.hpp picks one for a run.
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
+
+#include "batchai/train/buffer.hpp"
 
 namespace batchai::train {
 
@@ -26,9 +29,19 @@ class Communicator {
   virtual void check_agreement(long long value, const std::string& what) = 0;
   // Short name for logs and benchmarks: "ring", "mpi", "local", "nccl".
   virtual std::string name() const = 0;
+  // Which backend buffers allreduce_buffer() takes: host memory only, unless the communicator
+  // can read device memory (the device collectives) or moves nothing (one rank).
+  virtual bool accepts(BufferKind kind) const { return kind == BufferKind::kHost; }
+
+  // The gradients' way in: sums a backend buffer over the ranks. Throws batchai::InvalidArgument
+  // (before any rank sends) when this communicator does not accept the buffer's kind, so a
+  // device buffer never reaches an MPI path.
+  void allreduce_buffer(Buffer& buffer);
 };
 
 enum class AllreduceAlgorithm { kRing, kMpi };
+// "ring" | "mpi" (--allreduce); throws batchai::InvalidArgument otherwise.
+AllreduceAlgorithm parse_allreduce_algorithm(const std::string& text);
 
 // Single-process communicator: size 1, every collective is a no-op.
 std::unique_ptr<Communicator> make_local_communicator();

@@ -9,16 +9,11 @@
 
 namespace batchai::train {
 
-// model_config JSON of the tutorial's Sequential CNN in Keras 2.1.6 style (a list of 18 layer
-// configs: conv2d_1, activation_1, ..., dense_2, activation_6).
-std::string tutorial_model_config_json();
-// training_config JSON: RMSprop(lr, decay=1e-6), categorical_crossentropy, metrics [accuracy].
-std::string tutorial_training_config_json(double learning_rate);
-
 // Writes `path` atomically (temp file + rename). Layer names (and their order) come from the
-// model_config JSON; weights come from `table`, whose offsets index `keras_weights` (the
-// output of export_keras). Throws InvalidArgument when the table names a layer the config
-// lacks or exceeds the weights, SystemError when HDF5 fails.
+// model_config JSON (keras_model_config.hpp); weights come from `table`, whose offsets index
+// `keras_weights` (the Model's parameters, already in Keras layout). Throws InvalidArgument
+// when the table names a layer the config lacks or exceeds the weights, SystemError when
+// HDF5 fails.
 void save_keras_h5(const std::string& path, const std::string& model_config_json,
                    const std::string& training_config_json, const ParamTable& table,
                    const std::vector<float>& keras_weights);

@@ -1,32 +1,16 @@
-// The trainer's network: a sequential stack of Conv2D / MaxPool2 / Dropout / Dense layers over
-// NHWC activations (Flatten is free in NHWC and matches Keras' channels_last order), with its
-// parameters and gradients in one arena each, and every activation buffer allocated once for
-// the largest batch. Forward/backward run on a Backend; zeroing of gradients is explicit.
+// The trainer's model: a sequential stack of Conv2D / MaxPool2 / Dropout / Dense layers (as
+// network.hpp derives them) over NHWC activations, with its parameters and gradients in one
+// arena each, and every activation buffer allocated once for the largest batch.
+// Forward/backward run on a Backend; zeroing of gradients is explicit.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "batchai/train/backend.hpp"
-#include "batchai/train/param_table.hpp"
+#include "batchai/train/network.hpp"
 
 namespace batchai::train {
-
-enum class LayerKind { kConv, kMaxPool, kDropout, kDense };
-
-struct LayerSpec {
-  LayerKind kind;
-  std::string name;   // Keras name for layers with weights ("conv2d_1"), informative otherwise
-  int units = 0;      // conv filters or dense units
-  bool same = false;  // conv padding "same" (else "valid")
-  bool relu = false;  // ReLU fused after conv/dense
-  float rate = 0.0f;  // dropout rate
-};
-
-// The tutorial's cifar10_cnn (1,250,858 parameters); Dense(10) is linear, softmax sits in the loss.
-std::vector<LayerSpec> tutorial_network();
-// Keras-layout table for a stack on an (h, w, c) input.
-ParamTable param_table_for(const std::vector<LayerSpec>& specs, int h, int w, int c);
 
 struct BatchStats {
   double loss_sum = 0.0;  // summed over the batch's images

@@ -9,6 +9,8 @@
 
 namespace batchai::train {
 
+// The tutorial's optimizer settings, defined here only: the saved training_config
+// (keras_model_config.hpp) is written from these fields.
 struct RmsPropConfig {
   double lr = 1e-4;  // already multiplied by the number of workers (Horovod's lr * size)
   double rho = 0.9;

@@ -1,7 +1,8 @@
 // The parameter table of the trainer: which named Keras weight lives where in the one contiguous
 // float arena that holds all parameters (and, with the same offsets, all gradients). HDF5 export,
-// checkpoints and the allreduce see parameters only through this table and ParamArena.
-// Internal layout == Keras layout: Conv2D kernel (kh, kw, in, out), Dense kernel (in, out), bias (out).
+// checkpoints and the allreduce see parameters only through this table. The arena's layout is
+// Keras' own: Conv2D kernel (kh, kw, in, out), Dense kernel (in, out), bias (out), so the
+// Model's parameters are saved and loaded as they are. network.hpp derives the table.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -19,27 +20,13 @@ struct ParamEntry {
 
 using ParamTable = std::vector<ParamEntry>;
 
-// Table of the tutorial's cifar10_cnn: conv2d_1..4, dense_1..2, each kernel then bias,
-// packed back to back in this order (1,250,858 floats).
+// Table of the tutorial's cifar10_cnn (network.hpp): conv2d_1..4, dense_1..2, each kernel then
+// bias, packed back to back in this order (1,250,858 floats).
 ParamTable tutorial_param_table();
 // Total floats covered by a table (offset + size of its last entry).
 std::size_t param_count(const ParamTable& table);
 // Entry by layer and weight name; throws batchai::NotFound naming the missing weight.
 const ParamEntry& find_param(const ParamTable& table, const std::string& layer,
                              const std::string& weight);
-
-// Host copy of every parameter (or gradient, or optimizer slot) in one contiguous block.
-// Backends keep their own (possibly device) copy and download into this on request.
-struct ParamArena {
-  ParamTable table;
-  std::vector<float> values;  // param_count(table) floats
-  explicit ParamArena(ParamTable t = tutorial_param_table());
-};
-
-// Keras layout, weights concatenated in table order with the table's offsets. The internal
-// layout already is Keras', so these are copies; kept as functions so callers never assume it.
-void export_keras(const ParamArena& arena, std::vector<float>& out);
-// Throws batchai::InvalidArgument when `in` does not have param_count(arena.table) floats.
-void import_keras(ParamArena& arena, const std::vector<float>& in);
 
 }  // namespace batchai::train
