@@ -14,8 +14,8 @@ function(batchai_stage_public_headers module out_var)
 endfunction()
 
 # A module library batchai::<name> from src/<name>/: SOURCES relative to that folder, whose
-# headers are the module's internal ones. Also batchai::<name>_internals, for white-box tests
-# only: the module plus its internal headers as "<name>/<header>.hpp".
+# headers are the module's internal ones. Also batchai::<name>_internals, for white-box tests and
+# benchmarks only: the module plus its internal headers, spelled as the module's sources do.
 function(batchai_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(batchai_${name} STATIC ${ARG_SOURCES})
@@ -26,11 +26,8 @@ function(batchai_module name)
   set_target_properties(batchai_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   batchai_target_defaults(batchai_${name})
 
-  set(internals_dir ${PROJECT_BINARY_DIR}/walls/internals/${name})
-  file(MAKE_DIRECTORY ${internals_dir})
-  file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR} ${internals_dir}/${name} SYMBOLIC)
   add_library(batchai_${name}_internals INTERFACE)
   add_library(batchai::${name}_internals ALIAS batchai_${name}_internals)
-  target_include_directories(batchai_${name}_internals INTERFACE ${internals_dir})
+  target_include_directories(batchai_${name}_internals INTERFACE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(batchai_${name}_internals INTERFACE batchai_${name} ${ARG_PRIVATE_DEPS})
 endfunction()

@@ -12,9 +12,8 @@ std::unique_ptr<CliContext> compose() {
   std::shared_ptr<ProcessLauncher> launcher = make_posix_process_launcher();
   // Opened on first use: help and argument errors never create or lock the store.
   auto factory = [clock, launcher] {
-    auto cp = control_plane::ControlPlane::open(control_plane::Settings::from_environment(), clock);
-    cp->set_process_launcher(launcher);
-    return cp;
+    return control_plane::ControlPlane::open(control_plane::Settings::from_environment(),
+                                             control_plane::Services{clock, launcher});
   };
   return std::make_unique<CliContext>(std::move(factory), std::move(launcher));
 }

@@ -4,10 +4,10 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "storage_paths.hpp"
+#include "store.hpp"
 #include "cluster_quota.hpp"
 #include "internal.hpp"
 
@@ -107,7 +107,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
   reconcile();
   const std::string home = user_home();
   // 1. --generate-ssh-keys
-  const AdminOptions admin = with_generated_ssh_keys(o.admin, home);
+  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing cluster
   auto ws = store_->read([&] {
     auto w = require_workspace(*store_, o.where);

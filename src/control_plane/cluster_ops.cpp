@@ -5,10 +5,10 @@
 #include <map>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/jobs.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 #include "cluster_quota.hpp"
 #include "internal.hpp"
 
@@ -177,7 +177,7 @@ void ControlPlane::cluster_delete(const WorkspaceRef& ref, const std::string& na
     jobs_->end_jobs_under(Jobs::Deleted::kCluster, c.id, "cluster '" + c.name + "' was deleted");
     const fs::path dir = layout_.cluster(c.resource_group, c.workspace, c.name);
     std::error_code ec;
-    for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(node.path());
+    for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(*this, node.path());
     trash(*store_, dir);
     store_->prepare("DELETE FROM clusters WHERE id = ?").bind(1, c.id).run();  // nodes cascade
   });

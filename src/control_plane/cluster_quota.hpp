@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 
 namespace batchai::control_plane::detail {
 

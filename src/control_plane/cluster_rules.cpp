@@ -1,5 +1,5 @@
 // Scale settings, image parsing, admin account and ssh keys (spec §4.3.1-§4.3.4).
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -192,14 +192,14 @@ Json resolve_admin_account(const AdminOptions& options, const Json& config, cons
           {"adminUserSshPublicKey", key && !key->empty() ? Json(*key) : Json(nullptr)}};
 }
 
-AdminOptions with_generated_ssh_keys(AdminOptions admin, const std::string& home) {
+AdminOptions with_generated_ssh_keys(ProcessLauncher& launcher, AdminOptions admin, const std::string& home) {
   if (!admin.generate_ssh_keys) return admin;
-  generate_ssh_keys(home);
+  generate_ssh_keys(launcher, home);
   if (!admin.ssh_key) admin.ssh_key = (std::filesystem::path(home) / ".ssh" / "id_rsa.pub").string();
   return admin;
 }
 
-void generate_ssh_keys(const std::string& home) {
+void generate_ssh_keys(ProcessLauncher& launcher, const std::string& home) {
   fs::path dir = fs::path(home) / ".ssh";
   fs::path priv = dir / "id_rsa";
   fs::path pub = dir / "id_rsa.pub";
@@ -220,7 +220,7 @@ void generate_ssh_keys(const std::string& home) {
   spec.stderr_file = "/dev/null";
   ProcessExit result;
   try {
-    result = make_posix_process_launcher()->run(spec);
+    result = launcher.run(spec);
   } catch (const Error& e) {
     throw SystemError(std::string("Cannot generate SSH keys: ") + e.what() +
                       ". Install openssh-client (ssh-keygen) or pass --ssh-key/--password.");

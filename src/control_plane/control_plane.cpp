@@ -7,9 +7,8 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
-#include "batchai/common/process.hpp"
 #include "batchai/control_plane/jobs.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -36,27 +35,34 @@ Settings Settings::from_environment() {
   return s;
 }
 
-ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, std::shared_ptr<Clock> clock)
+ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, Services services)
     : settings_(std::move(settings)),
       store_(std::move(store)),
-      clock_(std::move(clock)),
+      clock_(std::move(services.clock)),
       layout_(settings_.home),
+      launcher_(std::move(services.launcher)),
       jobs_(std::make_unique<Jobs>(*this)) {}
 
 ControlPlane::~ControlPlane() = default;
 
 std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, std::shared_ptr<Clock> clock) {
+  return open(std::move(settings), Services{std::move(clock), nullptr});
+}
+
+std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, Services services) {
   std::error_code ec;
   bool fresh = !fs::exists(settings.home, ec);
   fs::create_directories(settings.home, ec);
   if (ec) throw SystemError("Cannot create BATCHAI_HOME '" + settings.home.string() + "': " + ec.message());
   if (fresh) ::chmod(settings.home.c_str(), 0700);
   auto store = Store::open(settings.home / "state.db");
-  return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(clock));
+  return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(services));
 }
 
 ProcessLauncher& ControlPlane::launcher() {
-  if (!launcher_) launcher_ = make_posix_process_launcher();
+  if (!launcher_)
+    throw SystemError("This control plane was opened without a process launcher, so it cannot start or stop "
+                      "processes; open it with Services{clock, launcher} (the composition root does).");
   return *launcher_;
 }
 

@@ -3,9 +3,9 @@
 #include <random>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
   validate_resource_name(o.name, "file_server_name");
   const std::string home = user_home();
   // 1. --generate-ssh-keys
-  const AdminOptions admin = with_generated_ssh_keys(o.admin, home);
+  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing file server
   auto ws = store_->read([&] {
     auto w = require_workspace(*store_, o.where);

@@ -5,7 +5,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/jobs.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 #include "internal.hpp"
 
 namespace batchai::control_plane {

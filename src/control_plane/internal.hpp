@@ -11,7 +11,8 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/options.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "store.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -62,7 +63,7 @@ ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::str
 void trash(Store& store, const std::filesystem::path& folder);
 // Kills the setup task still running on the node folder `node` (its process group, recorded at
 // spawn; checked by the process's working folder so a reused pid is never hit).
-void stop_setup_task(const std::filesystem::path& node);
+void stop_setup_task(ControlPlane& cp, const std::filesystem::path& node);
 
 // The OS user's name and home folder (for admin defaults and ~/.ssh).
 std::string os_user_name();

@@ -5,7 +5,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 
 namespace batchai::control_plane {
 namespace {

@@ -13,10 +13,11 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/port_forward.hpp"
 #include "batchai/common/process.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "storage_paths.hpp"
+#include "store.hpp"
+#include "batchai/runtime/node_dir.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;
@@ -57,10 +58,11 @@ int removal_rank(const std::string& state) {
 // Makes the node folder and its mounts; idempotent, so a crash or a second call is harmless.
 void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::path& node) {
   std::error_code ec;
-  for (const char* sub : {"mounts", "jobs", "shared"}) fs::create_directories(node / sub, ec);
+  const runtime::NodeDir dir(node);
+  for (const auto& sub : {dir.mounts(), dir.jobs(), dir.shared()}) fs::create_directories(sub, ec);
   Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
                                                                        : Json();
-  link_mount_volumes(layout, mv, NodeLayout::mount_root(node));
+  link_mount_volumes(layout, mv, dir.mounts());
 }
 
 // A volume that cannot be mounted (a missing share, container or file server) fails the node's
@@ -77,13 +79,14 @@ bool mount_node(const NodeLayout& layout, const Json& doc, const fs::path& node)
 }
 
 std::map<std::string, std::string> node_environment(const fs::path& node) {
-  return {{"AZ_BATCHAI_MOUNT_ROOT", NodeLayout::mount_root(node).string()},
-          {"AZ_BATCHAI_JOB_TEMP_DIR", NodeLayout::job_temp_dir(node).string()}};
+  const runtime::NodeDir dir(node);
+  return {{"AZ_BATCHAI_MOUNT_ROOT", dir.mounts().string()}, {"AZ_BATCHAI_JOB_TEMP_DIR", dir.jobs().string()}};
 }
 
 // The setup task's output folder on a node: {prefix with the mount root expanded}/{suffix}.
 fs::path setup_output_dir(const Json& task, const fs::path& node) {
-  std::string prefix = expand_mount_root(value_or<std::string>(task, "stdOutErrPathPrefix", ""), NodeLayout::mount_root(node));
+  std::string prefix =
+      expand_mount_root(value_or<std::string>(task, "stdOutErrPathPrefix", ""), runtime::NodeDir(node).mounts());
   return fs::path(prefix) / value_or<std::string>(task, "stdOutErrPathSuffix", "");
 }
 
@@ -118,20 +121,21 @@ void spawn_setup_task(ProcessLauncher& launcher, const ClusterRow& c, const std:
 
 }  // namespace
 
-void detail::stop_setup_task(const fs::path& node) {
+void detail::stop_setup_task(ControlPlane& cp, const fs::path& node) {
   std::error_code ec;
   if (fs::exists(node / ".setup_exit", ec)) return;  // finished
   long pid = 0;
   if (!(std::ifstream(node / ".setup_pid") >> pid) || pid <= 1) return;
   const fs::path cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
   if (ec || cwd != fs::canonical(node, ec) || ec) return;  // gone, or the pid belongs to someone else now
-  make_posix_process_launcher()->signal_group(static_cast<pid_t>(pid), SIGKILL);
+  cp.launcher().signal_group(static_cast<pid_t>(pid), SIGKILL);
 }
 
 namespace {
 
 // One reconcile step of one cluster at `now` (inside a write transaction).
-void step_cluster(Store& store, const Settings& settings, const NodeLayout& layout, std::int64_t id, std::int64_t now) {
+void step_cluster(ControlPlane& cp, Store& store, const Settings& settings, const NodeLayout& layout, std::int64_t id,
+                  std::int64_t now) {
   auto c = load_cluster(store, id);
   if (!c) return;
   const std::int64_t prov = settings.provisioning_delay.count();
@@ -149,7 +153,7 @@ void step_cluster(Store& store, const Settings& settings, const NodeLayout& layo
     store.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, state).bind(2, n.leave_us).bind(3, n.row).run();
   };
   auto remove_node = [&](const NodeRow& n) {
-    stop_setup_task(cluster_dir / "nodes" / n.node_id);
+    stop_setup_task(cp, cluster_dir / "nodes" / n.node_id);
     store.prepare("DELETE FROM nodes WHERE id = ?").bind(1, n.row).run();
     trash(store, cluster_dir / "nodes" / n.node_id);
   };
@@ -271,7 +275,7 @@ void ControlPlane::reconcile_clusters(std::int64_t now_us) {
   });
   for (auto id : ids) {
     store_->write([&] {
-      step_cluster(*store_, settings_, layout_, id, now_us);
+      step_cluster(*this, *store_, settings_, layout_, id, now_us);
       refresh_cluster(id);
     });
     start_node_work(id);
@@ -299,7 +303,7 @@ void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
   std::vector<std::string> unmounted;
   for (const auto& node_id : preparing) {
     fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
-    if (!fs::exists(node / "mounts") && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(node_id);
+    if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(node_id);
   }
   for (const auto& node_id : claimed) {
     fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
@@ -317,7 +321,7 @@ void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
     st.bind(1, cluster_row_id);
     while (st.step()) {
       fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, st.text(0));
-      if (!fs::exists(node / "mounts") && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(st.text(0));
+      if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(st.text(0));
     }
   });
   if (unmounted.empty()) return;

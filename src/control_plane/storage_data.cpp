@@ -11,8 +11,8 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "storage_paths.hpp"
+#include "store.hpp"
 #include "internal.hpp"
 
 namespace fs = std::filesystem;

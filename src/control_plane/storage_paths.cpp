@@ -1,6 +1,6 @@
 // Storage name rules, mount volume checks and linking, and the on-disk layout helpers; every
 // path built from a name or a mount field goes through these rules and batchai::ConfinedDir.
-#include "batchai/control_plane/storage_paths.hpp"
+#include "storage_paths.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 
 namespace fs = std::filesystem;
@@ -43,8 +43,7 @@ struct FileServerRef {
   std::string resource_group, workspace, name;
 };
 
-FileServerRef file_server_of(const Json& mount, const std::string& field) {
-  const std::string id = value_or<std::string>(mount.value("fileServer", Json()), "id", "");
+FileServerRef file_server_of(const std::string& id, const std::string& field) {
   auto parsed = parse_arm_id(id);
   if (!parsed || parsed->path.empty())
     throw InvalidArgument(field + ": '" + id + "' is not the ARM id of a file server.");
@@ -56,19 +55,30 @@ FileServerRef file_server_of(const Json& mount, const std::string& field) {
 }
 
 // (account, share) of an azureFileShares entry: accountName when given, else the URL's host.
-std::pair<std::string, std::string> share_of(const Json& mount, const std::string& field) {
-  const std::string url = value_or<std::string>(mount, "azureFileUrl", "");
+std::pair<std::string, std::string> share_of(const std::string& account, const std::string& url,
+                                             const std::string& field) {
   auto parsed = parse_azure_file_url(url);
   if (!parsed) throw InvalidArgument(field + ": ill-formed Azure File URL '" + url + "'.");
-  std::string account = value_or<std::string>(mount, "accountName", "");
   return {account.empty() ? parsed->first : account, parsed->second};
+}
+
+FileServerRef file_server_of(const Json& mount, const std::string& field) {
+  return file_server_of(value_or<std::string>(mount.value("fileServer", Json()), "id", ""), field);
+}
+
+std::pair<std::string, std::string> share_of(const Json& mount, const std::string& field) {
+  return share_of(value_or<std::string>(mount, "accountName", ""), value_or<std::string>(mount, "azureFileUrl", ""), field);
+}
+
+std::string field_of(const char* list, std::size_t i) {
+  return std::string("mountVolumes.") + list + "[" + std::to_string(i) + "]";
 }
 
 template <typename F>
 void each_mount(const Json& mv, const char* list, F fn) {
   if (!mv.is_object() || !mv.contains(list) || !mv[list].is_array()) return;
   std::size_t i = 0;
-  for (const auto& m : mv[list]) fn(m, std::string("mountVolumes.") + list + "[" + std::to_string(i++) + "]");
+  for (const auto& m : mv[list]) fn(m, field_of(list, i++));
 }
 
 }  // namespace
@@ -199,46 +209,38 @@ std::string expand_mount_root(const std::string& text, const fs::path& mount_roo
   return out;
 }
 
-void link_mount_volumes(const NodeLayout& layout, const Json& mv, const fs::path& mount_root) {
-  if (!mv.is_object()) return;
-  std::error_code ec;
-  fs::create_directories(mount_root, ec);  // a folder the program names, not user data
-  auto root = ConfinedDir::open(mount_root, "the mount root");
-  if (!root) throw SystemError("Cannot create the mount root '" + mount_root.string() + "': " + ec.message());
-  // An existing name is an earlier mount (idempotent); a missing share or container fails the
-  // mount, as on the service, instead of being created here.
+std::vector<runtime::MountLink> mount_links(const NodeLayout& layout, const runtime::MountVolumes& mv) {
+  std::vector<runtime::MountLink> links;
   auto link = [&](const std::string& relative, const fs::path& target, const std::string& source, const std::string& fix) {
-    const std::string rel = root->check(check_relative_path(relative, "The relative mount path"), "The relative mount path");
-    if (root->lstat(rel, "The relative mount path")) return;
-    if (!fs::is_directory(target))
-      throw NotFound("Cannot mount " + source + " at '" + rel + "': it does not exist. " + fix, "MountSourceNotFound");
-    const auto slash = rel.rfind('/');
-    if (slash != std::string::npos) root->make_dirs(rel.substr(0, slash), "The relative mount path");
-    root->make_symlink(rel, "The relative mount path", target);
+    links.push_back({check_relative_path(relative, "The relative mount path"), target, source, fix});
   };
-  each_mount(mv, "azureFileShares", [&](const Json& m, const std::string& field) {
-    auto [account, share] = share_of(m, field);
-    link(value_or<std::string>(m, "relativeMountPath", ""), layout.share(account, share),
+  for (std::size_t i = 0; i < mv.azure_file_shares.size(); ++i) {
+    const auto& m = mv.azure_file_shares[i];
+    auto [account, share] = share_of(m.account_name, m.azure_file_url, field_of("azureFileShares", i));
+    link(m.relative_mount_path, layout.share(account, share),
          "the Azure File share '" + share + "' of storage account '" + account + "'",
          "Create it with 'batchai storage share create -n " + share + " --account-name " + account + "'.");
-  });
-  each_mount(mv, "azureBlobFileSystems", [&](const Json& m, const std::string&) {
-    const std::string account = value_or<std::string>(m, "accountName", "");
-    const std::string container = value_or<std::string>(m, "containerName", "");
-    link(value_or<std::string>(m, "relativeMountPath", ""), layout.container(account, container),
-         "the blob container '" + container + "' of storage account '" + account + "'",
-         "Create it with 'batchai storage container create -n " + container + " --account-name " + account + "'.");
-  });
-  each_mount(mv, "fileServers", [&](const Json& m, const std::string& field) {
-    auto f = file_server_of(m, field + ".fileServer.id");
-    link(value_or<std::string>(m, "relativeMountPath", ""), layout.file_server_export(f.resource_group, f.workspace, f.name),
+  }
+  for (const auto& m : mv.azure_blob_file_systems) {
+    link(m.relative_mount_path, layout.container(m.account_name, m.container_name),
+         "the blob container '" + m.container_name + "' of storage account '" + m.account_name + "'",
+         "Create it with 'batchai storage container create -n " + m.container_name + " --account-name " +
+             m.account_name + "'.");
+  }
+  for (std::size_t i = 0; i < mv.file_servers.size(); ++i) {
+    const auto& m = mv.file_servers[i];
+    auto f = file_server_of(m.file_server_id, field_of("fileServers", i) + ".fileServer.id");
+    link(m.relative_mount_path, layout.file_server_export(f.resource_group, f.workspace, f.name),
          "the file server '" + f.name + "' (resource group '" + f.resource_group + "', workspace '" + f.workspace + "')",
          "Create it with 'batchai file-server create' first.");
-  });
-  each_mount(mv, "unmanagedFileSystems", [&](const Json& m, const std::string&) {
-    root->make_dirs(check_relative_path(value_or<std::string>(m, "relativeMountPath", ""), "The relative mount path"),
-                    "The relative mount path");
-  });
+  }
+  for (const auto& m : mv.unmanaged_file_systems) link(m.relative_mount_path, {}, "", "");  // a plain folder
+  return links;
+}
+
+void link_mount_volumes(const NodeLayout& layout, const Json& mv, const fs::path& mount_root) {
+  if (!mv.is_object()) return;
+  runtime::make_mount_links(mount_links(layout, runtime::parse_mount_volumes(mv)), mount_root);
 }
 
 }  // namespace batchai::control_plane

@@ -1,5 +1,5 @@
 // SQLite store: connection setup, statement cache, transactions with retry, migrations.
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 
 #include <sqlite3.h>
 #include <sys/stat.h>

@@ -2,6 +2,7 @@
 #include "batchai/runtime/job_spec.hpp"
 
 #include <array>
+#include <functional>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/confined_path.hpp"
@@ -314,9 +315,7 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
   if (!doc["jobPreparation"].is_null() && doc["jobPreparation"]["commandLine"].is_null()) {
     missing("JobPreparation", "commandLine");
   }
-  Json mounts = present(p, "mountVolumes") ? p["mountVolumes"] : Json(nullptr);
-  if (!mounts.is_null() && options.patch_mount_volumes) options.patch_mount_volumes(mounts);
-  doc["mountVolumes"] = shape_mount_volumes(mounts);
+  doc["mountVolumes"] = shape_mount_volumes(present(p, "mountVolumes") ? p["mountVolumes"] : Json(nullptr));
   doc["name"] = id.name;
   doc["nodeCount"] = node_count;
   doc["outputDirectories"] =
@@ -337,7 +336,13 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
   doc["toolType"] = tk.name;
   doc["type"] = "Microsoft.BatchAI/workspaces/experiments/jobs";
   spec.document = std::move(doc);
+  spec.job = parse_job(spec.document);
   return spec;
+}
+
+void set_mount_volumes(JobSpec& spec, const Json& wire_mount_volumes) {
+  spec.document["mountVolumes"] = shape_mount_volumes(wire_mount_volumes);
+  spec.job = parse_job(spec.document);
 }
 
 }  // namespace batchai::runtime

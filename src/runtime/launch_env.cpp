@@ -4,6 +4,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/node_dir.hpp"
 #include "launch_internal.hpp"
 
 namespace batchai::runtime {
@@ -40,31 +41,35 @@ std::string expand_env_vars(std::string_view text, const std::map<std::string, s
   return out;
 }
 
-namespace detail {
+namespace {
 
-std::string job_folder_name(const Json& job) { return job.value("name", std::string("job")); }
-
-NodeFolders node_folders(const Json& job, const LaunchContext& context, std::size_t node) {
-  const auto& dir = context.nodes.at(node).dir;
+// The folders without stdouterr (which is computed from them).
+NodeFolders base_folders(const Job& job, const LaunchContext& context, std::size_t node) {
+  const NodeDir dir(context.nodes.at(node).dir);
   NodeFolders f;
-  f.mount_root = dir / "mounts";
-  f.job_temp_dir = dir / "jobs";
-  f.job_temp = f.job_temp_dir / job_folder_name(job);
-  f.job_mount_root = f.job_temp / "mounts";
+  f.root = dir.root();
+  f.mount_root = dir.mounts();
+  f.job_temp_dir = dir.jobs();
+  f.job_temp = dir.job(job.name);
+  f.job_mount_root = dir.job_mounts(job.name);
   // One folder for all the job's nodes (a rendezvous store): the master node's.
-  f.shared_job_temp = context.nodes.at(0).dir / "jobs" / job_folder_name(job) / "shared";
+  f.shared_job_temp = NodeDir(context.nodes.at(0).dir).job_shared(job.name);
   return f;
 }
 
-std::filesystem::path stdouterr_dir(const Json& job, const LaunchContext& context) {
+}  // namespace
+
+namespace detail {
+
+std::filesystem::path stdouterr_dir(const Job& job, const LaunchContext& context) {
   auto env = node_environment_base(job, context, 0);
-  std::string prefix = expand_env_vars(job.at("stdOutErrPathPrefix").get<std::string>(), env);
-  return std::filesystem::path(prefix) / job.at("jobOutputDirectoryPathSegment").get<std::string>() / "stdouterr";
+  return std::filesystem::path(expand_env_vars(job.std_out_err_path_prefix, env)) / job.output_path_segment /
+         "stdouterr";
 }
 
-std::map<std::string, std::string> node_environment_base(const Json& job, const LaunchContext& context,
+std::map<std::string, std::string> node_environment_base(const Job& job, const LaunchContext& context,
                                                          std::size_t node) {
-  NodeFolders f = node_folders(job, context, node);
+  NodeFolders f = base_folders(job, context, node);
   std::map<std::string, std::string> env = context.base_env;  // the node's, never the submitter's
   env["AZ_BATCHAI_MOUNT_ROOT"] = f.mount_root.string();
   env["AZ_BATCHAI_JOB_MOUNT_ROOT"] = f.job_mount_root.string();
@@ -81,39 +86,34 @@ std::map<std::string, std::string> node_environment_base(const Json& job, const 
   return env;
 }
 
-std::filesystem::path output_directory(const Json& out, const Json& job, const std::map<std::string, std::string>& env) {
-  std::filesystem::path p = expand_env_vars(out.at("pathPrefix").get<std::string>(), env);
-  p /= job.at("jobOutputDirectoryPathSegment").get<std::string>();
+std::filesystem::path output_directory(const OutputDirectory& out, const Job& job,
+                                       const std::map<std::string, std::string>& env) {
+  std::filesystem::path p = expand_env_vars(out.path_prefix, env);
+  p /= job.output_path_segment;
   p /= "outputs";
-  std::string suffix = out.value("pathSuffix", Json()).is_string() ? out["pathSuffix"].get<std::string>() : "";
-  if (!suffix.empty()) p /= expand_env_vars(suffix, env);
+  if (!out.path_suffix.empty()) p /= expand_env_vars(out.path_suffix, env);
   return p;
 }
 
 }  // namespace detail
 
-std::map<std::string, std::string> node_environment(const Json& job, const LaunchContext& context, std::size_t node) {
+NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size_t node) {
+  NodeFolders f = base_folders(job, context, node);
+  f.stdouterr = detail::stdouterr_dir(job, context);
+  return f;
+}
+
+std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node) {
   if (node >= context.nodes.size()) throw InvalidArgument("node index out of range for this job");
   auto env = detail::node_environment_base(job, context, node);
   env["AZ_BATCHAI_STDOUTERR_DIR"] = detail::stdouterr_dir(job, context).string();
-  if (job.contains("inputDirectories") && job["inputDirectories"].is_array()) {
-    for (const auto& in : job["inputDirectories"]) {
-      env["AZ_BATCHAI_INPUT_" + in.at("id").get<std::string>()] = expand_env_vars(in.at("path").get<std::string>(), env);
-    }
-  }
-  if (job.contains("outputDirectories") && job["outputDirectories"].is_array()) {
-    const auto base = env;
-    for (const auto& out : job["outputDirectories"]) {
-      env["AZ_BATCHAI_OUTPUT_" + out.at("id").get<std::string>()] = detail::output_directory(out, job, base).string();
-    }
-  }
+  for (const auto& in : job.input_directories) env["AZ_BATCHAI_INPUT_" + in.id] = expand_env_vars(in.path, env);
+  const auto outputs_base = env;
+  for (const auto& out : job.output_directories)
+    env["AZ_BATCHAI_OUTPUT_" + out.id] = detail::output_directory(out, job, outputs_base).string();
   // User variables (their values may reference the variables above), then secrets.
-  if (job.contains("environmentVariables") && job["environmentVariables"].is_array()) {
-    const auto base = env;
-    for (const auto& v : job["environmentVariables"]) {
-      env[v.at("name").get<std::string>()] = expand_env_vars(v.value("value", std::string()), base);
-    }
-  }
+  const auto user_base = env;
+  for (const auto& v : job.environment_variables) env[v.name] = expand_env_vars(v.value, user_base);
   for (const auto& [name, value] : context.secrets) env[name] = value;
   return env;
 }

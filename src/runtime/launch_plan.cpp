@@ -6,6 +6,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/common/json_util.hpp"
 #include "batchai/runtime/job_spec.hpp"
 #include "launch_internal.hpp"
 
@@ -13,14 +14,6 @@ namespace batchai::runtime {
 namespace {
 
 using Env = std::map<std::string, std::string>;
-
-std::string str(const Json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : std::string();
-}
-
-int count(const Json& obj, const char* key, int fallback) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_number_integer() ? obj[key].get<int>() : fallback;
-}
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -30,24 +23,28 @@ std::string shell_quote(const std::string& s) {
 
 class Planner {
  public:
-  Planner(const Json& job, const LaunchContext& ctx) : job_(job), ctx_(ctx) {
+  Planner(const Job& job, const LaunchContext& ctx) : job_(job), ctx_(ctx) {
     if (ctx.nodes.empty()) throw InvalidArgument("the job has no nodes to run on");
-    tool_ = tool_type_from_name(str(job, "toolType"));
-    settings_ = job.at(settings_key(tool_));
-    for (std::size_t i = 0; i < ctx.nodes.size(); ++i) envs_.push_back(node_environment(job, ctx, i));
-    plan_.stdouterr_dir = detail::stdouterr_dir(job, ctx);
+    tool_ = job.tool_type();
+    for (std::size_t i = 0; i < ctx.nodes.size(); ++i) {
+      envs_.push_back(node_environment(job, ctx, i));
+      plan_.nodes.push_back({ctx.nodes[i].id, node_folders(job, ctx, i), ctx.job_mounts});
+    }
+    plan_.stdouterr_dir = plan_.nodes[0].folders.stdouterr;
     require_on_node(plan_.stdouterr_dir, "stdOutErrPathPrefix");
     plan_.execution_log = plan_.stdouterr_dir / "execution.log";
     plan_.hostfile = envs_[0].at("AZ_BATCHAI_MPI_HOST_FILE");
-    plan_.rank_nodes_file = detail::node_folders(job, ctx, 0).shared_job_temp / "rank-nodes.json";
+    plan_.rank_nodes_file = folders(0).shared_job_temp / "rank-nodes.json";
   }
+
+  const NodeFolders& folders(std::size_t node) const { return plan_.nodes.at(node).folders; }
 
   // Output folders, once expanded, lie under a node's mount root or job temp folder (job files
   // are checked at create; this also holds for documents stored before that check).
   void require_on_node(const std::filesystem::path& folder, const std::string& field) const {
     const auto normal = folder.lexically_normal();
-    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
-      const auto f = detail::node_folders(job_, ctx_, i);
+    for (const auto& n : plan_.nodes) {
+      const auto& f = n.folders;
       for (const auto& root : {f.mount_root.lexically_normal(), f.job_temp_dir.lexically_normal()}) {
         const auto rel = normal.lexically_relative(root);
         if (!rel.empty() && *rel.begin() != "..") return;
@@ -61,60 +58,58 @@ class Planner {
   LaunchPlan build() {
     add_directories();
     add_preparation();
-    const int nodes = static_cast<int>(ctx_.nodes.size());
-    const int processes = count(settings_, "processCount", nodes);
-    switch (tool_) {
-      case ToolType::kCustom: add_main(0, {"bash", "-c", str(settings_, "commandLine")}, "bash"); break;
-      case ToolType::kCustomMpi: add_mpi(processes, {"bash", "-c", str(settings_, "commandLine")}); break;
-      case ToolType::kHorovod:
-      case ToolType::kChainer: add_mpi(processes, python_argv(str(settings_, "commandLineArgs"))); break;
-      case ToolType::kCntk:
-        if (str(settings_, "languageType") == "BrainScript" || str(settings_, "pythonScriptFilePath").empty()) {
-          add_maybe_mpi(processes, program_argv("cntk", "configFile=" + quoted_path("configFilePath")));
-        } else {
-          add_mpi(processes, python_argv(str(settings_, "commandLineArgs")));
-        }
-        break;
-      case ToolType::kCaffe:
-        if (!str(settings_, "configFilePath").empty()) {
-          add_maybe_mpi(processes, program_argv("caffe", "train --solver=" + quoted_path("configFilePath")));
-        } else {
-          add_maybe_mpi(processes, python_argv(str(settings_, "commandLineArgs")));
-        }
-        break;
-      case ToolType::kCaffe2: add_per_node(); break;
-      case ToolType::kPyTorch:
-        if (iequals(str(settings_, "communicationBackend"), "mpi")) {
-          add_mpi(processes, python_argv(str(settings_, "commandLineArgs")));
-        } else {
-          add_per_node();
-        }
-        break;
-      case ToolType::kTensorFlow: add_tensorflow(); break;
-    }
+    std::visit([this](const auto& toolkit) { add_toolkit(toolkit); }, job_.toolkit);
     return std::move(plan_);
   }
 
  private:
+  // The toolkit's processes: one overload per toolType.
+  void add_toolkit(const CustomToolkit& t) { add_main(0, {"bash", "-c", t.command_line}, "bash"); }
+  void add_toolkit(const CustomMpiToolkit& t) { add_mpi(t.process_count, {"bash", "-c", t.command_line}); }
+  void add_toolkit(const HorovodToolkit& t) { add_mpi(t.process_count, python_argv(t, t.command_line_args)); }
+  void add_toolkit(const ChainerToolkit& t) { add_mpi(t.process_count, python_argv(t, t.command_line_args)); }
+  void add_toolkit(const CntkToolkit& t) {
+    if (t.language_type == "BrainScript" || t.script_file_path.empty()) {
+      add_maybe_mpi(t.process_count, program_argv("cntk", "configFile=" + quoted_path(t.config_file_path), t));
+    } else {
+      add_mpi(t.process_count, python_argv(t, t.command_line_args));
+    }
+  }
+  void add_toolkit(const CaffeToolkit& t) {
+    if (!t.config_file_path.empty()) {
+      add_maybe_mpi(t.process_count, program_argv("caffe", "train --solver=" + quoted_path(t.config_file_path), t));
+    } else {
+      add_maybe_mpi(t.process_count, python_argv(t, t.command_line_args));
+    }
+  }
+  void add_toolkit(const Caffe2Toolkit& t) { add_per_node(t, ""); }
+  void add_toolkit(const PyTorchToolkit& t) {
+    if (iequals(t.communication_backend, "mpi")) {
+      add_mpi(t.process_count, python_argv(t, t.command_line_args));
+    } else {
+      add_per_node(t, t.communication_backend.empty() ? "gloo" : to_lower(t.communication_backend));
+    }
+  }
+  void add_toolkit(const TensorFlowToolkit& t) { add_tensorflow(t); }
+
+
   void add_directories() {
     std::set<std::filesystem::path> dirs = {plan_.stdouterr_dir};
-    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
-      auto f = detail::node_folders(job_, ctx_, i);
+    for (const auto& n : plan_.nodes) {
+      const auto& f = n.folders;
       dirs.insert({f.mount_root, f.job_temp, f.job_mount_root, f.shared_job_temp});
     }
-    if (job_.contains("outputDirectories") && job_["outputDirectories"].is_array()) {
-      for (const auto& out : job_["outputDirectories"]) {
-        const std::string id = out.at("id");
-        for (const auto& env : envs_) {
-          const std::filesystem::path dir = env.at("AZ_BATCHAI_OUTPUT_" + id);
-          if (std::any_of(dir.begin(), dir.end(), [](const auto& part) { return part == ".."; }))
-            throw InvalidArgument("outputDirectories[id=" + id + "] leads to '" + dir.string() +
-                                  "': a pathSuffix may not leave its output directory ('..').");
-          require_on_node(dir, "outputDirectories[id=" + id + "]");
-          dirs.insert(dir);
-        }
-        plan_.output_directories[id] = envs_[0].at("AZ_BATCHAI_OUTPUT_" + id);
+    for (const auto& out : job_.output_directories) {
+      const std::string& id = out.id;
+      for (const auto& env : envs_) {
+        const std::filesystem::path dir = env.at("AZ_BATCHAI_OUTPUT_" + id);
+        if (std::any_of(dir.begin(), dir.end(), [](const auto& part) { return part == ".."; }))
+          throw InvalidArgument("outputDirectories[id=" + id + "] leads to '" + dir.string() +
+                                "': a pathSuffix may not leave its output directory ('..').");
+        require_on_node(dir, "outputDirectories[id=" + id + "]");
+        dirs.insert(dir);
       }
+      plan_.output_directories[id] = envs_[0].at("AZ_BATCHAI_OUTPUT_" + id);
     }
     plan_.directories.assign(dirs.begin(), dirs.end());
   }
@@ -124,7 +119,7 @@ class Planner {
     p.argv = std::move(argv);
     p.env = envs_[node];
     p.clear_env = true;  // the node's environment and the job's variables, nothing of the supervisor's
-    p.cwd = detail::node_folders(job_, ctx_, node).job_temp;
+    p.cwd = folders(node).job_temp;
     p.stdout_file = plan_.stdouterr_dir / out;
     p.stderr_file = plan_.stdouterr_dir / err;
     p.append = true;  // several ranks/tasks may share a file; the supervisor starts from empty folders
@@ -139,8 +134,8 @@ class Planner {
   }
 
   void add_preparation() {
-    if (!job_.contains("jobPreparation") || !job_["jobPreparation"].is_object()) return;
-    const std::string command = str(job_["jobPreparation"], "commandLine");
+    if (!job_.job_preparation) return;
+    const std::string& command = *job_.job_preparation;
     require("bash", "jobPreparation runs its command line with bash");
     const bool single = ctx_.nodes.size() == 1;
     for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
@@ -155,28 +150,28 @@ class Planner {
     }
   }
 
-  std::string quoted_path(const char* key) { return shell_quote(expand_env_vars(str(settings_, key), envs_[0])); }
+  std::string quoted_path(const std::string& path) { return shell_quote(expand_env_vars(path, envs_[0])); }
 
   // `bash -c "exec <program> <fixed> <commandLineArgs>"`: the args are shell text ($VARS, quotes),
   // expanded per rank/node by bash in that task's environment.
-  std::vector<std::string> program_argv(const std::string& program, const std::string& fixed) {
+  std::vector<std::string> program_argv(const std::string& program, const std::string& fixed, const PythonScript& s) {
     require(program, tool_type_name(tool_) + " jobs run '" + program + "'");
     require("bash", "toolkit command lines are run with bash");
     std::string line = "exec " + shell_quote(program) + " " + fixed;
-    const std::string args = str(settings_, "commandLineArgs");
+    const std::string& args = s.command_line_args;
     if (!args.empty()) line += " " + args;
     return {"bash", "-c", line};
   }
 
-  std::vector<std::string> python_argv(const std::string& args) {
-    const std::string raw_script = str(settings_, "pythonScriptFilePath");
+  std::vector<std::string> python_argv(const PythonScript& s, const std::string& args) {
+    const std::string& raw_script = s.script_file_path;
     const std::string script = expand_env_vars(raw_script, envs_[0]);
     std::string line;
     if (raw_script == kBuiltinTrainerScript || raw_script == "$BATCHAI_TRAIN" || raw_script == "${BATCHAI_TRAIN}") {
       if (ctx_.self_executable.empty()) throw InvalidArgument("the built-in trainer needs the batchai executable's path");
       line = "exec " + shell_quote(ctx_.self_executable.string()) + " train";
     } else {
-      std::string python = str(settings_, "pythonInterpreterPath");
+      std::string python = s.interpreter_path;
       python = python.empty() ? "python3" : expand_env_vars(python, envs_[0]);
       require(python, settings_key(tool_) + " runs its script with the Python interpreter '" + python +
                           "'; install it or set pythonInterpreterPath");
@@ -219,7 +214,7 @@ class Planner {
     Json nodes = Json::array();
     for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
       nodes.push_back({{"id", ctx_.nodes[i].id},
-                       {"cwd", detail::node_folders(job_, ctx_, i).job_temp.string()},
+                       {"cwd", folders(i).job_temp.string()},
                        {"gpus", ctx_.nodes[i].gpus},
                        {"env", envs_[i]}});
     }
@@ -240,10 +235,11 @@ class Planner {
     add_main(0, std::move(argv), "");
   }
 
-  void add_per_node() {
-    auto argv = python_argv(str(settings_, "commandLineArgs"));
+  // One process per node (Caffe2, PyTorch without MPI); `pytorch_backend` empty for Caffe2.
+  void add_per_node(const PythonScript& s, const std::string& pytorch_backend) {
+    auto argv = python_argv(s, s.command_line_args);
     const bool pytorch = tool_ == ToolType::kPyTorch;
-    const auto shared = detail::node_folders(job_, ctx_, 0).shared_job_temp;
+    const auto shared = folders(0).shared_job_temp;
     for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
       TaskPlan t;
       t.index = static_cast<int>(i);
@@ -252,17 +248,16 @@ class Planner {
       t.process.env["AZ_BATCHAI_TASK_INDEX"] = std::to_string(i);
       if (pytorch) {
         t.process.env["AZ_BATCHAI_PYTORCH_INIT_METHOD"] = "file://" + (shared / "pytorch_init").string();
-        std::string backend = str(settings_, "communicationBackend");
-        t.process.env["AZ_BATCHAI_PYTORCH_BACKEND"] = backend.empty() ? "gloo" : to_lower(backend);
+        t.process.env["AZ_BATCHAI_PYTORCH_BACKEND"] = pytorch_backend;
       }
       plan_.tasks.push_back(std::move(t));
     }
   }
 
-  void add_tensorflow() {
+  void add_tensorflow(const TensorFlowToolkit& tf) {
     const int n = static_cast<int>(ctx_.nodes.size());
-    const int workers = count(settings_, "workerCount", n);
-    const int ps = count(settings_, "parameterServerCount", workers > 1 ? 1 : 0);
+    const int workers = tf.worker_count.value_or(n);
+    const int ps = tf.parameter_server_count.value_or(workers > 1 ? 1 : 0);
     if (workers < 1) throw InvalidArgument("tensorFlowSettings.workerCount must be at least 1");
     // Ports from 2222 upward per host: parameter servers first, then workers (as observed).
     std::map<std::string, int> next_port;
@@ -282,16 +277,16 @@ class Planner {
     auto add = [&](TaskRole role, int i) {
       const bool is_ps = role == TaskRole::kParameterServer;
       const std::size_t node = static_cast<std::size_t>(i % n);
-      std::string args = is_ps ? str(settings_, "parameterServerCommandLineArgs")
-                         : i == 0 && !str(settings_, "masterCommandLineArgs").empty() ? str(settings_, "masterCommandLineArgs")
-                                                                                     : str(settings_, "workerCommandLineArgs");
+      std::string args = is_ps                                               ? tf.parameter_server_command_line_args
+                         : i == 0 && !tf.master_command_line_args.empty() ? tf.master_command_line_args
+                                                                           : tf.worker_command_line_args;
       const std::string tag = is_ps ? "ps-" : "wk-";
       TaskPlan t;
       t.role = role;
       t.index = i;
       t.node = node;
       t.wait_for = !is_ps;
-      t.process = process(node, python_argv(args), "stdout-" + tag + std::to_string(i) + ".txt",
+      t.process = process(node, python_argv(tf, args), "stdout-" + tag + std::to_string(i) + ".txt",
                           "stderr-" + tag + std::to_string(i) + ".txt");
       auto& env = t.process.env;
       env["AZ_BATCHAI_TASK_INDEX"] = std::to_string(i);
@@ -307,16 +302,19 @@ class Planner {
     for (int i = 0; i < workers; ++i) add(TaskRole::kWorker, i);
   }
 
-  const Json& job_;
+  const Job& job_;
   const LaunchContext& ctx_;
   ToolType tool_;
-  Json settings_;
   std::vector<Env> envs_;
   LaunchPlan plan_;
 };
 
 }  // namespace
 
-LaunchPlan make_launch_plan(const Json& job, const LaunchContext& context) { return Planner(job, context).build(); }
+LaunchPlan make_launch_plan(const Job& job, const LaunchContext& context) { return Planner(job, context).build(); }
+
+void make_node_mounts(const LaunchPlan& plan) {
+  for (const auto& node : plan.nodes) make_mount_links(node.links, node.folders.job_mount_root);
+}
 
 }  // namespace batchai::runtime

@@ -1,5 +1,5 @@
 // Batch preparation and Keras-style augmentation (see augment.hpp).
-#include "batchai/train/augment.hpp"
+#include "augment.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The sequential model: buffer allocation over the inferred shapes, Glorot init, forward and backward.
-#include "batchai/train/model.hpp"
+#include "model.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,6 +1,6 @@
 // The tutorial's network and what is derived from it: the Model's fused layers, the shapes
 // and the parameter table.
-#include "batchai/train/network.hpp"
+#include "network.hpp"
 
 #include "batchai/common/errors.hpp"
 

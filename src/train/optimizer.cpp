@@ -1,5 +1,5 @@
 // RMSprop over the model's parameter arena (see optimizer.hpp for the update rule).
-#include "batchai/train/optimizer.hpp"
+#include "optimizer.hpp"
 
 #include "batchai/common/errors.hpp"
 

@@ -1,8 +1,8 @@
 // Parameter table helpers and the tutorial's table (derived from network.hpp).
-#include "batchai/train/param_table.hpp"
+#include "param_table.hpp"
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/network.hpp"
+#include "network.hpp"
 
 namespace batchai::train {
 

@@ -4,7 +4,7 @@
 #include <new>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/trainer.hpp"
+#include "trainer.hpp"
 #include "batchai/train/trainer_plugin.hpp"
 
 extern "C" __attribute__((visibility("default"))) int batchai_trainer_main(

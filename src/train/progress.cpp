@@ -1,5 +1,5 @@
 // Keras-style progress lines (see progress.hpp).
-#include "batchai/train/progress.hpp"
+#include "progress.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -6,9 +6,9 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/backend.hpp"
-#include "batchai/train/cifar10.hpp"
-#include "batchai/train/download.hpp"
-#include "batchai/train/trainer.hpp"
+#include "data/cifar10.hpp"
+#include "data/download.hpp"
+#include "trainer.hpp"
 
 namespace batchai::train {
 

@@ -1,5 +1,5 @@
 // The training loop, evaluation and the per-process entry point (see trainer.hpp).
-#include "batchai/train/trainer.hpp"
+#include "trainer.hpp"
 
 #include <unistd.h>
 
@@ -11,15 +11,15 @@
 #include <thread>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/augment.hpp"
-#include "batchai/train/checkpoint.hpp"
-#include "batchai/train/communicator_choice.hpp"
-#include "batchai/train/keras_h5.hpp"
-#include "batchai/train/keras_model_config.hpp"
-#include "batchai/train/metrics_log.hpp"
-#include "batchai/train/optimizer.hpp"
-#include "batchai/train/progress.hpp"
-#include "batchai/train/timeline.hpp"
+#include "augment.hpp"
+#include "io/checkpoint.hpp"
+#include "comm/communicator_choice.hpp"
+#include "io/keras_h5.hpp"
+#include "io/keras_model_config.hpp"
+#include "io/metrics_log.hpp"
+#include "optimizer.hpp"
+#include "progress.hpp"
+#include "io/timeline.hpp"
 
 namespace batchai::train {
 namespace {

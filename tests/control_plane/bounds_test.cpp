@@ -3,7 +3,7 @@
 // list-usages are refused; rows stored before these checks neither crash nor flood the disk.
 #include <string>
 
-#include "batchai/control_plane/cluster_rules.hpp"
+#include "cluster_rules.hpp"
 #include "fixture.hpp"
 
 namespace batchai::control_plane {

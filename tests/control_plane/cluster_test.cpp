@@ -400,5 +400,51 @@ TEST_F(ControlPlaneTest, GenerateSshKeysWithSshKeygen) {
             c["userAccountSettings"]["adminUserSshPublicKey"]);
 }
 
+// The launcher is the one the control plane was given (Services), never one it picks itself.
+class RecordingLauncher final : public ProcessLauncher {
+ public:
+  pid_t spawn(const ProcessSpec& spec) override {
+    specs.push_back(spec);
+    return inner_->spawn(spec);
+  }
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    return inner_->wait(pid, timeout);
+  }
+  bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override {
+    specs.push_back(spec);
+    return inner_->spawn_detached(spec);
+  }
+  std::vector<ProcessSpec> specs;
+
+ private:
+  std::unique_ptr<ProcessLauncher> inner_ = make_posix_process_launcher();
+};
+
+TEST_F(ControlPlaneTest, ProcessesStartThroughTheInjectedLauncher) {
+  auto recorder = std::make_shared<RecordingLauncher>();
+  launcher_ = recorder;
+  open(Micros(0));
+  auto ws = make_workspace();
+  cp_->cluster_create(cluster_options("c", 1));
+  NodeExecOptions e;
+  e.exec = "echo through-the-seam";
+  ::testing::internal::CaptureStdout();
+  cp_->cluster_node_exec(ws, "c", e);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("through-the-seam"), std::string::npos);
+  ASSERT_EQ(recorder->specs.size(), 1u);
+  EXPECT_EQ(recorder->specs[0].env.at("BATCHAI_EXEC_COMMAND"), "echo through-the-seam");
+}
+
+TEST_F(ControlPlaneTest, WithoutALauncherProcessesAreRefused) {
+  launcher_ = nullptr;
+  open(Micros(0));
+  auto ws = make_workspace();
+  cp_->cluster_create(cluster_options("c", 1));  // resources need no process
+  NodeExecOptions e;
+  e.exec = "true";
+  EXPECT_THROW(cp_->cluster_node_exec(ws, "c", e), SystemError);
+}
+
 }  // namespace
 }  // namespace batchai::control_plane

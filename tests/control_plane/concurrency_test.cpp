@@ -27,7 +27,7 @@ std::vector<int> run_processes(int n, const std::filesystem::path& home, F body)
         s.home = home;
         s.provisioning_delay = Micros(0);
         s.node_preparation_delay = Micros(0);
-        auto cp = ControlPlane::open(s, std::make_shared<SystemClock>());
+        auto cp = ControlPlane::open(s, Services{std::make_shared<SystemClock>(), make_posix_process_launcher()});
         code = body(*cp, i);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "process %d: %s\n", i, e.what());
@@ -99,7 +99,7 @@ TEST_F(ControlPlaneTest, SigkillDuringWritesLeavesConsistentStore) {
       s.home = root_ / "home";
       s.provisioning_delay = Micros(0);
       s.node_preparation_delay = Micros(0);
-      auto cp = ControlPlane::open(s, std::make_shared<SystemClock>());
+      auto cp = ControlPlane::open(s, Services{std::make_shared<SystemClock>(), make_posix_process_launcher()});
       for (int k = 0;; ++k) {
         std::string n = "r" + std::to_string(round) + "_" + std::to_string(k);
         cp->experiment_create(ws, n);

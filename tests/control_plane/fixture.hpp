@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 
 namespace batchai::control_plane::testing {
 
@@ -64,7 +65,7 @@ class ControlPlaneTest : public ::testing::Test {
     s.provisioning_delay = delay;
     s.node_preparation_delay = delay;
     cp_.reset();
-    cp_ = ControlPlane::open(s, clock_);
+    cp_ = ControlPlane::open(s, Services{clock_, launcher_});
   }
   // Group "rg" + workspace "ws" in eastus.
   WorkspaceRef make_workspace() {
@@ -98,6 +99,7 @@ class ControlPlaneTest : public ::testing::Test {
   std::filesystem::path root_;
   std::optional<std::string> old_home_;
   std::shared_ptr<ManualClock> clock_;
+  std::shared_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();  // tests may swap in a fake
   std::unique_ptr<ControlPlane> cp_;
 };
 

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 
 #include "batchai/control_plane/node_layout.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
+#include "storage_paths.hpp"
 #include "fixture.hpp"
 
 namespace fs = std::filesystem;

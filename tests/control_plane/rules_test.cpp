@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "batchai/control_plane/cluster_rules.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
+#include "cluster_rules.hpp"
+#include "storage_paths.hpp"
 #include "fixture.hpp"
 
 namespace batchai::control_plane {

@@ -72,7 +72,8 @@ class JobsParentDelete : public JobsFixture {
     for (const auto& p : list_processes())
       if (p.pid == shell) pids.supervisor = p.ppid;
     std::ifstream cmd("/proc/" + std::to_string(pids.supervisor) + "/cmdline");
-    std::string text((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    std::string text;
+    for (std::string word; std::getline(cmd, word, '\0');) text += word + ' ';
     EXPECT_NE(text.find("_supervise"), std::string::npos) << "the shell's parent is not the supervisor: " << text;
     return pids;
   }

@@ -42,13 +42,65 @@ JobSpec spec(const std::string& properties) {
   return build_job_spec(Json::parse("{\"properties\": " + properties + "}"), identity());
 }
 
-LaunchPlan plan(const std::string& properties, const LaunchContext& c) { return make_launch_plan(spec(properties).document, c); }
+LaunchPlan plan(const std::string& properties, const LaunchContext& c) { return make_launch_plan(spec(properties).job, c); }
 
 bool has_arg(const std::vector<std::string>& argv, const std::string& a) {
   return std::find(argv.begin(), argv.end(), a) != argv.end();
 }
 
 const std::string kPrefix = R"("stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/logs")";
+
+// Folders come from the one layout (NodeDir); mount links come down from the control plane.
+TEST(LaunchPlan, EachNodeCarriesItsFoldersAndTheMountLinksHandedDown) {
+  LaunchContext c = context(2);
+  c.job_mounts = {{"data", "/store/acct/shares/data", "the share 'data'", "Create it."}, {"plain", {}, "", ""}};
+  auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "x"}})", c);
+  ASSERT_EQ(p.nodes.size(), 2u);
+  EXPECT_EQ(p.nodes[1].id, "node1");
+  const NodeFolders& f = p.nodes[1].folders;
+  EXPECT_EQ(f.root, "/h/n1");
+  EXPECT_EQ(f.mount_root, "/h/n1/mounts");
+  EXPECT_EQ(f.job_temp_dir, "/h/n1/jobs");
+  EXPECT_EQ(f.job_temp, "/h/n1/jobs/job");
+  EXPECT_EQ(f.job_mount_root, "/h/n1/jobs/job/mounts");
+  EXPECT_EQ(f.shared_job_temp, "/h/n0/jobs/job/shared");  // the master's, for every node
+  EXPECT_EQ(f.stdouterr, p.stdouterr_dir);
+  EXPECT_EQ(p.nodes[0].folders.job_mount_root, "/h/n0/jobs/job/mounts");
+  ASSERT_EQ(p.nodes[1].links.size(), 2u);
+  EXPECT_EQ(p.nodes[1].links[0].relative_path, "data");
+  EXPECT_EQ(p.nodes[1].links[0].target, "/store/acct/shares/data");
+  EXPECT_TRUE(p.nodes[1].links[1].target.empty());
+  // The environment names the same folders.
+  EXPECT_EQ(p.tasks[0].process.env.at("AZ_BATCHAI_JOB_MOUNT_ROOT"), p.nodes[0].folders.job_mount_root.string());
+}
+
+TEST(LaunchPlan, MakeNodeMountsLinksBeneathEveryNodesJobMountRoot) {
+  char tmpl[] = "/tmp/batchai-mounts-XXXXXX";
+  const fs::path root = ::mkdtemp(tmpl);
+  fs::create_directories(root / "share");
+  LaunchContext c;
+  for (int i = 0; i < 2; ++i) c.nodes.push_back({"node" + std::to_string(i), root / ("n" + std::to_string(i)), "localhost", 0});
+  c.job_mounts = {{"a/data", root / "share", "the share 'share'", "Create it."}, {"plain", {}, "", ""}};
+  auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "x"}})", c);
+  make_node_mounts(p);
+  make_node_mounts(p);  // idempotent
+  for (const char* n : {"n0", "n1"}) {
+    const fs::path mounts = root / n / "jobs" / "job" / "mounts";
+    EXPECT_TRUE(fs::is_symlink(mounts / "a" / "data")) << n;
+    EXPECT_EQ(fs::read_symlink(mounts / "a" / "data"), root / "share");
+    EXPECT_TRUE(fs::is_directory(mounts / "plain")) << n;
+  }
+  c.job_mounts = {{"gone", root / "missing", "the share 'missing'", "Create it."}};
+  auto q = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "x"}})", c);
+  try {
+    make_node_mounts(q);
+    ADD_FAILURE() << "a missing share was mounted";
+  } catch (const NotFound& e) {
+    EXPECT_EQ(std::string(e.what()), "Cannot mount the share 'missing' at 'gone': it does not exist. Create it.");
+  }
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
 
 TEST(LaunchPlan, CustomRunsBashOnTheFirstNodeWithTheJobEnvironment) {
   auto p = plan(R"({"nodeCount": 2, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "echo hi"},
@@ -268,7 +320,7 @@ TEST(Recipes, EveryJobFileParsesAndPlansOrFailsClearly) {
     try {
       Json f = parse_json_text(text.str(), entry.path().string());
       auto s = build_job_spec(f, identity());
-      auto p = make_launch_plan(s.document, context(static_cast<int>(s.document["nodeCount"].get<int>())));
+      auto p = make_launch_plan(s.job, context(s.job.node_count));
       EXPECT_FALSE(p.tasks.empty()) << entry.path();
       ++planned;
     } catch (const InvalidArgument& e) {

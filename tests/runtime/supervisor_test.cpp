@@ -44,7 +44,7 @@ class SupervisorTest : public ::testing::Test {
     c.cores = 2;
     c.self_executable = RANK_EXEC_HELPER;
     c.base_env = node_base_environment();
-    return make_launch_plan(spec.document, c);
+    return make_launch_plan(spec.job, c);
   }
 
   JobOutcome run(const LaunchPlan& p, std::chrono::milliseconds limit = 60s) {

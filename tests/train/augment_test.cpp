@@ -1,7 +1,7 @@
 // Augmentation as Keras 2.1's ImageDataGenerator does it: a shift copies whole source pixels
 // (scipy affine_transform, order=0: the nearest one, no blending), clamps at the edges
 // (fill_mode "nearest"), flips mirror columns; the draws depend on the image's key only.
-#include "batchai/train/augment.hpp"
+#include "augment.hpp"
 
 #include <gtest/gtest.h>
 

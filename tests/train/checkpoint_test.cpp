@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 namespace batchai::train {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/cifar10.hpp"
+#include "data/cifar10.hpp"
 
 namespace batchai::train {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/communicator_choice.hpp"
+#include "comm/communicator_choice.hpp"
 
 namespace batchai::train {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/checksum.hpp"
-#include "batchai/train/cifar10.hpp"
-#include "batchai/train/download.hpp"
+#include "data/checksum.hpp"
+#include "data/cifar10.hpp"
+#include "data/download.hpp"
 
 namespace batchai::train {
 namespace {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/keras_h5.hpp"
-#include "batchai/train/keras_model_config.hpp"
+#include "io/keras_h5.hpp"
+#include "io/keras_model_config.hpp"
 
 namespace batchai::train {
 namespace {

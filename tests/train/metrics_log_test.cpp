@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "batchai/train/metrics_log.hpp"
+#include "io/metrics_log.hpp"
 
 namespace batchai::train {
 namespace {

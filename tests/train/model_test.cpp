@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "batchai/train/model.hpp"
+#include "model.hpp"
 
 namespace batchai::train {
 namespace {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/keras_model_config.hpp"
-#include "batchai/train/network.hpp"
+#include "io/keras_model_config.hpp"
+#include "network.hpp"
 
 namespace batchai::train {
 namespace {

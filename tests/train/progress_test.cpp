@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "batchai/train/progress.hpp"
+#include "progress.hpp"
 
 namespace batchai::train {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "batchai/train/optimizer.hpp"
+#include "optimizer.hpp"
 
 namespace batchai::train {
 namespace {

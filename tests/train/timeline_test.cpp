@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "batchai/train/timeline.hpp"
+#include "io/timeline.hpp"
 
 namespace batchai::train {
 namespace {

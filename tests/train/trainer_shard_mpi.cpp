@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "batchai/train/model.hpp"
-#include "batchai/train/trainer.hpp"
+#include "model.hpp"
+#include "trainer.hpp"
 
 namespace bt = batchai::train;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "batchai/train/trainer.hpp"
+#include "trainer.hpp"
 
 namespace batchai::train {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "batchai/train/model.hpp"
+#include "model.hpp"
 #include "cuda_test_util.hpp"
 
 namespace batchai::train_cuda::testing {

@@ -34,11 +34,22 @@ struct Settings {
   static Settings from_environment();
 };
 
+// The implementations the control plane works through, chosen once by the composition root
+// (src/cli/compose.cpp) or by a test; passed on to the jobs service and the node code.
+struct Services {
+  std::shared_ptr<Clock> clock;
+  // Setup tasks, job supervisors and their processes, node exec, ssh-keygen, signals to process
+  // groups. Null: every operation that starts or signals a process refuses (SystemError).
+  std::shared_ptr<ProcessLauncher> launcher;
+};
+
 class ControlPlane {
  public:
-  ControlPlane(Settings settings, std::shared_ptr<Store> store, std::shared_ptr<Clock> clock);
+  ControlPlane(Settings settings, std::shared_ptr<Store> store, Services services);
   ~ControlPlane();
   // Opens (creating if needed) the SQLite store under settings.home.
+  static std::unique_ptr<ControlPlane> open(Settings settings, Services services);
+  // Without a process launcher: for tools that only read and write resources (benchmarks).
   static std::unique_ptr<ControlPlane> open(Settings settings, std::shared_ptr<Clock> clock);
 
   const Settings& settings() const { return settings_; }

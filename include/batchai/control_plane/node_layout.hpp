@@ -5,20 +5,21 @@
 //   storage/<account>/shares/<share>/...              Azure File share contents
 //   storage/<account>/blobs/<container>/...           blob container contents ('/' in names = folders)
 //   fileservers/<rg>/<ws>/<fs>/data/...               NFS export of a file server (mountPoint /mnt/data)
-//   clusters/<rg>/<ws>/<cluster>/nodes/<nodeId>/      one simulated node:
-//       mounts/                = $AZ_BATCHAI_MOUNT_ROOT; mounts/<relativeMountPath> is a symlink to the
-//                                share/container/file-server folder (unmanaged: a plain local folder)
-//       jobs/                  = $AZ_BATCHAI_JOB_TEMP_DIR (jobs/<job>/ = $AZ_BATCHAI_JOB_TEMP, with
-//                                jobs/<job>/shared = $AZ_BATCHAI_SHARED_JOB_TEMP, jobs/<job>/mounts =
-//                                $AZ_BATCHAI_JOB_MOUNT_ROOT)
-//       shared/                node-wide scratch
+//   clusters/<rg>/<ws>/<cluster>/nodes/<nodeId>/      one simulated node, laid out by runtime::NodeDir
+//       (mount root, job folders, scratch); mount links are symlinks to the share/container/
+//       file-server folder (unmanaged: a plain local folder)
 //       .setup_exit            exit code of the node setup task once it finished
 //       .setup_cmd             the setup task wrapper's log of what it ran
 #pragma once
 #include <filesystem>
 #include <string>
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
+
+#include "batchai/runtime/job.hpp"
+#include "batchai/runtime/mount_links.hpp"
 
 namespace batchai::control_plane {
 
@@ -28,6 +29,8 @@ class NodeLayout {
 
   const std::filesystem::path& home() const { return home_; }
   std::filesystem::path database() const { return home_ / "state.db"; }
+  // A job's bookkeeping folder (supervisor lock, log, cgroup), named by its job key.
+  std::filesystem::path job_state(const std::string& job_key) const { return home_ / "jobs" / job_key; }
   std::filesystem::path storage_account(const std::string& account) const;
   std::filesystem::path share(const std::string& account, const std::string& share) const;
   std::filesystem::path container(const std::string& account, const std::string& container) const;
@@ -42,18 +45,19 @@ class NodeLayout {
                              const std::string& node_id) const {
     return this->cluster(rg, ws, cluster) / "nodes" / node_id;
   }
-  static std::filesystem::path mount_root(const std::filesystem::path& node_dir) { return node_dir / "mounts"; }
-  static std::filesystem::path job_temp_dir(const std::filesystem::path& node_dir) { return node_dir / "jobs"; }
-  static std::filesystem::path shared_dir(const std::filesystem::path& node_dir) { return node_dir / "shared"; }
 
  private:
   std::filesystem::path home_;
 };
 
-// Mounts every volume of a mountVolumes object under `mount_root` (a node's $AZ_BATCHAI_MOUNT_ROOT or a
-// job's $AZ_BATCHAI_JOB_MOUNT_ROOT): Azure File shares, blob containers and file-server exports as
-// symlinks to their folders (created when missing), unmanaged file systems as plain folders.
-// Idempotent; relative mount paths that escape the root are refused.
+// What every mount volume becomes beneath a mount root: Azure File shares, blob
+// containers and file-server exports link to their folders here, unmanaged file systems are plain
+// folders. Relative mount paths are checked (InvalidArgument naming the field); the job
+// supervisor hands these down in the launch plan (LaunchContext::job_mounts).
+std::vector<runtime::MountLink> mount_links(const NodeLayout& layout, const runtime::MountVolumes& mount_volumes);
+
+// Mounts every volume under `mount_root` (a node's $AZ_BATCHAI_MOUNT_ROOT): mount_links, then
+// runtime::make_mount_links. Idempotent; a missing share or container is NotFound.
 void link_mount_volumes(const NodeLayout& layout, const nlohmann::json& mount_volumes,
                         const std::filesystem::path& mount_root);
 

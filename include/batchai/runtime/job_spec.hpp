@@ -3,17 +3,15 @@
 // the service's defaults filled in, toolType derived from the one *Settings object given, and
 // secret values split off so they reach the processes but never the stored document.
 #pragma once
-#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include "batchai/common/json_schema.hpp"
 #include "batchai/common/json_util.hpp"
+#include "batchai/runtime/job.hpp"
 
 namespace batchai::runtime {
-
-enum class ToolType { kCustom, kCustomMpi, kHorovod, kCntk, kTensorFlow, kCaffe, kCaffe2, kChainer, kPyTorch };
 
 // "custom", "custommpi", "horovod", "cntk", "tensorflow", "caffe", "caffe2", "chainer", "pytorch".
 std::string tool_type_name(ToolType type);
@@ -33,28 +31,30 @@ struct JobIdentity {
   std::string creation_time;  // ISO-8601 text for creationTime and the transition times
 };
 
-// Hook for spec §4.5 storage placeholders and credentials of job-level mountVolumes. The
-// control plane owns that logic (it patches cluster mounts the same way); the job engineer
-// passes it in here. It receives the raw wire-format mountVolumes object and edits it in place.
-using MountVolumesPatcher = std::function<void(Json& mount_volumes)>;
-
 struct JobSpecOptions {
-  MountVolumesPatcher patch_mount_volumes;  // empty: mounts are taken as written
-  bool validate_schema = true;              // check against schemas/2018-05-01/job.json first
+  bool validate_schema = true;  // check against schemas/2018-05-01/job.json first
 };
 
+// The accepted job: the document to store and show, the same job typed, and its secret values.
+// Mounts are taken as written; the control plane fills in storage placeholders and credentials
+// (spec §4.5, its rules) and then calls set_mount_volumes.
 struct JobSpec {
   Json document;                               // the Job resource (secrets and keys shown as null)
+  Job job;                                     // parse_job(document)
   ToolType tool_type = ToolType::kCustom;
   std::map<std::string, std::string> secrets;  // secrets[].name -> value, for the processes only
 };
+
+// Replaces the job's mounts with a wire-form mountVolumes object (the file's, patched by the
+// control plane): the document's mountVolumes (credentials shown as null) and job.mount_volumes.
+void set_mount_volumes(JobSpec& spec, const Json& wire_mount_volumes);
 
 // The 2018-05-01 job.json schema (built into the library), with the requirements real files
 // leave to the CLI relaxed: accountName and credentials of azureFileShares/azureBlobFileSystems
 // (§4.5 fills them in). Validation runs on the file as written, before mount patching.
 const JsonSchema& job_schema();
 
-// Builds the Job document from a parsed job.json. Throws InvalidArgument with a message naming
+// Builds the Job document (and the typed Job) from a parsed job.json. Throws InvalidArgument with a message naming
 // the offending field: schema violations, a missing nodeCount/stdOutErrPathPrefix, zero or
 // several *Settings objects, a toolkit without its required script/command, a bad duration.
 JobSpec build_job_spec(const Json& job_file, const JobIdentity& identity, const JobSpecOptions& options = {});

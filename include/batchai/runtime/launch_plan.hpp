@@ -1,6 +1,7 @@
-// Launch plans: a pure function from (Job document, the job's nodes and folders) to what must
-// run where — per-node preparation, the toolkit's main tasks (argv, env, cwd, output files),
-// the MPI hostfile, folders to create and programs that must exist (spec §4.7-§4.9).
+// Launch plans: a pure function from (typed Job, the job's nodes and mounts) to what must
+// run where — each node's folders and mount links, per-node preparation, the toolkit's main
+// tasks (argv, env, cwd, output files), the MPI hostfile, folders to create and programs that
+// must exist (spec §4.7-§4.9).
 // Nothing here starts a process; the supervisor executes plans, tests inspect them.
 #pragma once
 #include <filesystem>
@@ -9,15 +10,16 @@
 #include <string_view>
 #include <vector>
 
-#include "batchai/common/json_util.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/runtime/job.hpp"
+#include "batchai/runtime/mount_links.hpp"
 
 namespace batchai::runtime {
 
 // One simulated (or real) node the job runs on.
 struct NodeInfo {
   std::string id;             // e.g. "tvm-1915592855_1-20180621t171517z"
-  std::filesystem::path dir;  // the node folder (NodeLayout::node): mounts/, jobs/, shared/
+  std::filesystem::path dir;  // the node folder (its layout: NodeDir)
   std::string host = "localhost";  // hostfile / TF host name or IP; nodes on one machine share it
   int gpus = 0;               // AZ_BATCHAI_NUM_GPUS; ranks get CUDA_VISIBLE_DEVICES when > 0
 };
@@ -31,6 +33,26 @@ struct LaunchContext {
   // The node's environment every task starts from (node_base_environment()); tasks inherit
   // nothing else from whoever runs the plan. Empty in tests that only inspect plans.
   std::map<std::string, std::string> base_env;
+  // The job's mountVolumes as links beneath each node's $AZ_BATCHAI_JOB_MOUNT_ROOT, computed by
+  // the control plane (it owns the mount rules and the storage layout).
+  std::vector<MountLink> job_mounts;
+};
+
+// One node's folders for the job (spec §4.7, §4.8).
+struct NodeFolders {
+  std::filesystem::path root;             // the node folder
+  std::filesystem::path mount_root;       // $AZ_BATCHAI_MOUNT_ROOT
+  std::filesystem::path job_temp_dir;     // $AZ_BATCHAI_JOB_TEMP_DIR
+  std::filesystem::path job_temp;         // $AZ_BATCHAI_JOB_TEMP: the job's working folder
+  std::filesystem::path job_mount_root;   // $AZ_BATCHAI_JOB_MOUNT_ROOT
+  std::filesystem::path shared_job_temp;  // $AZ_BATCHAI_SHARED_JOB_TEMP (the master node's)
+  std::filesystem::path stdouterr;        // $AZ_BATCHAI_STDOUTERR_DIR (one for the job)
+};
+
+struct NodePlan {
+  std::string id;
+  NodeFolders folders;
+  std::vector<MountLink> links;  // to make beneath folders.job_mount_root (make_node_mounts)
 };
 
 enum class TaskRole { kPreparation, kMain, kWorker, kParameterServer };
@@ -52,6 +74,7 @@ struct Requirement {
 };
 
 struct LaunchPlan {
+  std::vector<NodePlan> nodes;                   // per node of LaunchContext::nodes, same order
   std::vector<TaskPlan> preparation;             // jobPreparation on every node (may be empty)
   std::vector<TaskPlan> tasks;                   // the toolkit's processes
   std::filesystem::path stdouterr_dir;           // {prefix}/{segment}/stdouterr
@@ -65,8 +88,14 @@ struct LaunchPlan {
   std::vector<Requirement> requirements;
 };
 
-// Builds the plan; InvalidArgument when the document or context cannot produce one.
-LaunchPlan make_launch_plan(const Json& job, const LaunchContext& context);
+// Builds the plan; InvalidArgument when the job or context cannot produce one.
+LaunchPlan make_launch_plan(const Job& job, const LaunchContext& context);
+
+// Makes the job-level mount links of every node of the plan (make_mount_links per node).
+void make_node_mounts(const LaunchPlan& plan);
+
+// The folders of node `node` of the context for this job.
+NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size_t node);
 
 // Expands $VAR and ${VAR} from `env`; unknown variables are left as written ("$HOME" stays).
 std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
@@ -74,7 +103,7 @@ std::string expand_env_vars(std::string_view text, const std::map<std::string, s
 // The whole environment of a job's process on one node: the node's base (LaunchContext::base_env)
 // plus spec §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
 // inputs/outputs), then the job's environmentVariables and secrets.
-std::map<std::string, std::string> node_environment(const Json& job, const LaunchContext& context, std::size_t node);
+std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node);
 
 // Hidden subcommand `batchai _rank-exec --nodes-file <file> -- <program> <args...>`: run by
 // mpirun once per rank. Finds the rank (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK), maps it

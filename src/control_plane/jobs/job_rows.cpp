@@ -124,7 +124,7 @@ std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::stri
   return out;
 }
 
-fs::path state_dir(const NodeLayout& layout, const std::string& job_key) { return layout.home() / "jobs" / job_key; }
+fs::path state_dir(const NodeLayout& layout, const std::string& job_key) { return layout.job_state(job_key); }
 
 bool supervisor_alive(const NodeLayout& layout, const std::string& job_key) {
   const fs::path lock = state_dir(layout, job_key) / "supervisor.lock";
@@ -145,10 +145,10 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
   return JobProcesses(job_key, cgroup).kill_all(limit);
 }
 
-void kill_job_processes(const NodeLayout& layout, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
-  if (sup_pid && *sup_pid > 1 && supervisor_alive(layout, job_key))
-    make_posix_process_launcher()->signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
-  end_job_processes(layout, job_key, std::chrono::seconds(5));
+void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
+  if (sup_pid && *sup_pid > 1 && supervisor_alive(cp.layout(), job_key))
+    cp.launcher().signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
+  end_job_processes(cp.layout(), job_key, std::chrono::seconds(5));
 }
 
 void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {

@@ -5,8 +5,8 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
+#include "cluster_rules.hpp"
+#include "storage_paths.hpp"
 #include "batchai/runtime/job_spec.hpp"
 #include "jobs_internal.hpp"
 
@@ -47,10 +47,10 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
 // have under the regional quota, processCount no more than one process per vCPU of the job's
 // nodes, workerCount per GPU (per vCPU on VMs without GPUs, spec §3.2), parameterServerCount
 // no more than nodeCount.
-void check_counts_fit_cluster(const runtime::JobSpec& spec, const Json& cluster) {
+void check_counts_fit_cluster(const runtime::Job& job, const Json& cluster) {
   const std::string vm_name = value_or<std::string>(cluster, "vmSize", "");
   const VmSize vm = vm_size_info(vm_name);
-  const std::int64_t nodes = spec.document["nodeCount"].get<std::int64_t>();
+  const std::int64_t nodes = job.node_count;
   const std::int64_t max_nodes = max_nodes_within_quota(vm_name);
   const std::string cluster_name = value_or<std::string>(cluster, "name", "");
   if (nodes > max_nodes)
@@ -58,18 +58,23 @@ void check_counts_fit_cluster(const runtime::JobSpec& spec, const Json& cluster)
                           "' can ever have: the regional quota of " + std::to_string(kRegionalVcpuQuota) +
                           " vCPUs allows at most " + std::to_string(max_nodes) + " nodes of " + vm_name + " (" +
                           std::to_string(vm.vcpus) + " vCPUs each).");
-  const std::string key = runtime::settings_key(spec.tool_type);
-  const Json& settings = spec.document[key];
+  const std::string key = runtime::settings_key(job.tool_type());
   const std::string of_nodes = "nodeCount " + std::to_string(nodes) + " x ";
-  auto at_most = [&](const char* field, std::int64_t per_node, const std::string& why) {
-    const Json value = settings.is_object() && settings.contains(field) ? settings[field] : Json(nullptr);
-    if (!value.is_number_integer() || value.get<std::int64_t>() <= nodes * per_node) return;
+  auto at_most = [&](const char* field, std::optional<int> value, std::int64_t per_node, const std::string& why) {
+    if (!value || *value <= nodes * per_node) return;
     throw InvalidArgument(key + "." + field + " must be at most " + std::to_string(nodes * per_node) + " (" + of_nodes +
-                          std::to_string(per_node) + why + "), got " + value.dump() + ".");
+                          std::to_string(per_node) + why + "), got " + std::to_string(*value) + ".");
   };
-  at_most("processCount", vm.vcpus, " vCPUs of " + vm_name);
-  at_most("workerCount", vm.gpus > 0 ? vm.gpus : vm.vcpus, (vm.gpus > 0 ? " GPUs of " : " vCPUs of ") + vm_name);
-  at_most("parameterServerCount", 1, " per node");
+  std::visit(
+      [&](const auto& t) {
+        if constexpr (requires { t.process_count; }) at_most("processCount", t.process_count, vm.vcpus, " vCPUs of " + vm_name);
+      },
+      job.toolkit);
+  if (const auto* tf = std::get_if<runtime::TensorFlowToolkit>(&job.toolkit)) {
+    at_most("workerCount", tf->worker_count, vm.gpus > 0 ? vm.gpus : vm.vcpus,
+            (vm.gpus > 0 ? " GPUs of " : " vCPUs of ") + vm_name);
+    at_most("parameterServerCount", tf->parameter_server_count, 1, " per node");
+  }
 }
 
 }  // namespace
@@ -91,7 +96,7 @@ void Jobs::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& 
   std::vector<std::int64_t> touched;
   for (auto& job : affected) {
     if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
-      kill_job_processes(cp_.layout(), job.key, job.sup_pid);
+      kill_job_processes(cp_, job.key, job.sup_pid);
       for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
       // Recorded even where the row goes with its experiment: a supervisor that outlived
       // SIGKILL's delivery (it cannot) would find the job ended, not running.
@@ -156,7 +161,6 @@ Json Jobs::create(const JobCreateOptions& o) {
   identity.cluster_id = cluster["id"].get<std::string>();
   const std::int64_t now = to_us(cp_.clock().now());
   identity.creation_time = iso_us(now);
-  runtime::JobSpecOptions spec_options;
   AccountKeys account_keys = [&store](const std::string& account) {
     return store.read([&] {
       auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
@@ -164,13 +168,16 @@ Json Jobs::create(const JobCreateOptions& o) {
       return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
     });
   };
-  spec_options.patch_mount_volumes = [&](Json& mv) {
+  // The file as written is checked first; then the control plane's mount rules (spec §4.5).
+  runtime::JobSpec spec = runtime::build_job_spec(file, identity);
+  if (props.contains("mountVolumes") && !props["mountVolumes"].is_null()) {
+    Json mv = props["mountVolumes"];
     patch_mount_volumes(mv, effective_storage(o.mounts, lookup), lookup);
     check_mount_account_keys(mv, account_keys);  // a wrong key fails here, as the storage commands do
     validate_mount_volumes(mv);                  // names and mount paths, before they become folders
-  };
-  runtime::JobSpec spec = runtime::build_job_spec(file, identity, spec_options);
-  check_counts_fit_cluster(spec, cluster);
+    runtime::set_mount_volumes(spec, mv);
+  }
+  check_counts_fit_cluster(spec.job, cluster);
   Json doc = spec.document;
   inject_resource_group(doc);
   const std::string key = new_uuid();
@@ -185,8 +192,8 @@ Json Jobs::create(const JobCreateOptions& o) {
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
             "created_us, doc, private) VALUES (?,?,?,?,?,'queued',?,?,?,?,?)")
         .bind(1, key).bind(2, exp).bind(3, cluster_row).bind(4, to_lower(o.name)).bind(5, o.name)
-        .bind(6, priority_rank(value_or<std::string>(doc, "schedulingPriority", "normal")))
-        .bind(7, value_or<int>(doc, "nodeCount", 1)).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
+        .bind(6, priority_rank(spec.job.priority))
+        .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
         .run();
   });
   try {
@@ -263,7 +270,7 @@ void Jobs::terminate(const JobRef& ref) {
     auto j = load_job_by_key(store, job.key);
     if (!j || (j->state != "terminating" && j->state != "running")) return;
     // The supervisor did not finish in time (or is gone): end the tree here.
-    kill_job_processes(cp_.layout(), j->key, j->sup_pid);
+    kill_job_processes(cp_, j->key, j->sup_pid);
     finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."),
                to_us(cp_.clock().now()));
     save_job(store, *j);

@@ -64,8 +64,9 @@ bool supervisor_alive(const NodeLayout& layout, const std::string& job_key);
 // none is left or `limit` passes; returns the pids still alive then (empty: all gone).
 std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string& job_key,
                                      std::chrono::milliseconds limit);
-// SIGKILLs the job's supervisor (when it still holds the job's lock), then end_job_processes.
-void kill_job_processes(const NodeLayout& layout, const std::string& job_key, std::optional<std::int64_t> sup_pid);
+// SIGKILLs the job's supervisor (when it still holds the job's lock; through the control plane's
+// launcher), then end_job_processes.
+void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid);
 // Starts `batchai _supervise --job-key K` detached.
 void spawn_supervisor(ControlPlane& cp, const std::string& job_key);
 

@@ -20,8 +20,8 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
-#include "batchai/control_plane/cluster_rules.hpp"
-#include "batchai/control_plane/storage_paths.hpp"
+#include "cluster_rules.hpp"
+#include "storage_paths.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "jobs_internal.hpp"
 
@@ -39,34 +39,33 @@ namespace {
 // what signal_all reaches beyond the containment's own members.
 class JobLauncher final : public ProcessLauncher {
  public:
-  JobLauncher(std::unique_ptr<ProcessLauncher> inner, const JobProcesses& procs)
-      : inner_(std::move(inner)), procs_(procs) {}
+  JobLauncher(ProcessLauncher& inner, const JobProcesses& procs) : inner_(inner), procs_(procs) {}
   pid_t spawn(const ProcessSpec& spec) override {
     ProcessSpec contained = spec;
     procs_.adopt(contained);
     // Under the lock: reap_orphans() must never see a task that is not in tasks_ yet.
     std::lock_guard lock(mutex_);
-    pid_t pid = inner_->spawn(contained);
+    pid_t pid = inner_.spawn(contained);
     tasks_.insert(pid);
     return pid;
   }
   std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
-    auto e = inner_->wait(pid, timeout);
+    auto e = inner_.wait(pid, timeout);
     if (e) {
       std::lock_guard lock(mutex_);
       tasks_.erase(pid);  // reaped: its pid may belong to someone else from now on
     }
     return e;
   }
-  bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
-  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_->spawn_detached(spec); }
+  bool signal_group(pid_t pgid, int signal) override { return inner_.signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_.spawn_detached(spec); }
   std::set<pid_t> tasks() {
     std::lock_guard lock(mutex_);
     return tasks_;
   }
   void signal_all(int signal) {
     const auto live = tasks();
-    for (pid_t g : live) inner_->signal_group(g, signal);
+    for (pid_t g : live) inner_.signal_group(g, signal);
     procs_.signal_all(signal, live);
   }
   // Orphans the subreaper adopted and that exited (not tasks: the runner waits for those).
@@ -76,7 +75,7 @@ class JobLauncher final : public ProcessLauncher {
   }
 
  private:
-  std::unique_ptr<ProcessLauncher> inner_;
+  ProcessLauncher& inner_;  // the control plane's (Services::launcher)
   const JobProcesses& procs_;
   std::mutex mutex_;
   std::set<pid_t> tasks_;
@@ -164,6 +163,7 @@ int Jobs::supervise(const std::string& job_key) {
       return std::make_pair(job_nodes(store, job_key), job->cluster_id ? load_cluster(store, *job->cluster_id) : std::nullopt);
     });
     runtime::LaunchPlan plan;
+    runtime::Job typed;
     std::string plan_error;
     if (!cluster || nodes.empty()) {
       plan_error = "The job's cluster or nodes are gone.";
@@ -180,11 +180,11 @@ int Jobs::supervise(const std::string& job_key) {
       if (job->private_data.contains("secrets"))
         ctx.secrets = job->private_data["secrets"].get<std::map<std::string, std::string>>();
       try {
-        plan = runtime::make_launch_plan(job->doc, ctx);
-        for (std::size_t i = 0; i < ctx.nodes.size(); ++i) {
-          auto env = runtime::node_environment(job->doc, ctx, i);
-          link_mount_volumes(layout, job->doc["mountVolumes"], env.at("AZ_BATCHAI_JOB_MOUNT_ROOT"));
-        }
+        typed = runtime::parse_job(job->doc);
+        // The mount rules are the control plane's: the links go down in the plan.
+        ctx.job_mounts = mount_links(layout, typed.mount_volumes);
+        plan = runtime::make_launch_plan(typed, ctx);
+        runtime::make_node_mounts(plan);
       } catch (const std::exception& e) {
         plan_error = std::string("The job cannot be launched: ") + e.what();
       }
@@ -215,12 +215,10 @@ int Jobs::supervise(const std::string& job_key) {
     std::error_code ec;
     fs::create_directories(plan.stdouterr_dir, ec);
     for (auto& t : plan.tasks) t.process.append = true;  // keep the container note below
-    if (job->doc["containerSettings"].is_object()) {
-      const std::string image =
-          value_or<std::string>(job->doc["containerSettings"].value("imageSourceRegistry", Json()), "image", "");
+    if (typed.container_settings) {
       std::ofstream(plan.stdouterr_dir / "stderr.txt", std::ios::app)
-          << "batchai: no container engine is used locally; the job ran on the host instead of in image '" << image
-          << "'.\n";
+          << "batchai: no container engine is used locally; the job ran on the host instead of in image '"
+          << typed.container_settings->image << "'.\n";
     }
     // 3. run it inside the job's containment, watching the store for terminate/delete/lost nodes.
     // The cgroup is recorded first, so whoever finds this supervisor dead can end the job.
@@ -231,7 +229,7 @@ int Jobs::supervise(const std::string& job_key) {
     std::ofstream(plan.execution_log, std::ios::app)
         << format_iso(cp_.clock().now()) << " process containment: " << procs.describe() << "\n";
     make_reserve(dir / "reserve");
-    auto launcher = std::make_shared<JobLauncher>(make_posix_process_launcher(), procs);
+    auto launcher = std::make_shared<JobLauncher>(cp_.launcher(), procs);
     std::atomic<StopReason> reason{StopReason::kNone};
     std::atomic<bool> done{false};
     std::thread watcher([&] {
@@ -272,7 +270,7 @@ int Jobs::supervise(const std::string& job_key) {
       }
     });
     runtime::SupervisorOptions options;
-    if (auto wall = parse_duration(value_or<std::string>(job->doc["constraints"], "maxWallClockTime", "7 days, 0:00:00")))
+    if (auto wall = parse_duration(typed.max_wall_clock_time))
       options.max_wall_clock = std::chrono::duration_cast<std::chrono::milliseconds>(*wall);
     options.kill_grace = std::chrono::milliseconds(1000);
     options.signal_job = [&](int signal) { launcher->signal_all(signal); };

@@ -1,5 +1,5 @@
 // The ordered candidate list and the chooser (see communicator_choice.hpp).
-#include "batchai/train/communicator_choice.hpp"
+#include "comm/communicator_choice.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // MD5 (RFC 1321) and SHA-256 (FIPS 180-4), written out plainly; both process 64-byte blocks
 // and share the same buffering. Verified against the RFC / NIST test vectors in the tests.
-#include "batchai/train/checksum.hpp"
+#include "data/checksum.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // CIFAR-10 binary reader and the synthetic writer. A batch file is a run of 3073-byte records
 // (label, then 1024 R, 1024 G, 1024 B bytes); we keep exactly that layout in memory.
-#include "batchai/train/cifar10.hpp"
+#include "data/cifar10.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,7 +1,7 @@
 // Fetching CIFAR-10: libcurl download to a .part file, MD5 check, `tar -xzf` into a private
 // staging folder, then the six batch files are renamed into place. Any failure removes the
 // staging folder and the archive, so the data folder never holds a partial data set.
-#include "batchai/train/download.hpp"
+#include "data/download.hpp"
 
 #include <curl/curl.h>
 #include <spawn.h>
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/checksum.hpp"
-#include "batchai/train/cifar10.hpp"
+#include "data/checksum.hpp"
+#include "data/cifar10.hpp"
 
 extern char** environ;
 

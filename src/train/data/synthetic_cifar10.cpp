@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/cifar10.hpp"
+#include "data/cifar10.hpp"
 #include "batchai/train/counter_rng.hpp"
 
 namespace batchai::train {

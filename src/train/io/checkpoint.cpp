@@ -1,6 +1,6 @@
 // Checkpoint file: "BAICKPT1", u64 header length, JSON header, params, optimizer state (raw
 // little-endian float32), then the SHA-256 of everything before it.
-#include "batchai/train/checkpoint.hpp"
+#include "io/checkpoint.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/checksum.hpp"
+#include "data/checksum.hpp"
 
 namespace batchai::train {
 namespace fs = std::filesystem;

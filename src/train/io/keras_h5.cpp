@@ -1,7 +1,7 @@
 // Keras HDF5 model file: writer (atomic, via a temp file) and reader. Layout as Keras 2.1.6's
 // save_model: root attributes, model_weights/@layer_names, model_weights/<layer>/@weight_names,
 // model_weights/<layer>/<layer>/<weight> float32 datasets.
-#include "batchai/train/keras_h5.hpp"
+#include "io/keras_h5.hpp"
 
 #include <filesystem>
 #include <map>

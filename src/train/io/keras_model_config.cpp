@@ -1,7 +1,7 @@
 // The JSON that Keras 2.1.6's model.save() stored for a Sequential network: a plain list of
 // layer configs, plus the compile() settings; both written from the network's and the
 // optimizer's one definition.
-#include "batchai/train/keras_model_config.hpp"
+#include "io/keras_model_config.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // MetricsLog: CSV and JSON of the per-epoch rows, rewritten atomically after every epoch.
-#include "batchai/train/metrics_log.hpp"
+#include "io/metrics_log.hpp"
 
 #include <cmath>
 #include <filesystem>

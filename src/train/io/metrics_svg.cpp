@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "batchai/train/metrics_log.hpp"
+#include "io/metrics_log.hpp"
 
 namespace batchai::train {
 namespace {

@@ -1,5 +1,5 @@
 // Timeline: in-memory span list, serialised as Chrome trace JSON (traceEvents, ph "X").
-#include "batchai/train/timeline.hpp"
+#include "io/timeline.hpp"
 
 #include <atomic>
 #include <filesystem>

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "batchai/control_plane/control_plane.hpp"
-#include "batchai/control_plane/store.hpp"
+#include "store.hpp"
 
 using namespace batchai;
 using namespace batchai::control_plane;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "batchai/train/model.hpp"
+#include "model.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "batchai/train/augment.hpp"
-#include "batchai/train/optimizer.hpp"
+#include "augment.hpp"
+#include "optimizer.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <string>
 
-#include "batchai/train/network.hpp"
-#include "batchai/train/optimizer.hpp"
+#include "network.hpp"
+#include "optimizer.hpp"
 
 namespace batchai::train {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "batchai/train/model.hpp"
+#include "model.hpp"
 
 namespace batchai::train {
 

@@ -11,6 +11,10 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/options.hpp"
 
+namespace batchai {
+class ProcessLauncher;
+}
+
 namespace batchai::control_plane {
 
 // §4.3.1: scaleSettings ({"autoScale":..,"manual":..} in output shape) from -t/--min/--max,
@@ -31,11 +35,11 @@ Json resolve_admin_account(const AdminOptions& options, const Json& config, cons
                            const std::string& os_user);
 bool is_valid_ssh_rsa_key(const std::string& key);
 
-// §4.3.4: prints the spec's warnings; spawns ssh-keygen when no key exists. `home` as above.
-void generate_ssh_keys(const std::string& home);
+// §4.3.4: prints the spec's warnings; runs ssh-keygen through `launcher` when no key exists.
+void generate_ssh_keys(ProcessLauncher& launcher, const std::string& home);
 // Step 1 of cluster and file-server create: with --generate-ssh-keys, makes sure ~/.ssh/id_rsa.pub
 // exists and uses it unless a key was given on the command line.
-AdminOptions with_generated_ssh_keys(AdminOptions admin, const std::string& home);
+AdminOptions with_generated_ssh_keys(ProcessLauncher& launcher, AdminOptions admin, const std::string& home);
 
 // §4.5.1: effective storage account name and key (empty when unknown).
 struct EffectiveStorage {

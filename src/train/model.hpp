@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "batchai/train/backend.hpp"
-#include "batchai/train/network.hpp"
+#include "network.hpp"
 
 namespace batchai::train {
 

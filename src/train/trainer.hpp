@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "batchai/train/communicator.hpp"
-#include "batchai/train/dataset.hpp"
+#include "data/dataset.hpp"
 #include "batchai/train/train_options.hpp"
 
 namespace batchai::train {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "batchai/train/param_table.hpp"
+#include "param_table.hpp"
 
 namespace batchai::train {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "batchai/train/dataset.hpp"
+#include "data/dataset.hpp"
 
 namespace batchai::train {
 

@@ -9,7 +9,7 @@
 #include <future>
 #include <vector>
 
-#include "batchai/train/dataset.hpp"
+#include "data/dataset.hpp"
 
 namespace batchai::train {
 
