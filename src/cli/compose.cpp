@@ -1,4 +1,4 @@
-// The executable's one composition function (DESIGN.md §2: no global singletons).
+// The executable's one composition function (docs/architecture.md: no global singletons).
 #include "compose.hpp"
 
 #include "batchai/common/clock.hpp"

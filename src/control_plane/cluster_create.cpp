@@ -1,4 +1,4 @@
-// `batchai cluster create` in the exact processing order of spec §4.3 (steps numbered below).
+// `batchai cluster create` in the exact processing order of docs/behaviour.md §4.3 (steps numbered below).
 #include <random>
 
 #include "batchai/common/confined_path.hpp"

@@ -1,4 +1,4 @@
-// Scale settings, image parsing, admin account and ssh keys (spec §4.3.1-§4.3.4).
+// Scale settings, image parsing, admin account and ssh keys (docs/behaviour.md §4.3.1-§4.3.4).
 #include "cluster_rules.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The client-side rules of `cluster create` / `file-server create` / `job create` as pure
-// functions (spec §4.3.1 scale settings, §4.3.2 image parsing, §4.3.3 admin account, §4.5 storage
+// functions (docs/behaviour.md §4.3.1 scale settings, §4.3.2 image parsing, §4.3.3 admin account, §4.5 storage
 // placeholders and credentials) plus the VM size table used by list-usages. No store, no I/O
 // except reading an ssh key file named by the user.
 #pragma once
@@ -17,31 +17,31 @@ class ProcessLauncher;
 
 namespace batchai::control_plane {
 
-// §4.3.1: scaleSettings ({"autoScale":..,"manual":..} in output shape) from -t/--min/--max,
+// docs/behaviour.md §4.3.1: scaleSettings ({"autoScale":..,"manual":..} in output shape) from -t/--min/--max,
 // or `from_config` (output shape or null) when the command line gives none. Throws InvalidArgument
 // (also for a negative count).
 Json scale_settings_from_options(std::optional<int> target, std::optional<int> min_nodes,
                                  std::optional<int> max_nodes, const Json& from_config);
 
-// §4.3.2: {"offer","publisher","sku","version","virtualMachineImageId"}.
+// docs/behaviour.md §4.3.2: {"offer","publisher","sku","version","virtualMachineImageId"}.
 Json parse_image(const std::string& image, const std::optional<std::string>& custom_image);
 // The service default image (Canonical UbuntuServer 16.04-LTS latest).
 Json default_image_reference();
 
-// §4.3.3: {adminUserName, adminUserPassword (kept here; the caller nulls it), adminUserSshPublicKey}.
+// docs/behaviour.md §4.3.3: {adminUserName, adminUserPassword (kept here; the caller nulls it), adminUserSshPublicKey}.
 // `config` is the wire-form userAccountSettings of a config file (or null). `home` is the user's
 // home for ~/.ssh/id_rsa.pub and ~ expansion; `os_user` the default user name.
 Json resolve_admin_account(const AdminOptions& options, const Json& config, const std::string& home,
                            const std::string& os_user);
 bool is_valid_ssh_rsa_key(const std::string& key);
 
-// §4.3.4: prints the spec's warnings; runs ssh-keygen through `launcher` when no key exists.
+// docs/behaviour.md §4.3.4: prints az's warnings; runs ssh-keygen through `launcher` when no key exists.
 void generate_ssh_keys(ProcessLauncher& launcher, const std::string& home);
 // Step 1 of cluster and file-server create: with --generate-ssh-keys, makes sure ~/.ssh/id_rsa.pub
 // exists and uses it unless a key was given on the command line.
 AdminOptions with_generated_ssh_keys(ProcessLauncher& launcher, AdminOptions admin, const std::string& home);
 
-// §4.5.1: effective storage account name and key (empty when unknown).
+// docs/behaviour.md §4.5.1: effective storage account name and key (empty when unknown).
 struct EffectiveStorage {
   std::string account_name;
   std::string account_key;
@@ -51,7 +51,7 @@ struct EffectiveStorage {
 using KeyLookup = std::function<std::optional<std::string>(const std::string& account)>;
 EffectiveStorage effective_storage(const MountOptions& options, const KeyLookup& lookup);
 
-// §4.5.2: patches a wire-form mountVolumes object in place (placeholders, account names, keys).
+// docs/behaviour.md §4.5.2: patches a wire-form mountVolumes object in place (placeholders, account names, keys).
 void patch_mount_volumes(Json& mount_volumes, const EffectiveStorage& storage, const KeyLookup& lookup);
 
 // Both keys (key1, key2) of a storage account by name; empty when no such account exists here.
@@ -61,7 +61,7 @@ using AccountKeys = std::function<std::vector<std::string>(const std::string& ac
 // refused with InvalidArgument (code AuthenticationFailed). Key-vault references are not checked.
 void check_mount_account_keys(const Json& mount_volumes, const AccountKeys& keys);
 
-// §4.3.5 / §4.4 step 5: the mounts named on the command line, appended to a wire-form
+// docs/behaviour.md §4.3.5 / §4.4 step 5: the mounts named on the command line, appended to a wire-form
 // mountVolumes object (cluster-level for cluster create, job-level for job create). The file
 // server (--nfs) is resolved by the caller; `file_server_id` is its ARM id, empty when none.
 void append_command_line_mounts(Json& mount_volumes, const MountOptions& options, const std::string& file_server_id,

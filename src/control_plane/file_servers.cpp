@@ -1,4 +1,4 @@
-// `batchai file-server ...` (spec §4.6): a simulated NFS server whose export is a folder under
+// `batchai file-server ...` (docs/behaviour.md §4.6): a simulated NFS server whose export is a folder under
 // $BATCHAI_HOME/fileservers/; it becomes `succeeded` with mountSettings after the provisioning delay.
 #include <random>
 

@@ -1,4 +1,4 @@
-// Storage placeholders/credentials (spec §4.5), mount volume normalisation and VM sizes.
+// Storage placeholders/credentials (docs/behaviour.md §4.5), mount volume normalisation and VM sizes.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -33,7 +33,7 @@ bool has_key_or_reference(const Json& entry) {
   return !str(c, "accountKey").empty() || (c.contains("accountKeySecretReference") && !c["accountKeySecretReference"].is_null());
 }
 
-// Steps 2, 4, 5 and 6 of §4.5.2, shared by shares and containers.
+// Steps 2, 4, 5 and 6 of docs/behaviour.md §4.5.2, shared by shares and containers.
 void patch_entry(Json& e, bool is_share, const EffectiveStorage& s, const KeyLookup& lookup, bool& need_account,
                  bool& need_key) {
   if (str(e, "accountName") == kAccountPlaceholder) {

@@ -356,7 +356,7 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
     if (it == t.nodes.end()) throw InvalidArgument("Cannot find a node with id=" + *options.node_id);
     node_id = it->first;
   }
-  // -L: the tunnels live as long as --exec runs, or until Ctrl-C without it (spec §4.10.6).
+  // -L: the tunnels live as long as --exec runs, or until Ctrl-C without it (docs/behaviour.md §4.10.6).
   std::vector<std::unique_ptr<PortForwarder>> tunnels;
   for (const auto& text : options.forwards) {
     const ForwardSpec f = parse_forward_spec(text);
@@ -387,7 +387,7 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
   spec.argv = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};  // both streams to stdout
   spec.cwd = node;
   spec.new_session = false;  // Ctrl-C reaches the command too
-  launcher().run(spec);      // the remote exit code is not propagated (spec §4.10.6)
+  launcher().run(spec);      // the remote exit code is not propagated (docs/behaviour.md §4.10.6)
 }
 
 Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,

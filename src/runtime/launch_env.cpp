@@ -1,4 +1,4 @@
-// Per-node job environment (spec §4.8), on-node folders (§4.7) and $VAR expansion.
+// Per-node job environment (docs/behaviour.md §4.8), on-node folders (§4.7) and $VAR expansion.
 #include <algorithm>
 #include <cctype>
 

@@ -8,7 +8,7 @@
 
 namespace batchai::runtime::detail {
 
-// §4.8 variables that do not depend on the stdouterr folder, inputs, outputs or user values.
+// docs/behaviour.md §4.8 variables that do not depend on the stdouterr folder, inputs, outputs or user values.
 std::map<std::string, std::string> node_environment_base(const Job& job, const LaunchContext& context,
                                                          std::size_t node);
 std::filesystem::path stdouterr_dir(const Job& job, const LaunchContext& context);

@@ -1,4 +1,4 @@
-// The CLI-side message catalogue of spec §4.11 as printed by the executable (`ERROR: <text>`,
+// The CLI-side message catalogue of docs/behaviour.md §4.11 as printed by the executable (`ERROR: <text>`,
 // exit 1), beyond the cluster-create ones in scenario_cluster_test.cpp, plus logging switches.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -107,7 +107,7 @@ TEST_F(ResourceScenario, ClusterFromConfigFileRoundTrip) {
       {"vmPriority", "dedicated"},
       {"vmSize", "STANDARD_D1"}};
   EXPECT_EQ(show({"cluster", "show", "-g", "rg", "-w", "ws", "-n", "c1"}), normalise(expected));
-  // Creating it again is refused with the spec's message.
+  // Creating it again is refused with az's message.
   CliResult again = run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "c1", "-f", file.string()});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.err, HasSubstr("ERROR: \"c1\" already exists in \"rg\" resource group under ws resource group."));

@@ -1,5 +1,5 @@
-// Pure rules of spec §4.3.1 (scale truth table), §4.3.2 (images), §4.3.3 (admin account),
-// §4.5.2 (mount patching truth table), path containment and the VM size table.
+// Pure rules of docs/behaviour.md §4.3.1 (scale truth table), §4.3.2 (images), §4.3.3 (admin account),
+// docs/behaviour.md §4.5.2 (mount patching truth table), path containment and the VM size table.
 #include <unistd.h>
 
 #include <map>
@@ -122,7 +122,7 @@ TEST(SshKey, Validation) {
   EXPECT_FALSE(is_valid_ssh_rsa_key("ssh-rsa !!!!"));
 }
 
-// The unit-test truth table of §4.5.2 (effective name "account", key "key").
+// The unit-test truth table of docs/behaviour.md §4.5.2 (effective name "account", key "key").
 TEST(MountPatching, TruthTable) {
   std::map<std::string, std::string> keys = {{"account", "key"}, {"account1", "key1"}, {"account2", "key2"}};
   KeyLookup lookup = [&](const std::string& a) -> std::optional<std::string> {

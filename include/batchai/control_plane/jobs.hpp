@@ -50,7 +50,7 @@ class Jobs {
   // with it (their bookkeeping folders trashed).
   void end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why);
 
-  // Spec §4.4; the job is stored queued and its supervisor process started.
+  // docs/behaviour.md §4.4; the job is stored queued and its supervisor process started.
   Json create(const JobCreateOptions& options);
   Json show(const JobRef& job);
   // With `fields` (top-level keys), each document holds only those keys, read by SQLite's JSON
@@ -61,7 +61,7 @@ class Jobs {
   // queued -> failed; running -> terminating -> failed; finished: no change.
   void terminate(const JobRef& job);
 
-  // `job file list`: immediate children of {output dir}/{path}, name order (spec §2.2.6).
+  // `job file list`: immediate children of {output dir}/{path}, name order (docs/behaviour.md §2.2.6).
   Json file_list(const JobRef& job, const std::string& directory_id, const std::string& path, int expiry_minutes);
   // The folder `job file list/stream` reads, opened as a confined root (nothing the job planted
   // in it leads out); nullopt while the job has not produced it yet.

@@ -1,5 +1,5 @@
 // Requests to the control plane, one struct per command, field for field the command line's
-// options (std::optional = "not given"). The CLI only fills these in; every rule of the spec
+// options (std::optional = "not given"). The CLI only fills these in; every rule of docs/behaviour.md
 // (processing order, defaults, validation messages) lives in the control plane.
 #pragma once
 #include <optional>

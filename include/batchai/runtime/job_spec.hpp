@@ -1,5 +1,5 @@
 // Job parameters: turns a job.json (JobCreateParameters inside "properties", REST wire names)
-// into the Job document `job show` prints (spec §2.2.4): every key present (null when unset),
+// into the Job document `job show` prints (docs/behaviour.md §2.2.4): every key present (null when unset),
 // the service's defaults filled in, toolType derived from the one *Settings object given, and
 // secret values split off so they reach the processes but never the stored document.
 #pragma once
@@ -37,7 +37,7 @@ struct JobSpecOptions {
 
 // The accepted job: the document to store and show, the same job typed, and its secret values.
 // Mounts are taken as written; the control plane fills in storage placeholders and credentials
-// (spec §4.5, its rules) and then calls set_mount_volumes.
+// (docs/behaviour.md §4.5, its rules) and then calls set_mount_volumes.
 struct JobSpec {
   Json document;                               // the Job resource (secrets and keys shown as null)
   Job job;                                     // parse_job(document)
@@ -51,7 +51,7 @@ void set_mount_volumes(JobSpec& spec, const Json& wire_mount_volumes);
 
 // The 2018-05-01 job.json schema (built into the library), with the requirements real files
 // leave to the CLI relaxed: accountName and credentials of azureFileShares/azureBlobFileSystems
-// (§4.5 fills them in). Validation runs on the file as written, before mount patching.
+// (docs/behaviour.md §4.5 fills them in). Validation runs on the file as written, before mount patching.
 const JsonSchema& job_schema();
 
 // Builds the Job document (and the typed Job) from a parsed job.json. Throws InvalidArgument with a message naming

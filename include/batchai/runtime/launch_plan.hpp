@@ -1,7 +1,7 @@
 // Launch plans: a pure function from (typed Job, the job's nodes and mounts) to what must
 // run where — each node's folders and mount links, per-node preparation, the toolkit's main
 // tasks (argv, env, cwd, output files), the MPI hostfile, folders to create and programs that
-// must exist (spec §4.7-§4.9).
+// must exist (docs/behaviour.md §4.7-§4.9).
 // Nothing here starts a process; the supervisor executes plans, tests inspect them.
 #pragma once
 #include <filesystem>
@@ -38,7 +38,7 @@ struct LaunchContext {
   std::vector<MountLink> job_mounts;
 };
 
-// One node's folders for the job (spec §4.7, §4.8).
+// One node's folders for the job (docs/behaviour.md §4.7, §4.8).
 struct NodeFolders {
   std::filesystem::path root;             // the node folder
   std::filesystem::path mount_root;       // $AZ_BATCHAI_MOUNT_ROOT
@@ -101,7 +101,7 @@ NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size
 std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
 
 // The whole environment of a job's process on one node: the node's base (LaunchContext::base_env)
-// plus spec §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
+// plus docs/behaviour.md §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
 // inputs/outputs), then the job's environmentVariables and secrets.
 std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node);
 

@@ -1,5 +1,5 @@
 // `batchai cluster create|show|list|delete|resize|auto-scale`, `cluster node list|exec` and
-// `cluster file list` (spec §1.3.2).
+// `cluster file list` (docs/behaviour.md §1.3.2).
 #include "commands/common.hpp"
 #include "commands/registry.hpp"
 #include "output/transformers.hpp"
@@ -85,7 +85,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
                "batchai cluster node exec -g MyResourceGroup -w MyWorkspace -c MyCluster -L 9000:localhost:9001")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         const auto o = node_exec_options(a);
-        if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (spec §4.10.6)
+        if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (docs/behaviour.md §4.10.6)
         ctx.control_plane().cluster_node_exec(workspace_ref(a), a.str("cluster"), o);
         return std::nullopt;
       });

@@ -1,4 +1,4 @@
-// `batchai file-server create|show|list|delete` (spec §1.3.6). `create` takes its group and
+// `batchai file-server create|show|list|delete` (docs/behaviour.md §1.3.6). `create` takes its group and
 // workspace from the configured default_workspace_* values when they are not given.
 #include "commands/common.hpp"
 #include "commands/registry.hpp"

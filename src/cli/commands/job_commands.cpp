@@ -1,5 +1,5 @@
 // `batchai job create|show|list|delete|terminate|wait`, `job file list|stream` and
-// `job node list|exec` (spec §1.3.4-1.3.5, §4.10.3-4.10.4). The jobs service does the work;
+// `job node list|exec` (docs/behaviour.md §1.3.4-1.3.5, §4.10.3-4.10.4). The jobs service does the work;
 // `wait` and `stream` are client-side loops over it, as in the original CLI.
 #include <unistd.h>
 
@@ -55,7 +55,7 @@ std::string took(const Json& info) {
   return format_timedelta(*end - *start);
 }
 
-// §4.10.3: warnings only; returns the exit code of `job wait`: 0 when the job succeeded, the
+// docs/behaviour.md §4.10.3: warnings only; returns the exit code of `job wait`: 0 when the job succeeded, the
 // job's exit code when it failed (0 when it has none), 255 when a failed job has no execution info.
 int wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
   Json job = jobs.show(ref);
@@ -104,7 +104,7 @@ int wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
   }
 }
 
-// §4.10.4: wait for the file, then print what gets appended until the job ends (plus the tail).
+// docs/behaviour.md §4.10.4: wait for the file, then print what gets appended until the job ends (plus the tail).
 // The file is opened once, confined to its output folder, and read in fixed-size chunks, so a
 // link the job planted cannot lead out and a huge stdout.txt never sits in memory.
 void stream_file(Jobs& jobs, const JobRef& ref, const std::string& dir_id, const std::string& path,

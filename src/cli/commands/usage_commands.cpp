@@ -1,4 +1,4 @@
-// `batchai list-usages` (spec §1.3.7): vCPU usage and limits in a region.
+// `batchai list-usages` (docs/behaviour.md §1.3.7): vCPU usage and limits in a region.
 #include "commands/common.hpp"
 #include "commands/registry.hpp"
 #include "output/transformers.hpp"

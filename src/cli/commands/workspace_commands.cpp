@@ -1,4 +1,4 @@
-// `batchai workspace create|show|list|delete` (spec §1.3.1).
+// `batchai workspace create|show|list|delete` (docs/behaviour.md §1.3.1).
 #include "commands/common.hpp"
 #include "commands/registry.hpp"
 #include "output/transformers.hpp"

@@ -1,5 +1,5 @@
 // The CLI's output layer: a command's result (nlohmann::json from the control plane) goes through
-// --query, then one of the formatters of `-o json|jsonc|table|tsv|yaml|yamlc|none` (spec §2).
+// --query, then one of the formatters of `-o json|jsonc|table|tsv|yaml|yamlc|none` (docs/behaviour.md §2).
 // Everything a command prints to stdout passes through render().
 #pragma once
 #include <functional>
@@ -23,7 +23,7 @@ enum class Format { kJson, kJsonc, kTable, kTsv, kYaml, kYamlc, kNone };
 Format parse_format(std::string_view name);
 const std::vector<std::string>& format_names();
 
-// Turns a result into the rows of `-o table` (spec §2.3); not applied when --query is active.
+// Turns a result into the rows of `-o table` (docs/behaviour.md §2.3); not applied when --query is active.
 using TableTransformer = std::function<OJson(const OJson&)>;
 
 struct RenderOptions {

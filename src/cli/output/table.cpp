@@ -1,6 +1,6 @@
 // `-o table`: knack's generic table (_TableOutput._auto_table) over tabulate's "simple" format,
 // with the column typing tabulate applies (numeric-looking strings count as numbers, as in
-// the 2018 CLI whose examples the spec shows).
+// the 2018 CLI whose examples docs/behaviour.md §2.3 follows).
 #include <cmath>
 #include <cstdio>
 #include <string>

@@ -1,5 +1,5 @@
-// `job file list` / the folder `job file stream` follows (spec §2.2.6, §4.10.2) and
-// `job node list|exec` (§1.3.5, §4.10.6) over the nodes that ran the job.
+// `job file list` / the folder `job file stream` follows (docs/behaviour.md §2.2.6, §4.10.2) and
+// `job node list|exec` (docs/behaviour.md §1.3.5, §4.10.6) over the nodes that ran the job.
 #include <algorithm>
 
 #include "batchai/common/ids.hpp"

@@ -1,4 +1,4 @@
-// `job create|show|list|delete|terminate` (spec §4.4, §4.2) and the delete hook that ends the
+// `job create|show|list|delete|terminate` (docs/behaviour.md §4.4, §4.2) and the delete hook that ends the
 // jobs of a deleted experiment, workspace or cluster.
 #include <algorithm>
 #include <thread>
@@ -25,7 +25,7 @@ int priority_rank(const std::string& priority) {
   return 1;
 }
 
-// --nfs/--afs-name/--bfs-name as job-level mounts (spec §4.4 step 5), appended to the file's
+// --nfs/--afs-name/--bfs-name as job-level mounts (docs/behaviour.md §4.4 step 5), appended to the file's
 // wire-form mountVolumes before validation and patching (their entries are complete already).
 void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
   if (!o.mounts.nfs && !o.mounts.afs_name && !o.mounts.bfs_name) return;
@@ -45,7 +45,7 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
 // The bounds of a job's counts that depend on its cluster's VM size (the int32 and lower
 // bounds are checked when the job file is read): nodeCount no more than the cluster can ever
 // have under the regional quota, processCount no more than one process per vCPU of the job's
-// nodes, workerCount per GPU (per vCPU on VMs without GPUs, spec §3.2), parameterServerCount
+// nodes, workerCount per GPU (per vCPU on VMs without GPUs, docs/behaviour.md §3.2), parameterServerCount
 // no more than nodeCount.
 void check_counts_fit_cluster(const runtime::Job& job, const Json& cluster) {
   const std::string vm_name = value_or<std::string>(cluster, "vmSize", "");
@@ -168,7 +168,7 @@ Json Jobs::create(const JobCreateOptions& o) {
       return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
     });
   };
-  // The file as written is checked first; then the control plane's mount rules (spec §4.5).
+  // The file as written is checked first; then the control plane's mount rules (docs/behaviour.md §4.5).
   runtime::JobSpec spec = runtime::build_job_spec(file, identity);
   if (props.contains("mountVolumes") && !props["mountVolumes"].is_null()) {
     Json mv = props["mountVolumes"];
