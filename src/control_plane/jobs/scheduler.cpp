@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "batchai/common/log.hpp"
+#include "jobs/job_wake.hpp"
 #include "jobs_internal.hpp"
 
 namespace batchai::control_plane {
@@ -85,6 +86,7 @@ void Jobs::schedule() {
   std::sort(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end());
   pending.clusters_with_queue.erase(std::unique(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end()),
                                     pending.clusters_with_queue.end());
+  std::vector<std::string> started;  // woken once their nodes are committed
   for (std::int64_t cluster : pending.clusters_with_queue) {
     if (cluster == 0) continue;
     store.write([&] {
@@ -122,11 +124,13 @@ void Jobs::schedule() {
         set_state(job, "running", now);
         job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
         save_job(store, job);
+        started.push_back(job.key);
         changed = true;
       }
       if (changed) cp_.refresh_cluster(cluster);
     });
   }
+  for (const std::string& key : started) wake_job(state_dir(cp_.layout(), key) / kJobWakeFile);
   // Auto-scale demand: every node the queued and running jobs of each auto-scale cluster need.
   std::vector<std::pair<std::int64_t, int>> demand = store.read([&] {
     std::vector<std::pair<std::int64_t, int>> out;

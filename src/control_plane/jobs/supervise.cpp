@@ -23,6 +23,7 @@
 #include "cluster_rules.hpp"
 #include "storage_paths.hpp"
 #include "batchai/runtime/supervisor.hpp"
+#include "jobs/job_wake.hpp"
 #include "jobs_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -148,15 +149,17 @@ int Jobs::supervise(const std::string& job_key) {
   });
   if (!have_job) return 0;
   auto now_us = [&] { return to_us(cp_.clock().now()); };
+  JobWake wake(dir / kJobWakeFile);  // made before the first read below: no wake-up is lost
   for (;;) {
-    // 1. wait for nodes (the scheduler runs in every reconcile); poll slower the longer we wait
+    // 1. wait for nodes (the scheduler runs in every reconcile and wakes us when it gives them);
+    //    poll slower the longer we wait
     std::optional<JobRow> job;
     for (int round = 0;; ++round) {
       cp_.reconcile();
       job = store.read([&] { return load_job_by_key(store, job_key); });
       if (!job || job->state == "succeeded" || job->state == "failed") return 0;
       if (job->state == "running") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 + round * 10, 500)));
+      wake.wait(std::chrono::milliseconds(std::min(20 + round * 10, 1000)));
     }
     // 2. the plan over the job's nodes
     auto [nodes, cluster] = store.read([&] {

@@ -1,0 +1,93 @@
+// The supervisor's wake-up FIFO: a wake ends the wait at once, no wake lets it time out, and
+// wake_job writes only to a FIFO (never through a link, never into a regular file).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "jobs/job_wake.hpp"
+
+namespace batchai::control_plane {
+namespace {
+
+namespace fs = std::filesystem;
+using Ms = std::chrono::milliseconds;
+
+class JobWakeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("batchai-job-wake-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static Ms timed_wait(JobWake& wake, Ms timeout) {
+    const auto start = std::chrono::steady_clock::now();
+    wake.wait(timeout);
+    return std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - start);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(JobWakeTest, AWakeEndsTheWaitAtOnce) {
+  JobWake wake(dir_ / kJobWakeFile);
+  EXPECT_TRUE(fs::is_fifo(dir_ / kJobWakeFile));
+  std::thread waker([&] {
+    std::this_thread::sleep_for(Ms(50));
+    wake_job(dir_ / kJobWakeFile);
+  });
+  const Ms took = timed_wait(wake, Ms(5000));
+  waker.join();
+  EXPECT_LT(took, Ms(2000));
+  // Drained: the next wait runs to its timeout.
+  EXPECT_GE(timed_wait(wake, Ms(150)), Ms(140));
+}
+
+TEST_F(JobWakeTest, AWakeBeforeTheWaitIsKept) {
+  JobWake wake(dir_ / kJobWakeFile);
+  wake_job(dir_ / kJobWakeFile);
+  EXPECT_LT(timed_wait(wake, Ms(5000)), Ms(2000));
+}
+
+TEST_F(JobWakeTest, WithoutAWakeTheWaitTimesOut) {
+  JobWake wake(dir_ / kJobWakeFile);
+  EXPECT_GE(timed_wait(wake, Ms(150)), Ms(140));
+}
+
+TEST_F(JobWakeTest, NoSupervisorNoFifoNothingWritten) {
+  wake_job(dir_ / kJobWakeFile);  // nothing there: nothing made
+  EXPECT_FALSE(fs::exists(dir_ / kJobWakeFile));
+  {
+    std::ofstream(dir_ / "regular") << "keep";
+  }
+  wake_job(dir_ / "regular");  // a regular file is not a FIFO: left as it was
+  EXPECT_EQ(fs::file_size(dir_ / "regular"), 4u);
+  fs::create_symlink(dir_ / "regular", dir_ / "link");
+  wake_job(dir_ / "link");  // never through a link
+  EXPECT_EQ(fs::file_size(dir_ / "regular"), 4u);
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "fifo", dir_ / "fifo-link");
+  JobWake wake(dir_ / "fifo");
+  wake_job(dir_ / "fifo-link");  // not even to a FIFO
+  EXPECT_GE(timed_wait(wake, Ms(150)), Ms(140));
+}
+
+TEST_F(JobWakeTest, ARegularFileInItsPlaceOnlySleeps) {
+  {
+    std::ofstream(dir_ / kJobWakeFile) << "x";
+  }
+  JobWake wake(dir_ / kJobWakeFile);  // not a FIFO: falls back to sleeping
+  EXPECT_GE(timed_wait(wake, Ms(100)), Ms(90));
+  EXPECT_EQ(fs::file_size(dir_ / kJobWakeFile), 1u);
+}
+
+}  // namespace
+}  // namespace batchai::control_plane
