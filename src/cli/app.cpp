@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -110,7 +111,7 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   if (const char* output = std::getenv("AZURE_CORE_OUTPUT"); output != nullptr && *output != '\0') {
     ctx.globals.output = output;
   }
-  register_all_commands(root, ctx);
+  register_all_commands(root, ctx, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
 
   Prepass pre = prepass(root, ctx, argc, argv);
   if (pre.outcome == Prepass::Outcome::kUsageError) return usage_error(ctx, pre.app, pre.message);

@@ -112,8 +112,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
 
 }  // namespace
 
-void register_cluster_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& group = add_group(parent, ctx, "cluster", "Manage clusters.");
+void register_cluster_commands(CLI::App& group, CliContext& ctx) {
   register_create(group, ctx);
 
   auto& show = add_command(group, ctx, "show", "Show information about a cluster.");

@@ -5,8 +5,7 @@
 
 namespace batchai::cli {
 
-void register_experiment_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& group = add_group(parent, ctx, "experiment", "Manage experiments.");
+void register_experiment_commands(CLI::App& group, CliContext& ctx) {
   OptionSpec name;
   name.required = true;
   OptionSpec name_by_ids = name;

@@ -60,8 +60,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
 
 }  // namespace
 
-void register_file_server_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& group = add_group(parent, ctx, "file-server", "Manage file servers.");
+void register_file_server_commands(CLI::App& group, CliContext& ctx) {
   register_create(group, ctx);
 
   auto& show = add_command(group, ctx, "show", "Show information about a file server.");

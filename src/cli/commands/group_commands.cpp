@@ -19,8 +19,7 @@ Json parse_tags(const std::vector<std::string>& items) {
 
 }  // namespace
 
-void register_group_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& group = add_group(parent, ctx, "group", "Manage resource groups.");
+void register_group_commands(CLI::App& group, CliContext& ctx) {
 
   OptionSpec required;
   required.required = true;

@@ -271,9 +271,8 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
 
 }  // namespace
 
-void register_job_commands(CLI::App& parent, CliContext& ctx) {
+void register_job_commands(CLI::App& group, CliContext& ctx) {
   auto jobs = std::make_shared<JobsHolder>(JobsHolder{ctx});
-  CLI::App& group = add_group(parent, ctx, "job", "Commands to manage jobs.");
   register_create(group, ctx, jobs);
   register_basic(group, ctx, jobs);
   register_files_and_nodes(group, ctx, jobs);

@@ -222,8 +222,7 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
 
 }  // namespace
 
-void register_storage_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& storage = add_group(parent, ctx, "storage", "Manage storage accounts, file shares and blob containers.");
+void register_storage_commands(CLI::App& storage, CliContext& ctx) {
   register_account(storage, ctx);
   register_share_and_files(storage, ctx);
   register_containers_and_blobs(storage, ctx);

@@ -5,8 +5,7 @@
 
 namespace batchai::cli {
 
-void register_workspace_commands(CLI::App& parent, CliContext& ctx) {
-  CLI::App& group = add_group(parent, ctx, "workspace", "Manage workspaces.");
+void register_workspace_commands(CLI::App& group, CliContext& ctx) {
   OptionSpec name;
   name.required = true;
   OptionSpec name_by_ids = name;
