@@ -125,6 +125,18 @@ std::optional<int> exit_code_in(const std::string& message) {
   }
 }
 
+// How often a waiting supervisor that is not the head of its cluster's queue reconciles.
+constexpr auto kWaitingReconcileEvery = std::chrono::seconds(5);
+
+// Whether `job` is the first queued job of its cluster in the scheduler's order.
+bool heads_its_queue(Store& store, const JobRow& job) {
+  if (!job.cluster_id) return true;
+  auto st = store.prepare(
+      "SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id LIMIT 1");
+  st.bind(1, *job.cluster_id);
+  return !st.step() || st.text(0) == job.key;
+}
+
 }  // namespace
 
 int Jobs::supervise(const std::string& job_key) {
@@ -151,14 +163,24 @@ int Jobs::supervise(const std::string& job_key) {
   auto now_us = [&] { return to_us(cp_.clock().now()); };
   JobWake wake(dir / kJobWakeFile);  // made before the first read below: no wake-up is lost
   for (;;) {
-    // 1. wait for nodes (the scheduler runs in every reconcile and wakes us when it gives them);
-    //    poll slower the longer we wait
+    // 1. wait for nodes. The scheduler runs in every reconcile and wakes us when it gives them.
+    //    Only the head of the cluster's queue keeps reconciling (for what no command announces:
+    //    provisioning that ends as time passes); the others read their state and, as a safety
+    //    net, reconcile rarely: hundreds of waiting supervisors reconciling every second kept
+    //    the store's write lock from the commands that submit jobs.
     std::optional<JobRow> job;
+    bool head = true;
+    auto last_reconcile = std::chrono::steady_clock::time_point{};
     for (int round = 0;; ++round) {
-      cp_.reconcile();
+      const auto now = std::chrono::steady_clock::now();
+      if (head || now - last_reconcile >= kWaitingReconcileEvery) {
+        cp_.reconcile();
+        last_reconcile = now;
+      }
       job = store.read([&] { return load_job_by_key(store, job_key); });
       if (!job || job->state == "succeeded" || job->state == "failed") return 0;
       if (job->state == "running") break;
+      head = store.read([&] { return heads_its_queue(store, *job); });
       wake.wait(std::chrono::milliseconds(std::min(20 + round * 10, 1000)));
     }
     // 2. the plan over the job's nodes
