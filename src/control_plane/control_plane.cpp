@@ -1,4 +1,4 @@
-// ControlPlane construction, settings from the environment, reconcile driver and hooks.
+// ControlPlane construction, settings from the environment and the reconcile driver.
 #include "batchai/control_plane/control_plane.hpp"
 
 #include <sys/stat.h>
@@ -65,8 +65,6 @@ ProcessLauncher& ControlPlane::launcher() {
                       "processes; open it with Services{clock, launcher} (the composition root does).");
   return *launcher_;
 }
-
-void ControlPlane::set_process_launcher(std::shared_ptr<ProcessLauncher> launcher) { launcher_ = std::move(launcher); }
 
 std::int64_t ControlPlane::cluster_row_id(const WorkspaceRef& ref, const std::string& name) {
   return store_->read([&] { return require_cluster(*store_, ref, name).id; });

@@ -28,53 +28,41 @@ void read_script(const Json& s, PythonScript& p) {
   p.command_line_args = text(s, "commandLineArgs");
 }
 
+// A Python toolkit's script settings, and its processCount when it has one.
+template <class T>
+T python_toolkit(const Json& s, int processes) {
+  T t;
+  read_script(s, t);
+  if constexpr (requires { t.process_count; }) t.process_count = processes;
+  return t;
+}
+
 Toolkit read_toolkit(ToolType type, const Json& s, int node_count) {
   const int processes = integer(s, "processCount").value_or(node_count);
   switch (type) {
     case ToolType::kCustom: return CustomToolkit{text(s, "commandLine")};
     case ToolType::kCustomMpi: return CustomMpiToolkit{text(s, "commandLine"), processes};
-    case ToolType::kHorovod: {
-      HorovodToolkit t;
-      read_script(s, t);
-      t.process_count = processes;
-      return t;
-    }
-    case ToolType::kChainer: {
-      ChainerToolkit t;
-      read_script(s, t);
-      t.process_count = processes;
-      return t;
-    }
+    case ToolType::kHorovod: return python_toolkit<HorovodToolkit>(s, processes);
+    case ToolType::kChainer: return python_toolkit<ChainerToolkit>(s, processes);
+    case ToolType::kCaffe2: return python_toolkit<Caffe2Toolkit>(s, processes);
     case ToolType::kCntk: {
-      CntkToolkit t;
-      read_script(s, t);
+      auto t = python_toolkit<CntkToolkit>(s, processes);
       t.language_type = text(s, "languageType");
       t.config_file_path = text(s, "configFilePath");
-      t.process_count = processes;
       return t;
     }
     case ToolType::kCaffe: {
-      CaffeToolkit t;
-      read_script(s, t);
+      auto t = python_toolkit<CaffeToolkit>(s, processes);
       t.config_file_path = text(s, "configFilePath");
-      t.process_count = processes;
-      return t;
-    }
-    case ToolType::kCaffe2: {
-      Caffe2Toolkit t;
-      read_script(s, t);
       return t;
     }
     case ToolType::kPyTorch: {
-      PyTorchToolkit t;
-      read_script(s, t);
+      auto t = python_toolkit<PyTorchToolkit>(s, processes);
       t.communication_backend = text(s, "communicationBackend");
-      t.process_count = processes;
       return t;
     }
     case ToolType::kTensorFlow: {
-      TensorFlowToolkit t;
-      read_script(s, t);
+      auto t = python_toolkit<TensorFlowToolkit>(s, processes);
       t.master_command_line_args = text(s, "masterCommandLineArgs");
       t.worker_command_line_args = text(s, "workerCommandLineArgs");
       t.parameter_server_command_line_args = text(s, "parameterServerCommandLineArgs");

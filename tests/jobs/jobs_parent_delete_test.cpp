@@ -88,6 +88,14 @@ class JobsParentDelete : public JobsFixture {
     EXPECT_EQ(c["nodeStateCounts"]["runningNodeCount"], 0) << c.dump();
   }
 
+  // A job removed with its deleted parent: `job show` gives az's exit code for a missing
+  // resource (3) and names the parent.
+  void expect_removed(const std::string& job_args, const std::string& message) {
+    Result shown = run("batchai job show " + job_args);
+    EXPECT_EQ(shown.code, 3);
+    EXPECT_NE(shown.err.find(message), std::string::npos) << shown.err;
+  }
+
   void expect_gone(const JobPids& pids) {
     EXPECT_TRUE(all_gone_within(pids, std::chrono::seconds(5)))
         << "supervisor " << pids.supervisor << " or job processes " << pids.job[0] << ", " << pids.job[1]
@@ -119,9 +127,7 @@ TEST_F(JobsParentDelete, ExperimentDeleteEndsAndRemovesItsJobsAndFreesTheNodes) 
   make_cluster("c1", 1);
   const JobPids pids = start(scope_, "a", "c1");
   ASSERT_EQ(run("batchai experiment delete -g rg -w ws -n exp1 -y").code, 0);
-  Result shown = run("batchai job show " + scope_ + " -n a");
-  EXPECT_EQ(shown.code, 3);  // az's exit code for a missing resource
-  EXPECT_NE(shown.err.find("experiment exp1 is not found"), std::string::npos) << shown.err;
+  expect_removed(scope_ + " -n a", "experiment exp1 is not found");
   expect_gone(pids);
   expect_idle("-g rg -w ws", "c1", 1);
 }
@@ -135,9 +141,7 @@ TEST_F(JobsParentDelete, WorkspaceDeleteEndsItsJobsAndTheJobsOnItsClusters) {
   const JobPids inside = start("-g rg -w ws2 -e exp2", "inside", cluster_id("-g rg -w ws", "c1"));
   const JobPids outside = start(scope_, "outside", cluster_id("-g rg -w ws2", "c2"));
   ASSERT_EQ(run("batchai workspace delete -g rg -n ws2 -y").code, 0);
-  Result shown = run("batchai job show -g rg -w ws2 -e exp2 -n inside");
-  EXPECT_EQ(shown.code, 3);  // az's exit code for a missing resource
-  EXPECT_NE(shown.err.find("workspace ws2 is not found"), std::string::npos) << shown.err;
+  expect_removed("-g rg -w ws2 -e exp2 -n inside", "workspace ws2 is not found");
   Json job = show("outside");
   EXPECT_EQ(job["executionState"], "failed") << job.dump();
   EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "ClusterDeleted") << job.dump();
@@ -157,10 +161,7 @@ TEST_F(JobsParentDelete, GroupDeleteEndsItsJobsAndFreesClustersElsewhere) {
   ASSERT_EQ(run("batchai experiment create -g rg2 -w ws2 -n exp2").code, 0);
   const JobPids pids = start("-g rg2 -w ws2 -e exp2", "a", cluster_id("-g rg -w ws", "c1"));
   ASSERT_EQ(run("group delete -n rg2 -y").code, 0);
-  Result shown = run("batchai job show -g rg2 -w ws2 -e exp2 -n a");
-  EXPECT_EQ(shown.code, 3);  // az's exit code for a missing resource
-  // The workspace went with its group.
-  EXPECT_NE(shown.err.find("workspace ws2 is not found"), std::string::npos) << shown.err;
+  expect_removed("-g rg2 -w ws2 -e exp2 -n a", "workspace ws2 is not found");  // went with its group
   expect_gone(pids);
   expect_idle("-g rg -w ws", "c1", 1);
 }

@@ -151,10 +151,9 @@ class ControlPlane {
   // then the job scheduler.
   void reconcile();
 
-  // --- hooks for the jobs module (scheduler) and the runtime ---
+  // --- for the jobs service and the node code ---
   const NodeLayout& layout() const { return layout_; }
   ProcessLauncher& launcher();
-  void set_process_launcher(std::shared_ptr<ProcessLauncher> launcher);
   // Nodes an auto-scale cluster should have for its queued + running work; the cluster grows or
   // shrinks (idle nodes only) towards it, clamped to [minimumNodeCount, maximumNodeCount].
   // Ignored for manual clusters. Call inside or outside a store transaction.

@@ -1,5 +1,5 @@
 // Batch AI jobs over the control plane: create/show/list/delete/terminate, job files and nodes,
-// the scheduler (a reconcile hook: gang scheduling by priority then age, auto-scale demand,
+// the scheduler (run by every reconcile: gang scheduling by priority then age, auto-scale demand,
 // dead-supervisor detection) and the body of the detached per-job supervisor process.
 // The runtime (launch plans, supervise_job) does the running; this is the store-side glue.
 #pragma once
@@ -69,7 +69,7 @@ class Jobs {
   Json node_list(const JobRef& job);
   void node_exec(const JobRef& job, const NodeExecOptions& options);
 
-  // The scheduler step (also run by every reconcile through the hook).
+  // The scheduler step (run by every ControlPlane::reconcile).
   void schedule();
 
   // Body of `batchai _supervise --job-key K`: waits for nodes, runs the job, records the result.

@@ -1,5 +1,5 @@
-// `job create|show|list|delete|terminate` (docs/behaviour.md §4.4, §4.2) and the delete hook that ends the
-// jobs of a deleted experiment, workspace or cluster.
+// `job create|show|list|delete|terminate` (docs/behaviour.md §4.4, §4.2) and end_jobs_under, which
+// ends the jobs of a deleted experiment, workspace or cluster.
 #include <algorithm>
 #include <thread>
 

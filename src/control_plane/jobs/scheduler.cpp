@@ -1,4 +1,4 @@
-// The scheduler (a reconcile hook): dead supervisors fail their jobs (their processes killed and
+// The scheduler (run by every ControlPlane::reconcile): dead supervisors fail their jobs (their processes killed and
 // confirmed gone first), nodes still held by ended jobs are freed once their processes are gone,
 // queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
 // and auto-scale clusters are told how many nodes their queued and running jobs need.
