@@ -1,4 +1,4 @@
-// ControlPlane construction, settings from the environment and the reconcile driver.
+// ControlPlane construction, settings from the environment, the reconcile driver and the trash.
 #include "batchai/control_plane/control_plane.hpp"
 
 #include <sys/stat.h>
@@ -7,7 +7,6 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
-#include "batchai/control_plane/jobs.hpp"
 #include "store.hpp"
 #include "internal.hpp"
 
@@ -40,8 +39,7 @@ ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, Serv
       store_(std::move(store)),
       clock_(std::move(services.clock)),
       layout_(settings_.home),
-      launcher_(std::move(services.launcher)),
-      jobs_(std::make_unique<Jobs>(*this)) {}
+      launcher_(std::move(services.launcher)) {}
 
 ControlPlane::~ControlPlane() = default;
 
@@ -66,20 +64,8 @@ ProcessLauncher& ControlPlane::launcher() {
   return *launcher_;
 }
 
-std::int64_t ControlPlane::cluster_row_id(const WorkspaceRef& ref, const std::string& name) {
-  return store_->read([&] { return require_cluster(*store_, ref, name).id; });
-}
-
-void ControlPlane::set_auto_scale_demand(std::int64_t cluster_row_id, int nodes) {
-  store_->write([&] {
-    auto st = store_->prepare(
-        "UPDATE clusters SET auto_demand = ?, pending = 1 WHERE id = ? AND scale_mode = 'auto' AND "
-        "(auto_demand IS NULL OR auto_demand <> ?)");
-    st.bind(1, nodes).bind(2, cluster_row_id).bind(3, nodes).run();
-  });
-}
-
 void ControlPlane::reconcile() {
+  ++reconciles_;
   const std::int64_t now = to_us(clock_->now());
   // A cheap read first: most commands find nothing pending and never take the write lock.
   bool pending = store_->read([&] {
@@ -89,25 +75,11 @@ void ControlPlane::reconcile() {
     return st.step() && st.integer(0) != 0;
   });
   if (pending) {
-    reconcile_file_servers(now);
-    reconcile_clusters(now);
+    file_servers_.reconcile(now);
+    nodes_.reconcile(now);
     empty_trash();
   }
-  jobs_->schedule();
-}
-
-void ControlPlane::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
-                                         const std::string& with) {
-  std::vector<std::pair<std::int64_t, std::string>> clusters;
-  {
-    auto st = store_->prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
-    st.bind(1, workspace_row_id);
-    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
-  }
-  const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
-  for (const auto& [id, name] : clusters)
-    jobs_->end_jobs_under(Jobs::Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);
-  jobs_->end_jobs_under(Jobs::Deleted::kWorkspace, workspace_row_id, "workspace '" + workspace + "' was deleted" + with);
+  jobs_.schedule();
 }
 
 void ControlPlane::empty_trash() {

@@ -1,5 +1,7 @@
 // `batchai file-server ...` (docs/behaviour.md §4.6): a simulated NFS server whose export is a folder under
 // $BATCHAI_HOME/fileservers/; it becomes `succeeded` with mountSettings after the provisioning delay.
+#include "batchai/control_plane/file_servers.hpp"
+
 #include <random>
 
 #include "batchai/common/ids.hpp"
@@ -33,24 +35,20 @@ Json mount_settings() {
           {"mountPoint", "/mnt/data"}};
 }
 
-[[noreturn]] void file_server_not_found(const std::string& name) {
-  throw NotFound("The specified file server " + name + " is not found", "FileServerNotFound");
-}
-
 }  // namespace
 
 // A function-try-block: a value of the wrong JSON type in the configuration file surfaces from
 // nlohmann wherever the value is read.
-std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptions& o) try {
+std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "file_server_name");
   const std::string home = user_home();
   // 1. --generate-ssh-keys
-  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(launcher(), o.admin, home) : o.admin;
+  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cp_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing file server
-  auto ws = store_->read([&] {
-    auto w = require_workspace(*store_, o.where);
-    auto st = store_->prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+  auto ws = cp_.store().read([&] {
+    auto w = require_workspace(cp_.store(), o.where);
+    auto st = cp_.store().prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, w.id).bind(2, to_lower(o.name));
     if (st.step())
       throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
@@ -95,9 +93,9 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
     subnet = arm_id(subscription_id(), ws.resource_group,
                     {{"virtualNetworks", to_lower(o.name) + "vnet"}, {"subnets", "Subnet-1"}}, "Microsoft.Network");
   // 9. PUT
-  const auto now = to_us(clock_->now());
+  const auto now = to_us(cp_.clock().now());
   const bool wait = !o.no_wait;
-  const std::int64_t ready = wait ? now : now + settings_.provisioning_delay.count();
+  const std::int64_t ready = wait ? now : now + cp_.settings().provisioning_delay.count();
   const bool done = ready <= now;
   std::string vm_upper = vm_size;
   for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -114,20 +112,20 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
               {"type", "Microsoft.BatchAI/workspaces/fileservers"},
               {"vmSize", vm_upper}};
   inject_resource_group(doc);
-  store_->write([&] {
-    auto st = store_->prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+  cp_.store().write([&] {
+    auto st = cp_.store().prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(o.name));
     if (st.step())
       throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
                           "\" resource group under " + o.where.workspace + " resource group.");
-    require_workspace(*store_, o.where);
-    store_->prepare(
+    require_workspace(cp_.store(), o.where);
+    cp_.store().prepare(
               "INSERT INTO file_servers(workspace_id, name_lc, name, doc, ready_us, pending) VALUES (?,?,?,?,?,?)")
         .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ready)
         .bind(6, done ? 0 : 1).run();
   });
   std::error_code ec;
-  fs::create_directories(layout_.file_server_export(ws.resource_group, ws.name, o.name), ec);
+  fs::create_directories(cp_.layout().file_server_export(ws.resource_group, ws.name, o.name), ec);
   if (o.no_wait) return std::nullopt;
   return doc;
 } catch (const Json::exception& e) {
@@ -136,11 +134,11 @@ std::optional<Json> ControlPlane::file_server_create(const FileServerCreateOptio
                         json_error_text(e) + ".");
 }
 
-void ControlPlane::reconcile_file_servers(std::int64_t now_us) {
-  store_->write([&] {
+void FileServers::reconcile(std::int64_t now_us) {
+  cp_.store().write([&] {
     std::vector<std::pair<std::int64_t, Json>> ready;
     {
-      auto st = store_->prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
+      auto st = cp_.store().prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
       st.bind(1, now_us);
       while (st.step()) {
         Json doc = parse_doc(st.text(1));
@@ -151,45 +149,38 @@ void ControlPlane::reconcile_file_servers(std::int64_t now_us) {
       }
     }
     for (const auto& [id, doc] : ready)
-      store_->prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
+      cp_.store().prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
   });
 }
 
-Json ControlPlane::file_server_show(const WorkspaceRef& ref, const std::string& name) {
-  reconcile();
-  return store_->read([&] {
-    auto st = store_->prepare(
-        "SELECT f.doc FROM file_servers f JOIN workspaces w ON w.id = f.workspace_id "
-        "WHERE w.rg_lc = ? AND w.name_lc = ? AND f.name_lc = ?");
-    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
-    if (!st.step()) file_server_not_found(name);
-    return parse_doc(st.text(0));
-  });
+Json FileServers::show(const WorkspaceRef& ref, const std::string& name) {
+  cp_.reconcile();
+  return cp_.store().read([&] { return require_file_server_doc(cp_.store(), ref, name); });
 }
 
-Json ControlPlane::file_server_list(const WorkspaceRef& ref) {
-  reconcile();
-  return store_->read([&] {
-    auto ws = require_workspace(*store_, ref);
+Json FileServers::list(const WorkspaceRef& ref) {
+  cp_.reconcile();
+  return cp_.store().read([&] {
+    auto ws = require_workspace(cp_.store(), ref);
     Json out = Json::array();
-    auto st = store_->prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
+    auto st = cp_.store().prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
     st.bind(1, ws.id);
     while (st.step()) out.push_back(parse_doc(st.text(0)));
     return out;
   });
 }
 
-void ControlPlane::file_server_delete(const WorkspaceRef& ref, const std::string& name) {
-  store_->write([&] {
-    auto ws = require_workspace(*store_, ref);
-    auto st = store_->prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+void FileServers::remove(const WorkspaceRef& ref, const std::string& name) {
+  cp_.store().write([&] {
+    auto ws = require_workspace(cp_.store(), ref);
+    auto st = cp_.store().prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(name));
     if (!st.step()) file_server_not_found(name);
     std::int64_t id = st.integer(0);
-    trash(*store_, layout_.file_server(ws.resource_group, ws.name, name));
-    store_->prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
+    trash(cp_.store(), cp_.layout().file_server(ws.resource_group, ws.name, name));
+    cp_.store().prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
   });
-  empty_trash();
+  cp_.empty_trash();
 }
 
 }  // namespace batchai::control_plane

@@ -90,6 +90,44 @@ ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::str
   return read_cluster(st);
 }
 
+std::string normalize_location(const std::string& location) {
+  std::string out;
+  for (char c : location)
+    if (c != ' ') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (out.empty()) throw InvalidArgument("Please provide a location, e.g. --location eastus.");
+  return out;
+}
+
+void file_server_not_found(const std::string& name) {
+  throw NotFound("The specified file server " + name + " is not found", "FileServerNotFound");
+}
+
+Json require_file_server_doc(Store& store, const WorkspaceRef& ref, const std::string& name) {
+  auto st = store.prepare(
+      "SELECT f.doc FROM file_servers f JOIN workspaces w ON w.id = f.workspace_id "
+      "WHERE w.rg_lc = ? AND w.name_lc = ? AND f.name_lc = ?");
+  st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
+  if (!st.step()) file_server_not_found(name);
+  return parse_doc(st.text(0));
+}
+
+std::optional<std::string> account_key(Store& store, const std::string& account) {
+  return store.read([&]() -> std::optional<std::string> {
+    auto st = store.prepare("SELECT key1 FROM storage_accounts WHERE name_lc = ?");
+    st.bind(1, to_lower(account));
+    if (!st.step()) return std::nullopt;
+    return st.text(0);
+  });
+}
+
+std::vector<std::string> account_keys(Store& store, const std::string& account) {
+  return store.read([&] {
+    auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
+    st.bind(1, to_lower(account));
+    return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
+  });
+}
+
 void trash(Store& store, const std::filesystem::path& folder) {
   store.prepare("INSERT OR IGNORE INTO trash(path) VALUES (?)").bind(1, folder.string()).run();
 }

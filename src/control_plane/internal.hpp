@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
@@ -59,11 +60,20 @@ std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
 ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
 [[noreturn]] void cluster_not_found();
 
+// A location as ARM stores it ("East US" -> "eastus"); InvalidArgument when empty.
+std::string normalize_location(const std::string& location);
+
+// A file server's stored document (NotFound "The specified file server <name> is not found").
+Json require_file_server_doc(Store& store, const WorkspaceRef& ref, const std::string& name);
+[[noreturn]] void file_server_not_found(const std::string& name);
+
+// A storage account's key1 (nullopt when no such account exists here) and both its keys (empty
+// when none): what the mount rules' KeyLookup and AccountKeys ask for.
+std::optional<std::string> account_key(Store& store, const std::string& account);
+std::vector<std::string> account_keys(Store& store, const std::string& account);
+
 // Records a folder for deletion after commit (call inside a write transaction).
 void trash(Store& store, const std::filesystem::path& folder);
-// Kills the setup task still running on the node folder `node` (its process group, recorded at
-// spawn; checked by the process's working folder so a reused pid is never hit).
-void stop_setup_task(ControlPlane& cp, const std::filesystem::path& node);
 
 // The OS user's name and home folder (for admin defaults and ~/.ssh).
 std::string os_user_name();

@@ -13,7 +13,8 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/port_forward.hpp"
 #include "batchai/common/process.hpp"
-#include "cluster_rules.hpp"
+#include "mount_rules.hpp"
+#include "vm_sizes.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "storage_paths.hpp"
 #include "store.hpp"
@@ -121,14 +122,14 @@ void spawn_setup_task(ProcessLauncher& launcher, const ClusterRow& c, const std:
 
 }  // namespace
 
-void detail::stop_setup_task(ControlPlane& cp, const fs::path& node) {
+void Nodes::stop_setup_task(const fs::path& node) {
   std::error_code ec;
   if (fs::exists(node / ".setup_exit", ec)) return;  // finished
   long pid = 0;
   if (!(std::ifstream(node / ".setup_pid") >> pid) || pid <= 1) return;
   const fs::path cwd = fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec);
   if (ec || cwd != fs::canonical(node, ec) || ec) return;  // gone, or the pid belongs to someone else now
-  cp.launcher().signal_group(static_cast<pid_t>(pid), SIGKILL);
+  cp_.launcher().signal_group(static_cast<pid_t>(pid), SIGKILL);
 }
 
 namespace {
@@ -153,7 +154,7 @@ void step_cluster(ControlPlane& cp, Store& store, const Settings& settings, cons
     store.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, state).bind(2, n.leave_us).bind(3, n.row).run();
   };
   auto remove_node = [&](const NodeRow& n) {
-    stop_setup_task(cp, cluster_dir / "nodes" / n.node_id);
+    cp.nodes().stop_setup_task(cluster_dir / "nodes" / n.node_id);
     store.prepare("DELETE FROM nodes WHERE id = ?").bind(1, n.row).run();
     trash(store, cluster_dir / "nodes" / n.node_id);
   };
@@ -266,29 +267,29 @@ NodeTarget load_nodes(Store& store, const WorkspaceRef& ref, const std::string& 
 
 }  // namespace
 
-void ControlPlane::reconcile_clusters(std::int64_t now_us) {
-  std::vector<std::int64_t> ids = store_->read([&] {
+void Nodes::reconcile(std::int64_t now_us) {
+  std::vector<std::int64_t> ids = cp_.store().read([&] {
     std::vector<std::int64_t> out;
-    auto st = store_->prepare("SELECT id FROM clusters WHERE pending = 1");
+    auto st = cp_.store().prepare("SELECT id FROM clusters WHERE pending = 1");
     while (st.step()) out.push_back(st.integer(0));
     return out;
   });
   for (auto id : ids) {
-    store_->write([&] {
-      step_cluster(*this, *store_, settings_, layout_, id, now_us);
-      refresh_cluster(id);
+    cp_.store().write([&] {
+      step_cluster(cp_, cp_.store(), cp_.settings(), cp_.layout(), id, now_us);
+      cp_.clusters().refresh(id);
     });
-    start_node_work(id);
+    cp_.nodes().start_work(id);
   }
 }
 
-void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
+void Nodes::start_work(std::int64_t cluster_row_id) {
   std::vector<std::string> preparing, claimed;
-  auto cluster = store_->write([&] {
-    auto c = load_cluster(*store_, cluster_row_id);
+  auto cluster = cp_.store().write([&] {
+    auto c = load_cluster(cp_.store(), cluster_row_id);
     if (!c) return c;
     {
-      auto st = store_->prepare("SELECT node_id, setup FROM nodes WHERE cluster_id = ? AND state = 'preparing'");
+      auto st = cp_.store().prepare("SELECT node_id, setup FROM nodes WHERE cluster_id = ? AND state = 'preparing'");
       st.bind(1, cluster_row_id);
       while (st.step()) {
         preparing.push_back(st.text(0));
@@ -296,47 +297,47 @@ void ControlPlane::start_node_work(std::int64_t cluster_row_id) {
       }
     }
     // Claimed inside the transaction: each setup task starts exactly once across processes.
-    store_->prepare("UPDATE nodes SET setup = 'started' WHERE cluster_id = ? AND setup = 'pending'").bind(1, cluster_row_id).run();
+    cp_.store().prepare("UPDATE nodes SET setup = 'started' WHERE cluster_id = ? AND setup = 'pending'").bind(1, cluster_row_id).run();
     return c;
   });
   if (!cluster) return;
   std::vector<std::string> unmounted;
   for (const auto& node_id : preparing) {
-    fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
-    if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(node_id);
+    fs::path node = cp_.layout().node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
+    if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(cp_.layout(), cluster->doc, node)) unmounted.push_back(node_id);
   }
   for (const auto& node_id : claimed) {
-    fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
+    fs::path node = cp_.layout().node(cluster->resource_group, cluster->workspace, cluster->name, node_id);
     if (std::find(unmounted.begin(), unmounted.end(), node_id) != unmounted.end()) continue;  // no setup without mounts
     try {
-      spawn_setup_task(launcher(), *cluster, node_id, node);
+      spawn_setup_task(cp_.launcher(), *cluster, node_id, node);
     } catch (const Error& e) {
       std::ofstream(node / ".setup_exit") << 127 << "\n";  // the node becomes unusable with a clear error
       log::warning(std::string("Cannot start the setup task on node ") + node_id + ": " + e.what());
     }
   }
   // Idle nodes created with no setup task and zero delay still need their folders.
-  store_->read([&] {
-    auto st = store_->prepare("SELECT node_id FROM nodes WHERE cluster_id = ? AND state = 'idle'");
+  cp_.store().read([&] {
+    auto st = cp_.store().prepare("SELECT node_id FROM nodes WHERE cluster_id = ? AND state = 'idle'");
     st.bind(1, cluster_row_id);
     while (st.step()) {
-      fs::path node = layout_.node(cluster->resource_group, cluster->workspace, cluster->name, st.text(0));
-      if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(layout_, cluster->doc, node)) unmounted.push_back(st.text(0));
+      fs::path node = cp_.layout().node(cluster->resource_group, cluster->workspace, cluster->name, st.text(0));
+      if (!fs::exists(runtime::NodeDir(node).mounts()) && !mount_node(cp_.layout(), cluster->doc, node)) unmounted.push_back(st.text(0));
     }
   });
   if (unmounted.empty()) return;
-  store_->write([&] {
+  cp_.store().write([&] {
     for (const auto& node_id : unmounted)
-      store_->prepare("UPDATE nodes SET setup = 'failed', setup_exit = NULL, state = CASE WHEN state = 'idle' "
+      cp_.store().prepare("UPDATE nodes SET setup = 'failed', setup_exit = NULL, state = CASE WHEN state = 'idle' "
                       "THEN 'unusable' ELSE state END WHERE cluster_id = ? AND node_id = ?")
           .bind(1, cluster_row_id).bind(2, node_id).run();
   });
-  refresh_cluster(cluster_row_id);
+  cp_.clusters().refresh(cluster_row_id);
 }
 
-Json ControlPlane::cluster_node_list(const WorkspaceRef& ref, const std::string& cluster) {
-  reconcile();
-  auto t = load_nodes(*store_, ref, cluster);
+Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
+  cp_.reconcile();
+  auto t = load_nodes(cp_.store(), ref, cluster);
   Json out = Json::array();
   for (const auto& [node_id, ordinal] : t.nodes)
     out.push_back({{"ipAddress", t.cluster.public_ip},
@@ -345,10 +346,10 @@ Json ControlPlane::cluster_node_list(const WorkspaceRef& ref, const std::string&
   return out;
 }
 
-void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
+void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
-  reconcile();
-  auto t = load_nodes(*store_, ref, cluster);
+  cp_.reconcile();
+  auto t = load_nodes(cp_.store(), ref, cluster);
   if (t.nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
   std::string node_id = t.nodes.front().first;
   if (options.node_id) {
@@ -379,23 +380,23 @@ void ControlPlane::cluster_node_exec(const WorkspaceRef& ref, const std::string&
     log::warning("Press Ctrl-C to stop forwarding.");
     for (;;) ::pause();  // the CLI ends the command on Ctrl-C (exit 0)
   }
-  fs::path node = layout_.node(t.cluster.resource_group, t.cluster.workspace, t.cluster.name, node_id);
-  ensure_node_folder(layout_, t.cluster.doc, node);
+  fs::path node = cp_.layout().node(t.cluster.resource_group, t.cluster.workspace, t.cluster.name, node_id);
+  ensure_node_folder(cp_.layout(), t.cluster.doc, node);
   ProcessSpec spec;
   spec.env = node_environment(node);
   spec.env["BATCHAI_EXEC_COMMAND"] = *options.exec;
   spec.argv = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};  // both streams to stdout
   spec.cwd = node;
   spec.new_session = false;  // Ctrl-C reaches the command too
-  launcher().run(spec);      // the remote exit code is not propagated (docs/behaviour.md §4.10.6)
+  cp_.launcher().run(spec);      // the remote exit code is not propagated (docs/behaviour.md §4.10.6)
 }
 
-Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
+Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
                                      int expiry_minutes) {
   // Local file:// URLs do not expire, but the service takes 5 to 600 minutes only.
   checked_integer(Json(expiry_minutes), "--expiry", 5, 600);
-  reconcile();
-  auto c = store_->read([&] { return require_cluster(*store_, ref, cluster); });
+  cp_.reconcile();
+  auto c = cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); });
   const Json& setup = c.doc["nodeSetup"];
   if (!setup.is_object() || !setup["setupTask"].is_object()) return Json::array();
   const Json& task = setup["setupTask"];
@@ -433,7 +434,7 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
       if (auto r = match(m); r && !root) {
         auto parsed = parse_azure_file_url(value_or<std::string>(m, "azureFileUrl", ""));
         if (!parsed) continue;
-        root = layout_.share(value_or<std::string>(m, "accountName", parsed->first), parsed->second);
+        root = cp_.layout().share(value_or<std::string>(m, "accountName", parsed->first), parsed->second);
         remainder = *r;
       }
   if (!root && mv.is_object() && mv["azureBlobFileSystems"].is_array())
@@ -441,7 +442,7 @@ Json ControlPlane::cluster_file_list(const WorkspaceRef& ref, const std::string&
       if (auto r = match(m); r && !root) {
         std::string account = value_or<std::string>(m, "accountName", "");
         std::string container = value_or<std::string>(m, "containerName", "");
-        root = layout_.container(account, container);
+        root = cp_.layout().container(account, container);
         remainder = *r;
       }
   if (!root) throw InvalidArgument(kUnsupported);

@@ -2,6 +2,8 @@
 // $BATCHAI_HOME/storage/<account>/ (see node_layout.hpp). Names are checked where they become
 // folders (NodeLayout), and every user path is opened through batchai::ConfinedDir beneath its
 // share or container, so nothing outside is read, listed, created or removed.
+#include "batchai/control_plane/storage_data.hpp"
+
 #include <fnmatch.h>
 #include <sys/stat.h>
 
@@ -24,7 +26,7 @@ using namespace detail;
 namespace {
 
 // Checks the account exists and, when a key is given, that it is one of the account's keys.
-void authenticate(Store& store, const ControlPlane::StorageAuth& auth) {
+void authenticate(Store& store, const StorageAuth& auth) {
   store.read([&] {
     auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
     st.bind(1, to_lower(auth.account_name));
@@ -136,45 +138,45 @@ void blobs_under(const ConfinedDir& dir, const std::string& prefix,
 
 }  // namespace
 
-fs::path ControlPlane::share_root(const std::string& account, const std::string& share) const {
-  return layout_.share(account, share);
+fs::path StorageData::share_root(const std::string& account, const std::string& share) const {
+  return cp_.layout().share(account, share);
 }
 
-fs::path ControlPlane::container_root(const std::string& account, const std::string& container) const {
-  return layout_.container(account, container);
+fs::path StorageData::container_root(const std::string& account, const std::string& container) const {
+  return cp_.layout().container(account, container);
 }
 
 // ---- file shares ----
 
-Json ControlPlane::share_create(const StorageAuth& auth, const std::string& share) {
-  authenticate(*store_, auth);
+Json StorageData::share_create(const StorageAuth& auth, const std::string& share) {
+  authenticate(cp_.store(), auth);
   return create_account_folder(share_root(auth.account_name, share), "share");  // the name is checked there
 }
 
-Json ControlPlane::share_delete(const StorageAuth& auth, const std::string& share) {
-  authenticate(*store_, auth);
+Json StorageData::share_delete(const StorageAuth& auth, const std::string& share) {
+  authenticate(cp_.store(), auth);
   share_root(auth.account_name, share);  // checks the name
-  return {{"deleted", remove_account_folder(layout_.storage_account(auth.account_name) / "shares", share, "share")}};
+  return {{"deleted", remove_account_folder(cp_.layout().storage_account(auth.account_name) / "shares", share, "share")}};
 }
 
-Json ControlPlane::share_list(const StorageAuth& auth) {
-  authenticate(*store_, auth);
+Json StorageData::share_list(const StorageAuth& auth) {
+  authenticate(cp_.store(), auth);
   Json out = Json::array();
-  for (const auto& e : account_folders(layout_.storage_account(auth.account_name) / "shares"))
+  for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "shares"))
     out.push_back({{"metadata", nullptr},
                    {"name", e.name},
                    {"properties", {{"etag", etag(e.link)}, {"lastModified", iso_mtime(e.link)}, {"quota", 5120}}}});
   return out;
 }
 
-Json ControlPlane::share_exists(const StorageAuth& auth, const std::string& share) {
-  authenticate(*store_, auth);
+Json StorageData::share_exists(const StorageAuth& auth, const std::string& share) {
+  authenticate(cp_.store(), auth);
   std::error_code ec;
   return {{"exists", fs::is_directory(fs::symlink_status(share_root(auth.account_name, share), ec))}};
 }
 
-Json ControlPlane::directory_create(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(*store_, auth);
+Json StorageData::directory_create(const StorageAuth& auth, const std::string& share, const std::string& path) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
   if (dir == ".") throw InvalidArgument("Give the directory to create with --name; the share root already exists.");
@@ -188,8 +190,8 @@ Json ControlPlane::directory_create(const StorageAuth& auth, const std::string& 
   }
 }
 
-Json ControlPlane::directory_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(*store_, auth);
+Json StorageData::directory_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
   if (dir == ".") throw InvalidArgument("Give the directory to delete with --name; the share root cannot be deleted.");
@@ -202,8 +204,8 @@ Json ControlPlane::directory_delete(const StorageAuth& auth, const std::string& 
   }
 }
 
-Json ControlPlane::directory_list(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(*store_, auth);
+Json StorageData::directory_list(const StorageAuth& auth, const std::string& share, const std::string& path) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path, "The directory path");
   if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
@@ -213,9 +215,9 @@ Json ControlPlane::directory_list(const StorageAuth& auth, const std::string& sh
   return out;
 }
 
-Json ControlPlane::file_upload(const StorageAuth& auth, const std::string& share, const fs::path& source,
+Json StorageData::file_upload(const StorageAuth& auth, const std::string& share, const fs::path& source,
                                const std::optional<std::string>& path) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string relative = path.value_or("");
   const std::string candidate = root.check(relative, "The file path");
@@ -233,17 +235,17 @@ Json ControlPlane::file_upload(const StorageAuth& auth, const std::string& share
   return upload_result(root, target, "The file path");
 }
 
-void ControlPlane::file_download(const StorageAuth& auth, const std::string& share, const std::string& path,
+void StorageData::file_download(const StorageAuth& auth, const std::string& share, const std::string& path,
                                  const fs::path& dest) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto file = root.open_file(path, "The file path");
   if (!file) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
   copy_to_local_file(*file, fs::is_directory(dest) ? dest / fs::path(root.check(path, "The file path")).filename() : dest);
 }
 
-Json ControlPlane::file_list(const StorageAuth& auth, const std::string& share, const std::optional<std::string>& path) {
-  authenticate(*store_, auth);
+Json StorageData::file_list(const StorageAuth& auth, const std::string& share, const std::optional<std::string>& path) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path.value_or(""), "The directory path");
   if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
@@ -252,8 +254,8 @@ Json ControlPlane::file_list(const StorageAuth& auth, const std::string& share, 
   return out;
 }
 
-Json ControlPlane::file_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(*store_, auth);
+Json StorageData::file_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string file = root.check(path, "The file path");
   auto st = file == "." ? std::nullopt : root.lstat(file, "The file path");
@@ -264,22 +266,22 @@ Json ControlPlane::file_delete(const StorageAuth& auth, const std::string& share
 
 // ---- blob containers ----
 
-Json ControlPlane::container_create(const StorageAuth& auth, const std::string& container) {
-  authenticate(*store_, auth);
+Json StorageData::container_create(const StorageAuth& auth, const std::string& container) {
+  authenticate(cp_.store(), auth);
   return create_account_folder(container_root(auth.account_name, container), "container");
 }
 
-Json ControlPlane::container_delete(const StorageAuth& auth, const std::string& container) {
-  authenticate(*store_, auth);
+Json StorageData::container_delete(const StorageAuth& auth, const std::string& container) {
+  authenticate(cp_.store(), auth);
   container_root(auth.account_name, container);  // checks the name
   return {{"deleted",
-           remove_account_folder(layout_.storage_account(auth.account_name) / "blobs", container, "container")}};
+           remove_account_folder(cp_.layout().storage_account(auth.account_name) / "blobs", container, "container")}};
 }
 
-Json ControlPlane::container_list(const StorageAuth& auth) {
-  authenticate(*store_, auth);
+Json StorageData::container_list(const StorageAuth& auth) {
+  authenticate(cp_.store(), auth);
   Json out = Json::array();
-  for (const auto& e : account_folders(layout_.storage_account(auth.account_name) / "blobs"))
+  for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "blobs"))
     out.push_back({{"metadata", nullptr},
                    {"name", e.name},
                    {"properties",
@@ -290,9 +292,9 @@ Json ControlPlane::container_list(const StorageAuth& auth) {
   return out;
 }
 
-Json ControlPlane::blob_upload(const StorageAuth& auth, const std::string& container, const fs::path& file,
+Json StorageData::blob_upload(const StorageAuth& auth, const std::string& container, const fs::path& file,
                                const std::string& name) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
   if (blob == ".") throw InvalidArgument("Please provide a blob name with --name.");
@@ -302,9 +304,9 @@ Json ControlPlane::blob_upload(const StorageAuth& auth, const std::string& conta
   return upload_result(root, blob, "The blob name");
 }
 
-Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string& destination, const fs::path& source,
+Json StorageData::blob_upload_batch(const StorageAuth& auth, const std::string& destination, const fs::path& source,
                                      const std::optional<std::string>& pattern) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   std::string container = destination;
   if (auto slash = container.find_last_of('/'); slash != std::string::npos && container.find("://") != std::string::npos)
     container = container.substr(slash + 1);  // a container URL
@@ -333,18 +335,18 @@ Json ControlPlane::blob_upload_batch(const StorageAuth& auth, const std::string&
   return out;
 }
 
-void ControlPlane::blob_download(const StorageAuth& auth, const std::string& container, const std::string& name,
+void StorageData::blob_download(const StorageAuth& auth, const std::string& container, const std::string& name,
                                  const fs::path& file) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   auto blob = root.open_file(name, "The blob name");
   if (!blob) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
   copy_to_local_file(*blob, file);
 }
 
-Json ControlPlane::blob_list(const StorageAuth& auth, const std::string& container,
+Json StorageData::blob_list(const StorageAuth& auth, const std::string& container,
                              const std::optional<std::string>& prefix) {
-  authenticate(*store_, auth);
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   std::vector<std::pair<std::string, struct stat>> blobs;
   blobs_under(root, "", blobs);
@@ -365,8 +367,8 @@ Json ControlPlane::blob_list(const StorageAuth& auth, const std::string& contain
   return out;
 }
 
-Json ControlPlane::blob_delete(const StorageAuth& auth, const std::string& container, const std::string& name) {
-  authenticate(*store_, auth);
+Json StorageData::blob_delete(const StorageAuth& auth, const std::string& container, const std::string& name) {
+  authenticate(cp_.store(), auth);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
   auto st = blob == "." ? std::nullopt : root.lstat(blob, "The blob name");

@@ -13,7 +13,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
-#include "cluster_rules.hpp"
+#include "mount_rules.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 
 namespace fs = std::filesystem;

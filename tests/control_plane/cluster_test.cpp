@@ -11,6 +11,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "fixture.hpp"
+#include "internal.hpp"
 
 namespace batchai::control_plane {
 namespace {
@@ -29,7 +30,7 @@ Json counts(int idle, int leaving, int preparing, int running, int unusable) {
 
 TEST_F(ControlPlaneTest, CreateManualClusterZeroDelay) {
   auto ws = make_workspace();
-  Json c = cp_->cluster_create(cluster_options("Cl", 2));
+  Json c = cp_->clusters().create(cluster_options("Cl", 2));
   EXPECT_EQ(c["allocationState"], "resizing");
   EXPECT_EQ(c["currentNodeCount"], 0);
   EXPECT_EQ(c["vmSize"], "STANDARD_NC6");
@@ -42,11 +43,11 @@ TEST_F(ControlPlaneTest, CreateManualClusterZeroDelay) {
   EXPECT_TRUE(c["subnet"].is_null());
   EXPECT_TRUE(c["errors"].is_null());
   EXPECT_EQ(c.size(), 19u);  // every key of docs/behaviour.md §2.2.3
-  Json s = cp_->cluster_show(ws, "cl");
+  Json s = cp_->clusters().show(ws, "cl");
   EXPECT_EQ(s["allocationState"], "steady");
   EXPECT_EQ(s["currentNodeCount"], 2);
   EXPECT_EQ(s["nodeStateCounts"], counts(2, 0, 0, 0, 0));
-  Json nodes = cp_->cluster_node_list(ws, "CL");
+  Json nodes = cp_->nodes().list(ws, "CL");
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_TRUE(std::regex_match(nodes[0]["nodeId"].get<std::string>(), std::regex(R"(tvm-\d{10}_1-\d{8}t\d{6}z)")));
   EXPECT_EQ(nodes[0]["port"].dump(), "50000.0");
@@ -55,43 +56,43 @@ TEST_F(ControlPlaneTest, CreateManualClusterZeroDelay) {
   fs::path node = cp_->layout().node("rg", "ws", "cl", nodes[0]["nodeId"]);
   EXPECT_TRUE(fs::is_directory(node / "mounts"));
   EXPECT_TRUE(fs::is_directory(node / "jobs"));
-  EXPECT_EQ(cp_->cluster_list(ws).size(), 1u);
-  cp_->cluster_delete(ws, "cl");
-  expect_error<NotFound>([&] { cp_->cluster_show(ws, "cl"); }, "The specified managed compute cluster is not found");
+  EXPECT_EQ(cp_->clusters().list(ws).size(), 1u);
+  cp_->clusters().remove(ws, "cl");
+  expect_error<NotFound>([&] { cp_->clusters().show(ws, "cl"); }, "The specified managed compute cluster is not found");
   EXPECT_FALSE(fs::exists(node));
 }
 
 TEST_F(ControlPlaneTest, StateSequenceOverSimulatedTime) {
   open(std::chrono::seconds(3));
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 1));
-  Json s = cp_->cluster_show(ws, "c");
+  cp_->clusters().create(cluster_options("c", 1));
+  Json s = cp_->clusters().show(ws, "c");
   EXPECT_EQ(s["allocationState"], "resizing");
   EXPECT_EQ(s["currentNodeCount"], 0);
   clock_->advance(std::chrono::seconds(3));
-  s = cp_->cluster_show(ws, "c");
+  s = cp_->clusters().show(ws, "c");
   EXPECT_EQ(s["allocationState"], "steady");
   EXPECT_EQ(s["allocationStateTransitionTime"], "2018-06-14T18:13:23+00:00");
   EXPECT_EQ(s["nodeStateCounts"], counts(0, 0, 1, 0, 0));
   clock_->advance(std::chrono::seconds(3));
-  EXPECT_EQ(cp_->cluster_show(ws, "c")["nodeStateCounts"], counts(1, 0, 0, 0, 0));
+  EXPECT_EQ(cp_->clusters().show(ws, "c")["nodeStateCounts"], counts(1, 0, 0, 0, 0));
   // Resize up then down: removal takes the delay and picks idle nodes first.
-  s = cp_->cluster_resize(ws, "c", 3);
+  s = cp_->clusters().resize(ws, "c", 3);
   EXPECT_EQ(s["allocationState"], "resizing");
   EXPECT_EQ(s["scaleSettings"]["manual"]["targetNodeCount"], 3);
   clock_->advance(std::chrono::seconds(3));
-  EXPECT_EQ(cp_->cluster_show(ws, "c")["nodeStateCounts"], counts(1, 0, 2, 0, 0));
-  s = cp_->cluster_resize(ws, "c", 2);
+  EXPECT_EQ(cp_->clusters().show(ws, "c")["nodeStateCounts"], counts(1, 0, 2, 0, 0));
+  s = cp_->clusters().resize(ws, "c", 2);
   EXPECT_EQ(s["allocationState"], "resizing");
   EXPECT_EQ(s["nodeStateCounts"], counts(0, 1, 2, 0, 0));
   clock_->advance(std::chrono::seconds(3));
-  s = cp_->cluster_show(ws, "c");
+  s = cp_->clusters().show(ws, "c");
   EXPECT_EQ(s["allocationState"], "steady");
   EXPECT_EQ(s["nodeStateCounts"], counts(2, 0, 0, 0, 0));
   EXPECT_EQ(s["currentNodeCount"], 2);
-  s = cp_->cluster_resize(ws, "c", 0);
+  s = cp_->clusters().resize(ws, "c", 0);
   clock_->advance(std::chrono::seconds(3));
-  EXPECT_EQ(cp_->cluster_show(ws, "c")["currentNodeCount"], 0);
+  EXPECT_EQ(cp_->clusters().show(ws, "c")["currentNodeCount"], 0);
 }
 
 TEST_F(ControlPlaneTest, AutoScaleFollowsDemand) {
@@ -99,71 +100,71 @@ TEST_F(ControlPlaneTest, AutoScaleFollowsDemand) {
   auto o = cluster_options("a", 1);
   o.min_nodes = 0;
   o.max_nodes = 3;
-  Json c = cp_->cluster_create(o);
+  Json c = cp_->clusters().create(o);
   EXPECT_EQ(c["scaleSettings"]["autoScale"]["initialNodeCount"], 1);
   EXPECT_TRUE(c["scaleSettings"]["manual"].is_null());
-  EXPECT_EQ(cp_->cluster_show(ws, "a")["currentNodeCount"], 1);
-  auto id = cp_->cluster_row_id(ws, "a");
-  cp_->set_auto_scale_demand(id, 5);
-  EXPECT_EQ(cp_->cluster_show(ws, "a")["currentNodeCount"], 3);  // clamped to the maximum
-  cp_->set_auto_scale_demand(id, 0);
-  EXPECT_EQ(cp_->cluster_show(ws, "a")["currentNodeCount"], 0);
-  Json r = cp_->cluster_auto_scale(ws, "a", 2, 4);
+  EXPECT_EQ(cp_->clusters().show(ws, "a")["currentNodeCount"], 1);
+  const auto id = cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws, "a").id; });
+  cp_->clusters().set_auto_scale_demand(id, 5);
+  EXPECT_EQ(cp_->clusters().show(ws, "a")["currentNodeCount"], 3);  // clamped to the maximum
+  cp_->clusters().set_auto_scale_demand(id, 0);
+  EXPECT_EQ(cp_->clusters().show(ws, "a")["currentNodeCount"], 0);
+  Json r = cp_->clusters().auto_scale(ws, "a", 2, 4);
   EXPECT_EQ(r["scaleSettings"]["autoScale"]["minimumNodeCount"], 2);
-  EXPECT_EQ(cp_->cluster_show(ws, "a")["currentNodeCount"], 2);
-  r = cp_->cluster_resize(ws, "a", 1);
+  EXPECT_EQ(cp_->clusters().show(ws, "a")["currentNodeCount"], 2);
+  r = cp_->clusters().resize(ws, "a", 1);
   EXPECT_TRUE(r["scaleSettings"]["autoScale"].is_null());
-  EXPECT_EQ(cp_->cluster_show(ws, "a")["currentNodeCount"], 1);
+  EXPECT_EQ(cp_->clusters().show(ws, "a")["currentNodeCount"], 1);
 }
 
 TEST_F(ControlPlaneTest, CreateMessagesInProcessingOrder) {
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 0));
-  expect_error<AlreadyExists>([&] { cp_->cluster_create(cluster_options("C", 0)); },
+  cp_->clusters().create(cluster_options("c", 0));
+  expect_error<AlreadyExists>([&] { cp_->clusters().create(cluster_options("C", 0)); },
                               "\"C\" already exists in \"rg\" resource group under ws resource group.");
   auto o = cluster_options("d", 1);
   o.subnet = "not-an-id";
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "Ill-formed subnet resource id");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "Ill-formed subnet resource id");
   o = cluster_options("d", 1);
   o.vm_size.reset();
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "Please provide VM size");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "Please provide VM size");
   o = cluster_options("d", 1);
   o.custom_image = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/images/i";
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); },
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
                                 "You need to specify --image argument with information about the custom image");
   o = cluster_options("d", 1);
   o.target.reset();
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); },
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
                                 "Please provide scale setting for the cluster via command line or configuration file");
   o = cluster_options("d", 1);
   o.setup_task = "echo hi";
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "--setup-task requires providing of --setup-task-output");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "--setup-task requires providing of --setup-task-output");
   o = cluster_options("d", 1);
   o.mounts.afs_name = "share";
   expect_error<InvalidArgument>(
-      [&] { cp_->cluster_create(o); },
+      [&] { cp_->clusters().create(o); },
       "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account value "
       "in batchai section of your az configuration file.");
   o.mounts.storage_account_name = "ghost";
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "Cannot find \"ghost\" storage account.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "Cannot find \"ghost\" storage account.");
   o = cluster_options("d", 1);
   o.admin.password.reset();
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "Please provide admin user password or ssh key.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "Please provide admin user password or ssh key.");
   o = cluster_options("d", 1);
   o.mounts.nfs = "nofs";
-  expect_error<NotFound>([&] { cp_->cluster_create(o); }, "The specified file server nofs is not found");
+  expect_error<NotFound>([&] { cp_->clusters().create(o); }, "The specified file server nofs is not found");
   o = cluster_options("d", 1);
   o.where.workspace = "nows";
-  expect_error<NotFound>([&] { cp_->cluster_create(o); }, "The specified workspace nows is not found");
+  expect_error<NotFound>([&] { cp_->clusters().create(o); }, "The specified workspace nows is not found");
   o = cluster_options("d", 1);
   o.config_file = (root_ / "missing.json").string();
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); },
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
                                 "[Errno 2] No such file or directory: '" + (root_ / "missing.json").string() + "'");
 }
 
 TEST_F(ControlPlaneTest, ConfigFileRoundTripHidesSecrets) {
   auto ws = make_workspace();
-  cp_->storage_account_create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
   write_file(root_ / "cluster.json", R"({
     "$schema": "ignored",
     "properties": {
@@ -187,7 +188,7 @@ TEST_F(ControlPlaneTest, ConfigFileRoundTripHidesSecrets) {
   o.admin = {};
   o.config_file = (root_ / "cluster.json").string();
   o.mounts.storage_account_name = "acct";
-  Json c = cp_->cluster_create(o);
+  Json c = cp_->clusters().create(o);
   EXPECT_EQ(c["vmSize"], "STANDARD_D1");
   EXPECT_EQ(c["vmPriority"], "lowpriority");
   EXPECT_EQ(c["userAccountSettings"]["adminUserName"], "cfg");
@@ -207,25 +208,25 @@ TEST_F(ControlPlaneTest, ConfigFileRoundTripHidesSecrets) {
   std::string text = c.dump();
   EXPECT_EQ(text.find("hidden"), std::string::npos);
   EXPECT_EQ(text.find("\"pw\""), std::string::npos);
-  Json shown = cp_->cluster_show(ws, "c");
+  Json shown = cp_->clusters().show(ws, "c");
   for (const char* key : {"id", "nodeSetup", "userAccountSettings", "virtualMachineConfiguration", "subnet", "creationTime"})
     EXPECT_EQ(shown[key], c[key]) << key;
 }
 
 TEST_F(ControlPlaneTest, SetupTaskRunsOnEachNodeAndFilesAreListed) {
   auto ws = make_workspace();
-  cp_->storage_account_create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
-  cp_->share_create({"acct", std::nullopt}, "logs");
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage().share_create({"acct", std::nullopt}, "logs");
   auto o = cluster_options("c", 2);
   o.mounts.storage_account_name = "acct";
   o.mounts.afs_name = "logs";
   o.setup_task = "echo setup-ran; echo \"$AZ_BATCHAI_MOUNT_ROOT\" > $AZ_BATCHAI_MOUNT_ROOT/afs/root-$RANDOM.txt";
   o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/afs";
-  cp_->cluster_create(o);
+  cp_->clusters().create(o);
   Json s = wait_cluster(ws, "c", [](const Json& d) { return d["nodeStateCounts"]["idleNodeCount"] == 2; });
   ASSERT_EQ(s["nodeStateCounts"], counts(2, 0, 0, 0, 0)) << s.dump();
-  Json nodes = cp_->cluster_node_list(ws, "c");
-  Json files = cp_->cluster_file_list(ws, "c", ".", 60);
+  Json nodes = cp_->nodes().list(ws, "c");
+  Json files = cp_->nodes().file_list(ws, "c", ".", 60);
   ASSERT_EQ(files.size(), 4u) << files.dump();
   std::string node0 = nodes[0]["nodeId"];
   EXPECT_EQ(files[0]["name"], "stderr-" + nodes[0]["nodeId"].get<std::string>() + ".txt");
@@ -242,11 +243,11 @@ TEST_F(ControlPlaneTest, SetupTaskRunsOnEachNodeAndFilesAreListed) {
       EXPECT_EQ(text.str(), "setup-ran\n") << url;
     }
   EXPECT_TRUE(found);
-  EXPECT_EQ(cp_->cluster_file_list(ws, "c", "nosuchdir", 60), Json::array());
+  EXPECT_EQ(cp_->nodes().file_list(ws, "c", "nosuchdir", 60), Json::array());
   // The node's mount is a link to the share folder.
   fs::path mount = cp_->layout().node("rg", "ws", "c", node0) / "mounts" / "afs";
   EXPECT_TRUE(fs::is_symlink(mount));
-  EXPECT_EQ(fs::canonical(mount), fs::canonical(cp_->share_root("acct", "logs")));
+  EXPECT_EQ(fs::canonical(mount), fs::canonical(cp_->storage().share_root("acct", "logs")));
 }
 
 TEST_F(ControlPlaneTest, FailingSetupTaskMakesNodeUnusable) {
@@ -254,14 +255,14 @@ TEST_F(ControlPlaneTest, FailingSetupTaskMakesNodeUnusable) {
   auto o = cluster_options("c", 1);
   o.setup_task = "echo broken >&2; exit 3";
   o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/logs";
-  cp_->cluster_create(o);
+  cp_->clusters().create(o);
   Json s = wait_cluster(ws, "c", [](const Json& d) { return d["nodeStateCounts"]["unusableNodeCount"] == 1; });
   ASSERT_EQ(s["nodeStateCounts"], counts(0, 0, 0, 0, 1)) << s.dump();
   ASSERT_TRUE(s["errors"].is_array());
   EXPECT_EQ(s["errors"][0]["code"], "SetupTaskFailed");
   EXPECT_NE(s["errors"][0]["message"].get<std::string>().find("exit code 3"), std::string::npos);
   // Output went to the node-local folder ($AZ_BATCHAI_MOUNT_ROOT/logs is no mount): not listable.
-  expect_error<InvalidArgument>([&] { cp_->cluster_file_list(ws, "c", ".", 60); },
+  expect_error<InvalidArgument>([&] { cp_->nodes().file_list(ws, "c", ".", 60); },
                                 "List files is supported only for clusters with startup task configure to store its "
                                 "output on Azure File Share or Azure Blob Container");
 }
@@ -292,45 +293,45 @@ TEST_F(ControlPlaneTest, SetupTasksStillRunningEndWithTheirNodes) {
   auto o = cluster_options("c", 2);
   o.setup_task = "exec -a " + marker + " sleep 300";
   o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/logs";
-  cp_->cluster_create(o);
+  cp_->clusters().create(o);
   for (int i = 0; i < 100 && processes_with(marker) < 2; ++i) {
     cp_->reconcile();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(processes_with(marker), 2);
-  EXPECT_EQ(cp_->cluster_show(ws, "c")["nodeStateCounts"]["preparingNodeCount"], 2);
+  EXPECT_EQ(cp_->clusters().show(ws, "c")["nodeStateCounts"]["preparingNodeCount"], 2);
   // Shrinking removes one preparing node: its setup task goes with it.
-  cp_->cluster_resize(ws, "c", 1);
+  cp_->clusters().resize(ws, "c", 1);
   clock_->advance(std::chrono::hours(1));
   cp_->reconcile();
   for (int i = 0; i < 100 && processes_with(marker) > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(processes_with(marker), 1);
   // Deleting the cluster ends the other one.
-  cp_->cluster_delete(ws, "c");
+  cp_->clusters().remove(ws, "c");
   EXPECT_TRUE(processes_gone(marker));
 }
 
 TEST_F(ControlPlaneTest, FileListRules) {
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("plain", 0));
-  EXPECT_EQ(cp_->cluster_file_list(ws, "plain", ".", 60), Json::array());
+  cp_->clusters().create(cluster_options("plain", 0));
+  EXPECT_EQ(cp_->nodes().file_list(ws, "plain", ".", 60), Json::array());
   auto o = cluster_options("c", 0);
   o.setup_task = "true";
   o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/local";  // on the node, but on no share
-  cp_->cluster_create(o);
-  EXPECT_THROW(cp_->cluster_file_list(ws, "c", ".", 60), InvalidArgument);
+  cp_->clusters().create(o);
+  EXPECT_THROW(cp_->nodes().file_list(ws, "c", ".", 60), InvalidArgument);
 }
 
 TEST_F(ControlPlaneTest, NodeExecRunsInNodeFolder) {
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 1));
-  Json nodes = cp_->cluster_node_list(ws, "c");
+  cp_->clusters().create(cluster_options("c", 1));
+  Json nodes = cp_->nodes().list(ws, "c");
   NodeExecOptions none;
-  cp_->cluster_node_exec(ws, "c", none);  // nothing to do
+  cp_->nodes().exec(ws, "c", none);  // nothing to do
   NodeExecOptions e;
   e.exec = "echo out; echo err >&2; pwd; echo $AZ_BATCHAI_MOUNT_ROOT; exit 5";
   ::testing::internal::CaptureStdout();
-  cp_->cluster_node_exec(ws, "c", e);
+  cp_->nodes().exec(ws, "c", e);
   std::string out = ::testing::internal::GetCapturedStdout();
   fs::path node = cp_->layout().node("rg", "ws", "c", nodes[0]["nodeId"]);
   EXPECT_NE(out.find("out\n"), std::string::npos);
@@ -338,10 +339,10 @@ TEST_F(ControlPlaneTest, NodeExecRunsInNodeFolder) {
   EXPECT_NE(out.find(node.string() + "\n"), std::string::npos);
   EXPECT_NE(out.find((node / "mounts").string()), std::string::npos);
   e.node_id = "tvm-nope";
-  expect_error<InvalidArgument>([&] { cp_->cluster_node_exec(ws, "c", e); }, "Cannot find a node with id=tvm-nope");
-  cp_->cluster_resize(ws, "c", 0);
+  expect_error<InvalidArgument>([&] { cp_->nodes().exec(ws, "c", e); }, "Cannot find a node with id=tvm-nope");
+  cp_->clusters().resize(ws, "c", 0);
   e.node_id.reset();
-  expect_error<InvalidArgument>([&] { cp_->cluster_node_exec(ws, "c", e); }, "No nodes available in the cluster");
+  expect_error<InvalidArgument>([&] { cp_->nodes().exec(ws, "c", e); }, "No nodes available in the cluster");
 }
 
 TEST_F(ControlPlaneTest, NfsAndAutoStorageMounts) {
@@ -355,31 +356,31 @@ TEST_F(ControlPlaneTest, NfsAndAutoStorageMounts) {
   f.disk_count = 1;
   f.storage_sku = "Standard_LRS";
   f.vm_size = "Standard_D1";
-  Json server = *cp_->file_server_create(f);
+  Json server = *cp_->file_servers().create(f);
   auto o = cluster_options("c", 1);
   o.mounts.nfs = "nfs";
   o.use_auto_storage = true;
   o.subnet = "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/virtualNetworks/v/subnets/other";
-  expect_error<InvalidArgument>([&] { cp_->cluster_create(o); }, "Cluster and mounted NFS must be in the same subnet.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "Cluster and mounted NFS must be in the same subnet.");
   o.subnet = server["subnet"]["id"].get<std::string>();
-  Json c = cp_->cluster_create(o);
+  Json c = cp_->clusters().create(o);
   const Json& mv = c["nodeSetup"]["mountVolumes"];
   EXPECT_EQ(mv["fileServers"][0]["fileServer"]["id"], server["id"]);
   EXPECT_EQ(mv["fileServers"][0]["mountOptions"], "rw");
   EXPECT_EQ(mv["azureFileShares"][0]["relativeMountPath"], "autoafs");
   EXPECT_EQ(mv["azureBlobFileSystems"][0]["containerName"], "batchaicontainer");
-  EXPECT_TRUE(cp_->group_exists("batchaiautostorage"));
+  EXPECT_TRUE(cp_->groups().exists("batchaiautostorage"));
   std::string account = mv["azureFileShares"][0]["accountName"];
   EXPECT_EQ(account.rfind("bai", 0), 0u);
   EXPECT_EQ(account.size(), 15u);
-  Json nodes = cp_->cluster_node_list(ws, "c");
+  Json nodes = cp_->nodes().list(ws, "c");
   fs::path mounts = cp_->layout().node("rg", "ws", "c", nodes[0]["nodeId"]) / "mounts";
   EXPECT_EQ(fs::canonical(mounts / "nfs"), fs::canonical(cp_->layout().file_server_export("rg", "ws", "nfs")));
-  EXPECT_EQ(fs::canonical(mounts / "autobfs"), fs::canonical(cp_->container_root(account, "batchaicontainer")));
+  EXPECT_EQ(fs::canonical(mounts / "autobfs"), fs::canonical(cp_->storage().container_root(account, "batchaicontainer")));
   // A second auto-storage cluster reuses the account.
   auto o2 = cluster_options("c2", 0);
   o2.use_auto_storage = true;
-  Json c2 = cp_->cluster_create(o2);
+  Json c2 = cp_->clusters().create(o2);
   EXPECT_EQ(c2["nodeSetup"]["mountVolumes"]["azureFileShares"][0]["accountName"], account);
 }
 
@@ -389,14 +390,14 @@ TEST_F(ControlPlaneTest, GenerateSshKeysWithSshKeygen) {
   auto o = cluster_options("c", 0);
   o.admin.password.reset();
   o.admin.generate_ssh_keys = true;
-  Json c = cp_->cluster_create(o);
+  Json c = cp_->clusters().create(o);
   EXPECT_TRUE(fs::exists(root_ / "user" / ".ssh" / "id_rsa"));
   EXPECT_EQ(c["userAccountSettings"]["adminUserSshPublicKey"].get<std::string>().rfind("ssh-rsa ", 0), 0u);
   // Reused the second time.
   auto o2 = cluster_options("c2", 0);
   o2.admin.password.reset();
   o2.admin.generate_ssh_keys = true;
-  EXPECT_EQ(cp_->cluster_create(o2)["userAccountSettings"]["adminUserSshPublicKey"],
+  EXPECT_EQ(cp_->clusters().create(o2)["userAccountSettings"]["adminUserSshPublicKey"],
             c["userAccountSettings"]["adminUserSshPublicKey"]);
 }
 
@@ -426,11 +427,11 @@ TEST_F(ControlPlaneTest, ProcessesStartThroughTheInjectedLauncher) {
   launcher_ = recorder;
   open(Micros(0));
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 1));
+  cp_->clusters().create(cluster_options("c", 1));
   NodeExecOptions e;
   e.exec = "echo through-the-seam";
   ::testing::internal::CaptureStdout();
-  cp_->cluster_node_exec(ws, "c", e);
+  cp_->nodes().exec(ws, "c", e);
   EXPECT_NE(::testing::internal::GetCapturedStdout().find("through-the-seam"), std::string::npos);
   ASSERT_EQ(recorder->specs.size(), 1u);
   EXPECT_EQ(recorder->specs[0].env.at("BATCHAI_EXEC_COMMAND"), "echo through-the-seam");
@@ -440,10 +441,10 @@ TEST_F(ControlPlaneTest, WithoutALauncherProcessesAreRefused) {
   launcher_ = nullptr;
   open(Micros(0));
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 1));  // resources need no process
+  cp_->clusters().create(cluster_options("c", 1));  // resources need no process
   NodeExecOptions e;
   e.exec = "true";
-  EXPECT_THROW(cp_->cluster_node_exec(ws, "c", e), SystemError);
+  EXPECT_THROW(cp_->nodes().exec(ws, "c", e), SystemError);
 }
 
 }  // namespace

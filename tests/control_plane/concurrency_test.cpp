@@ -49,14 +49,14 @@ std::vector<int> run_processes(int n, const std::filesystem::path& home, F body)
 TEST_F(ControlPlaneTest, FiftyProcessesCreateAndDeleteWithoutLoss) {
   auto ws = make_workspace();
   auto codes = run_processes(50, root_ / "home", [&](ControlPlane& cp, int i) {
-    for (int k = 0; k < 4; ++k) cp.experiment_create(ws, "e" + std::to_string(i) + "_" + std::to_string(k));
-    cp.experiment_create(ws, "shared");  // everyone: create-or-update, one row
-    cp.experiment_delete(ws, "e" + std::to_string(i) + "_0");
-    cp.workspace_show(ws);
+    for (int k = 0; k < 4; ++k) cp.experiments().create(ws, "e" + std::to_string(i) + "_" + std::to_string(k));
+    cp.experiments().create(ws, "shared");  // everyone: create-or-update, one row
+    cp.experiments().remove(ws, "e" + std::to_string(i) + "_0");
+    cp.workspaces().show(ws);
     return 0;
   });
   for (int c : codes) EXPECT_EQ(c, 0);
-  Json list = cp_->experiment_list(ws);
+  Json list = cp_->experiments().list(ws);
   EXPECT_EQ(list.size(), 50u * 3 + 1);
   std::set<std::string> names;
   for (const auto& e : list) names.insert(e["name"].get<std::string>());
@@ -76,8 +76,8 @@ TEST_F(ControlPlaneTest, ContestedClusterNameHasOneWinner) {
     o.admin.user_name = "u";
     o.admin.password = "p";
     try {
-      cp.cluster_create(o);
-      cp.cluster_show(ws, "same");
+      cp.clusters().create(o);
+      cp.clusters().show(ws, "same");
       return 0;
     } catch (const AlreadyExists&) {
       return 1;
@@ -85,9 +85,9 @@ TEST_F(ControlPlaneTest, ContestedClusterNameHasOneWinner) {
   });
   EXPECT_EQ(std::count(codes.begin(), codes.end(), 0), 1);
   EXPECT_EQ(std::count(codes.begin(), codes.end(), 1), 11);
-  EXPECT_EQ(cp_->cluster_list(ws).size(), 1u);
-  EXPECT_EQ(cp_->cluster_show(ws, "same")["currentNodeCount"], 1);
-  EXPECT_EQ(cp_->cluster_node_list(ws, "same").size(), 1u);
+  EXPECT_EQ(cp_->clusters().list(ws).size(), 1u);
+  EXPECT_EQ(cp_->clusters().show(ws, "same")["currentNodeCount"], 1);
+  EXPECT_EQ(cp_->nodes().list(ws, "same").size(), 1u);
 }
 
 TEST_F(ControlPlaneTest, SigkillDuringWritesLeavesConsistentStore) {
@@ -102,7 +102,7 @@ TEST_F(ControlPlaneTest, SigkillDuringWritesLeavesConsistentStore) {
       auto cp = ControlPlane::open(s, Services{std::make_shared<SystemClock>(), make_posix_process_launcher()});
       for (int k = 0;; ++k) {
         std::string n = "r" + std::to_string(round) + "_" + std::to_string(k);
-        cp->experiment_create(ws, n);
+        cp->experiments().create(ws, n);
         ClusterCreateOptions o;
         o.where = ws;
         o.name = n;
@@ -110,9 +110,9 @@ TEST_F(ControlPlaneTest, SigkillDuringWritesLeavesConsistentStore) {
         o.target = 2;
         o.admin.user_name = "u";
         o.admin.password = "p";
-        cp->cluster_create(o);
-        cp->cluster_show(ws, n);
-        cp->cluster_delete(ws, n);
+        cp->clusters().create(o);
+        cp->clusters().show(ws, n);
+        cp->clusters().remove(ws, n);
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + 70 * round));
@@ -128,17 +128,17 @@ TEST_F(ControlPlaneTest, SigkillDuringWritesLeavesConsistentStore) {
   EXPECT_EQ(st.text(0), "ok");
   auto fk = cp_->store().prepare("PRAGMA foreign_key_check");
   EXPECT_FALSE(fk.step());
-  Json experiments = cp_->experiment_list(ws);
+  Json experiments = cp_->experiments().list(ws);
   EXPECT_GT(experiments.size(), 0u);
   // Every surviving cluster reconciles to a consistent state with its node folders.
-  for (const auto& c : cp_->cluster_list(ws)) {
-    Json shown = cp_->cluster_show(ws, c["name"]);
+  for (const auto& c : cp_->clusters().list(ws)) {
+    Json shown = cp_->clusters().show(ws, c["name"]);
     EXPECT_EQ(shown["currentNodeCount"], 2) << shown.dump();
-    for (const auto& n : cp_->cluster_node_list(ws, c["name"]))
+    for (const auto& n : cp_->nodes().list(ws, c["name"]))
       EXPECT_TRUE(std::filesystem::exists(cp_->layout().node("rg", "ws", c["name"], n["nodeId"]) / "mounts"));
   }
   // The workspace and its contents can still be deleted cleanly.
-  cp_->workspace_delete(ws);
+  cp_->workspaces().remove(ws);
   EXPECT_FALSE(std::filesystem::exists(root_ / "home" / "clusters" / "rg" / "ws"));
 }
 

@@ -69,8 +69,8 @@ class ControlPlaneTest : public ::testing::Test {
   }
   // Group "rg" + workspace "ws" in eastus.
   WorkspaceRef make_workspace() {
-    cp_->group_create("rg", "eastus", std::nullopt);
-    cp_->workspace_create("rg", "ws", std::nullopt);
+    cp_->groups().create("rg", "eastus", std::nullopt);
+    cp_->workspaces().create("rg", "ws", std::nullopt);
     return {"rg", "ws"};
   }
   ClusterCreateOptions cluster_options(const std::string& name, int target) {
@@ -89,7 +89,7 @@ class ControlPlaneTest : public ::testing::Test {
   Json wait_cluster(const WorkspaceRef& ws, const std::string& name, Pred pred) {
     Json doc;
     for (int i = 0; i < 500; ++i) {
-      doc = cp_->cluster_show(ws, name);
+      doc = cp_->clusters().show(ws, name);
       if (pred(doc)) return doc;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

@@ -61,13 +61,13 @@ class MountLinks : public ControlPlaneTest {
 
 TEST_F(MountLinks, LinksExistingStorageRefusesEscapesAndNeverCreatesMissingStorage) {
   make_workspace();
-  cp_->storage_account_create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
-  cp_->container_create({"acct", std::nullopt}, "cont");
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage().container_create({"acct", std::nullopt}, "cont");
   const NodeLayout& layout = cp_->layout();
   Json good = {{"azureBlobFileSystems", {{{"accountName", "acct"}, {"containerName", "cont"}, {"relativeMountPath", "bfs"}}}}};
   link_mount_volumes(layout, good, mounts());
   link_mount_volumes(layout, good, mounts());  // idempotent
-  EXPECT_EQ(fs::canonical(mounts() / "bfs"), fs::canonical(cp_->container_root("acct", "cont")));
+  EXPECT_EQ(fs::canonical(mounts() / "bfs"), fs::canonical(cp_->storage().container_root("acct", "cont")));
   Json escape = {{"azureBlobFileSystems", {{{"accountName", "acct"}, {"containerName", "cont"}, {"relativeMountPath", "../../up"}}}}};
   EXPECT_THROW(link_mount_volumes(layout, escape, mounts()), InvalidArgument);
   EXPECT_FALSE(fs::exists(root_ / "up"));
@@ -84,30 +84,30 @@ TEST_F(MountLinks, LinksExistingStorageRefusesEscapesAndNeverCreatesMissingStora
     EXPECT_THAT(e.what(), HasSubstr("Cannot mount the Azure File share 'ghost' of storage account 'acct' at 'afs': it "
                                     "does not exist."));
   }
-  EXPECT_FALSE(fs::exists(cp_->share_root("acct", "ghost")));
+  EXPECT_FALSE(fs::exists(cp_->storage().share_root("acct", "ghost")));
   EXPECT_FALSE(fs::exists(fs::symlink_status(mounts() / "afs")));
 }
 
 TEST_F(MountLinks, AMissingShareMakesTheClusterNodeUnusableAndSaysWhich) {
   auto ws = make_workspace();
-  cp_->storage_account_create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
   auto o = cluster_options("c", 1);
   o.mounts.storage_account_name = "acct";
   o.mounts.afs_name = "ghost";
-  cp_->cluster_create(o);
+  cp_->clusters().create(o);
   Json s = wait_cluster(ws, "c", [](const Json& d) { return d["nodeStateCounts"]["unusableNodeCount"] == 1; });
   ASSERT_EQ(s["nodeStateCounts"]["unusableNodeCount"], 1) << s.dump();
   ASSERT_TRUE(s["errors"].is_array()) << s.dump();
   EXPECT_EQ(s["errors"][0]["code"], "NodeSetupFailed");
   EXPECT_THAT(s["errors"][0]["message"].get<std::string>(),
               HasSubstr("Cannot mount the Azure File share 'ghost' of storage account 'acct'"));
-  EXPECT_FALSE(fs::exists(cp_->share_root("acct", "ghost")));
+  EXPECT_FALSE(fs::exists(cp_->storage().share_root("acct", "ghost")));
 }
 
 TEST_F(MountLinks, ClusterFileListShowsLinksAsLinksAndRefusesDotDot) {
   auto ws = make_workspace();
-  cp_->storage_account_create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
-  cp_->share_create({"acct", std::nullopt}, "logs");
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage().share_create({"acct", std::nullopt}, "logs");
   write_file(root_ / "secret.txt", "SECRET");
   auto o = cluster_options("c", 1);
   o.mounts.storage_account_name = "acct";
@@ -115,10 +115,10 @@ TEST_F(MountLinks, ClusterFileListShowsLinksAsLinksAndRefusesDotDot) {
   o.setup_task = "ln -s " + (root_ / "secret.txt").string() + " $AZ_BATCHAI_STDOUTERR_DIR/leak.txt; "
                  "ln -s nowhere $AZ_BATCHAI_STDOUTERR_DIR/dangling; echo ok";
   o.setup_task_output = "$AZ_BATCHAI_MOUNT_ROOT/afs";
-  cp_->cluster_create(o);
+  cp_->clusters().create(o);
   Json s = wait_cluster(ws, "c", [](const Json& d) { return d["nodeStateCounts"]["idleNodeCount"] == 1; });
   ASSERT_EQ(s["nodeStateCounts"]["idleNodeCount"], 1) << s.dump();
-  Json files = cp_->cluster_file_list(ws, "c", ".", 60);
+  Json files = cp_->nodes().file_list(ws, "c", ".", 60);
   std::map<std::string, Json> by_name;
   for (const auto& f : files) by_name[f["name"]] = f;
   ASSERT_EQ(files.size(), 4u) << files.dump();
@@ -126,8 +126,8 @@ TEST_F(MountLinks, ClusterFileListShowsLinksAsLinksAndRefusesDotDot) {
   EXPECT_TRUE(by_name["leak.txt"]["download_url"].is_null());
   EXPECT_TRUE(by_name["dangling"]["size"].is_null());
   EXPECT_EQ(by_name.begin()->second["is_directory"], false);
-  EXPECT_THROW(cp_->cluster_file_list(ws, "c", "../..", 60), InvalidArgument);
-  EXPECT_THROW(cp_->cluster_file_list(ws, "c", "/etc", 60), InvalidArgument);
+  EXPECT_THROW(cp_->nodes().file_list(ws, "c", "../..", 60), InvalidArgument);
+  EXPECT_THROW(cp_->nodes().file_list(ws, "c", "/etc", 60), InvalidArgument);
 }
 
 }  // namespace

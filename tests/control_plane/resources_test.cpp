@@ -21,51 +21,51 @@ TEST_F(ControlPlaneTest, StoreIsWalWithSchemaVersion) {
 }
 
 TEST_F(ControlPlaneTest, GroupLifecycle) {
-  Json g = cp_->group_create("MyGroup", "East US", Json{{"a", "b"}});
+  Json g = cp_->groups().create("MyGroup", "East US", Json{{"a", "b"}});
   EXPECT_EQ(g["id"], "/subscriptions/" + subscription_id() + "/resourceGroups/MyGroup");
   EXPECT_EQ(g["location"], "eastus");
   EXPECT_EQ(g["properties"]["provisioningState"], "Succeeded");
   EXPECT_TRUE(g["managedBy"].is_null());
   EXPECT_EQ(g["tags"]["a"], "b");
-  EXPECT_EQ(cp_->group_show("mygroup"), g);
-  EXPECT_TRUE(cp_->group_exists("MYGROUP"));
-  EXPECT_EQ(cp_->group_list().size(), 1u);
-  EXPECT_THROW(cp_->group_create("mygroup", "westus", std::nullopt), InvalidArgument);
-  cp_->group_delete("MyGroup");
-  EXPECT_FALSE(cp_->group_exists("MyGroup"));
-  EXPECT_THROW(cp_->group_show("MyGroup"), NotFound);
-  EXPECT_THROW(cp_->group_delete("MyGroup"), NotFound);
+  EXPECT_EQ(cp_->groups().show("mygroup"), g);
+  EXPECT_TRUE(cp_->groups().exists("MYGROUP"));
+  EXPECT_EQ(cp_->groups().list().size(), 1u);
+  EXPECT_THROW(cp_->groups().create("mygroup", "westus", std::nullopt), InvalidArgument);
+  cp_->groups().remove("MyGroup");
+  EXPECT_FALSE(cp_->groups().exists("MyGroup"));
+  EXPECT_THROW(cp_->groups().show("MyGroup"), NotFound);
+  EXPECT_THROW(cp_->groups().remove("MyGroup"), NotFound);
 }
 
 TEST_F(ControlPlaneTest, StorageAccounts) {
-  cp_->group_create("rg", "eastus", std::nullopt);
-  cp_->group_create("rg2", "eastus", std::nullopt);
-  Json a = cp_->storage_account_create("rg", "mystore1", std::nullopt, "Standard_LRS", "Storage");
+  cp_->groups().create("rg", "eastus", std::nullopt);
+  cp_->groups().create("rg2", "eastus", std::nullopt);
+  Json a = cp_->storage_accounts().create("rg", "mystore1", std::nullopt, "Standard_LRS", "Storage");
   EXPECT_EQ(a["primaryEndpoints"]["file"], "https://mystore1.file.core.windows.net/");
   EXPECT_EQ(a["sku"]["name"], "Standard_LRS");
   EXPECT_EQ(a["sku"]["tier"], "Standard");
   EXPECT_EQ(a["resourceGroup"], "rg");
   EXPECT_EQ(a["location"], "eastus");
-  EXPECT_EQ(cp_->storage_account_show(std::nullopt, "mystore1"), a);
-  EXPECT_THROW(cp_->storage_account_show(std::string("rg2"), "mystore1"), NotFound);
-  EXPECT_THROW(cp_->storage_account_create("rg2", "mystore1", std::nullopt, "Standard_LRS", "Storage"), AlreadyExists);
-  EXPECT_THROW(cp_->storage_account_create("rg", "My_Store", std::nullopt, "Standard_LRS", "Storage"), InvalidArgument);
-  EXPECT_THROW(cp_->storage_account_create("rg", "ab", std::nullopt, "Standard_LRS", "Storage"), InvalidArgument);
-  Json keys = cp_->storage_account_keys(std::nullopt, "mystore1");
+  EXPECT_EQ(cp_->storage_accounts().show(std::nullopt, "mystore1"), a);
+  EXPECT_THROW(cp_->storage_accounts().show(std::string("rg2"), "mystore1"), NotFound);
+  EXPECT_THROW(cp_->storage_accounts().create("rg2", "mystore1", std::nullopt, "Standard_LRS", "Storage"), AlreadyExists);
+  EXPECT_THROW(cp_->storage_accounts().create("rg", "My_Store", std::nullopt, "Standard_LRS", "Storage"), InvalidArgument);
+  EXPECT_THROW(cp_->storage_accounts().create("rg", "ab", std::nullopt, "Standard_LRS", "Storage"), InvalidArgument);
+  Json keys = cp_->storage_accounts().keys(std::nullopt, "mystore1");
   ASSERT_EQ(keys.size(), 2u);
   EXPECT_EQ(keys[0]["keyName"], "key1");
   EXPECT_EQ(keys[0]["permissions"], "Full");
   EXPECT_EQ(keys[0]["value"].get<std::string>().size(), 88u);  // base64 of 64 bytes
   EXPECT_NE(keys[0]["value"], keys[1]["value"]);
-  EXPECT_EQ(cp_->storage_account_list(std::string("rg2")).size(), 0u);
-  EXPECT_EQ(cp_->storage_account_list(std::nullopt).size(), 1u);
-  cp_->storage_account_delete(std::nullopt, "mystore1");
-  EXPECT_THROW(cp_->storage_account_keys(std::nullopt, "mystore1"), NotFound);
+  EXPECT_EQ(cp_->storage_accounts().list(std::string("rg2")).size(), 0u);
+  EXPECT_EQ(cp_->storage_accounts().list(std::nullopt).size(), 1u);
+  cp_->storage_accounts().remove(std::nullopt, "mystore1");
+  EXPECT_THROW(cp_->storage_accounts().keys(std::nullopt, "mystore1"), NotFound);
 }
 
 TEST_F(ControlPlaneTest, WorkspaceDocumentAndNotFound) {
-  cp_->group_create("rg", "eastus", std::nullopt);
-  Json ws = cp_->workspace_create("rg", "MyWs", std::nullopt);
+  cp_->groups().create("rg", "eastus", std::nullopt);
+  Json ws = cp_->workspaces().create("rg", "MyWs", std::nullopt);
   EXPECT_EQ(ws["id"], "/subscriptions/" + subscription_id() + "/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/MyWs");
   EXPECT_EQ(ws["location"], "eastus");
   EXPECT_EQ(ws["provisioningState"], "succeeded");
@@ -74,46 +74,46 @@ TEST_F(ControlPlaneTest, WorkspaceDocumentAndNotFound) {
   EXPECT_EQ(ws["type"], "Microsoft.BatchAI/workspaces");
   EXPECT_EQ(ws["resourceGroup"], "rg");
   EXPECT_EQ(ws.size(), 9u);
-  EXPECT_EQ(cp_->workspace_show({"RG", "myws"}), ws);
-  EXPECT_EQ(cp_->workspace_create("rg", "myws", std::nullopt), ws);  // create-or-update
-  expect_error<NotFound>([&] { cp_->workspace_show({"rg", "nope"}); }, "The specified workspace nope is not found");
-  EXPECT_THROW(cp_->workspace_create("nogroup", "w", std::nullopt), NotFound);
-  expect_error<InvalidArgument>([&] { cp_->workspace_create("rg", "bad name", std::nullopt); },
+  EXPECT_EQ(cp_->workspaces().show({"RG", "myws"}), ws);
+  EXPECT_EQ(cp_->workspaces().create("rg", "myws", std::nullopt), ws);  // create-or-update
+  expect_error<NotFound>([&] { cp_->workspaces().show({"rg", "nope"}); }, "The specified workspace nope is not found");
+  EXPECT_THROW(cp_->workspaces().create("nogroup", "w", std::nullopt), NotFound);
+  expect_error<InvalidArgument>([&] { cp_->workspaces().create("rg", "bad name", std::nullopt); },
                                 "validation error: Parameter 'workspace_name' must conform to the following pattern: "
                                 "'^[-\\\\w_]+$'.");
-  EXPECT_EQ(cp_->workspace_list(std::nullopt).size(), 1u);
-  cp_->workspace_delete({"rg", "MYWS"});
-  EXPECT_EQ(cp_->workspace_list(std::string("rg")).size(), 0u);
+  EXPECT_EQ(cp_->workspaces().list(std::nullopt).size(), 1u);
+  cp_->workspaces().remove({"rg", "MYWS"});
+  EXPECT_EQ(cp_->workspaces().list(std::string("rg")).size(), 0u);
 }
 
 TEST_F(ControlPlaneTest, Experiments) {
   auto ws = make_workspace();
-  Json e = cp_->experiment_create(ws, "Exp1");
+  Json e = cp_->experiments().create(ws, "Exp1");
   EXPECT_EQ(e["type"], "Microsoft.BatchAI/workspaces/experiments");
   EXPECT_EQ(e["name"], "Exp1");
   EXPECT_EQ(e.size(), 7u);
-  EXPECT_EQ(cp_->experiment_show(ws, "exp1"), e);
-  cp_->experiment_create(ws, "exp0");
-  Json list = cp_->experiment_list(ws);
+  EXPECT_EQ(cp_->experiments().show(ws, "exp1"), e);
+  cp_->experiments().create(ws, "exp0");
+  Json list = cp_->experiments().list(ws);
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0]["name"], "exp0");
   EXPECT_EQ(list[1], e);  // the list rebuilds exactly the stored document
-  cp_->experiment_delete(ws, "EXP1");
-  expect_error<NotFound>([&] { cp_->experiment_show(ws, "exp1"); }, "The specified experiment exp1 is not found");
+  cp_->experiments().remove(ws, "EXP1");
+  expect_error<NotFound>([&] { cp_->experiments().show(ws, "exp1"); }, "The specified experiment exp1 is not found");
 }
 
 TEST_F(ControlPlaneTest, GroupDeleteCascades) {
   auto ws = make_workspace();
-  cp_->experiment_create(ws, "e");
-  cp_->cluster_create(cluster_options("c", 1));
-  cp_->storage_account_create("rg", "acct123", std::nullopt, "Standard_LRS", "Storage");
-  cp_->share_create({"acct123", std::nullopt}, "share");
-  cp_->cluster_show(ws, "c");
+  cp_->experiments().create(ws, "e");
+  cp_->clusters().create(cluster_options("c", 1));
+  cp_->storage_accounts().create("rg", "acct123", std::nullopt, "Standard_LRS", "Storage");
+  cp_->storage().share_create({"acct123", std::nullopt}, "share");
+  cp_->clusters().show(ws, "c");
   EXPECT_TRUE(fs::exists(root_ / "home" / "clusters" / "rg" / "ws" / "c"));
-  cp_->group_delete("rg");
+  cp_->groups().remove("rg");
   EXPECT_FALSE(fs::exists(root_ / "home" / "clusters" / "rg"));
   EXPECT_FALSE(fs::exists(root_ / "home" / "storage" / "acct123"));
-  EXPECT_THROW(cp_->storage_account_show(std::nullopt, "acct123"), NotFound);
+  EXPECT_THROW(cp_->storage_accounts().show(std::nullopt, "acct123"), NotFound);
   for (const char* table : {"workspaces", "experiments", "clusters", "nodes", "storage_accounts"}) {
     auto st = cp_->store().prepare(std::string("SELECT count(*) FROM ") + table);
     ASSERT_TRUE(st.step());
@@ -128,19 +128,19 @@ TEST_F(ControlPlaneTest, FileServerMessagesInOrder) {
   o.name = "nfs";
   o.admin.user_name = "u";
   o.admin.ssh_key = kSshKey;
-  expect_error<InvalidArgument>([&] { cp_->file_server_create(o); }, "Please provide disk size in Gb.");
+  expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); }, "Please provide disk size in Gb.");
   o.disk_size = 10;
-  expect_error<InvalidArgument>([&] { cp_->file_server_create(o); },
+  expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); },
                                 "Please provide number of data disks (at least one disk is required).");
   o.disk_count = 2;
-  expect_error<InvalidArgument>([&] { cp_->file_server_create(o); }, "Please provide storage account type (storage sku).");
+  expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); }, "Please provide storage account type (storage sku).");
   o.storage_sku = "Premium_LRS";
-  expect_error<InvalidArgument>([&] { cp_->file_server_create(o); }, "Please provide VM size.");
+  expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); }, "Please provide VM size.");
   o.vm_size = "Standard_D14_v2";
   o.subnet = "bad";
-  expect_error<InvalidArgument>([&] { cp_->file_server_create(o); }, "Ill-formed subnet resource id");
+  expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); }, "Ill-formed subnet resource id");
   o.subnet.reset();
-  Json fs_doc = *cp_->file_server_create(o);
+  Json fs_doc = *cp_->file_servers().create(o);
   EXPECT_EQ(fs_doc["provisioningState"], "succeeded");
   EXPECT_EQ(fs_doc["vmSize"], "STANDARD_D14_V2");
   EXPECT_EQ(fs_doc["mountSettings"]["mountPoint"], "/mnt/data");
@@ -149,11 +149,11 @@ TEST_F(ControlPlaneTest, FileServerMessagesInOrder) {
   EXPECT_EQ(fs_doc["dataDisks"]["cachingType"], "none");
   EXPECT_TRUE(fs_doc["sshConfiguration"]["userAccountSettings"]["adminUserPassword"].is_null());
   EXPECT_EQ(fs_doc["subnet"]["resourceGroup"], "rg");
-  EXPECT_EQ(cp_->file_server_show(ws, "NFS"), fs_doc);
-  expect_error<AlreadyExists>([&] { cp_->file_server_create(o); },
+  EXPECT_EQ(cp_->file_servers().show(ws, "NFS"), fs_doc);
+  expect_error<AlreadyExists>([&] { cp_->file_servers().create(o); },
                               "\"nfs\" already exists in \"rg\" resource group under ws resource group.");
-  cp_->file_server_delete(ws, "nfs");
-  expect_error<NotFound>([&] { cp_->file_server_show(ws, "nfs"); }, "The specified file server nfs is not found");
+  cp_->file_servers().remove(ws, "nfs");
+  expect_error<NotFound>([&] { cp_->file_servers().show(ws, "nfs"); }, "The specified file server nfs is not found");
 }
 
 TEST_F(ControlPlaneTest, FileServerNoWaitProvisionsOverSimulatedTime) {
@@ -169,12 +169,12 @@ TEST_F(ControlPlaneTest, FileServerNoWaitProvisionsOverSimulatedTime) {
   o.storage_sku = "Standard_LRS";
   o.vm_size = "Standard_D1";
   o.no_wait = true;
-  EXPECT_FALSE(cp_->file_server_create(o).has_value());
-  Json d = cp_->file_server_show(ws, "nfs");
+  EXPECT_FALSE(cp_->file_servers().create(o).has_value());
+  Json d = cp_->file_servers().show(ws, "nfs");
   EXPECT_EQ(d["provisioningState"], "creating");
   EXPECT_TRUE(d["mountSettings"].is_null());
   clock_->advance(std::chrono::seconds(3));
-  d = cp_->file_server_show(ws, "nfs");
+  d = cp_->file_servers().show(ws, "nfs");
   EXPECT_EQ(d["provisioningState"], "succeeded");
   EXPECT_EQ(d["provisioningStateTransitionTime"], "2018-06-14T18:13:23+00:00");
   EXPECT_TRUE(d["mountSettings"].is_object());
@@ -182,8 +182,8 @@ TEST_F(ControlPlaneTest, FileServerNoWaitProvisionsOverSimulatedTime) {
 
 TEST_F(ControlPlaneTest, UsagesCountAllocatedVcpus) {
   auto ws = make_workspace();
-  cp_->cluster_create(cluster_options("c", 2));
-  Json usages = cp_->list_usages("eastus");
+  cp_->clusters().create(cluster_options("c", 2));
+  Json usages = cp_->clusters().list_usages("eastus");
   int nc = -1, total = -1;
   for (const auto& u : usages) {
     EXPECT_NE(u["name"]["value"].get<std::string>().find("Cluster"), std::string::npos);
@@ -192,7 +192,7 @@ TEST_F(ControlPlaneTest, UsagesCountAllocatedVcpus) {
   }
   EXPECT_EQ(nc, 12);
   EXPECT_EQ(total, 12);
-  EXPECT_EQ(cp_->list_usages("westus")[0]["currentValue"], 0);
+  EXPECT_EQ(cp_->clusters().list_usages("westus")[0]["currentValue"], 0);
 }
 
 }  // namespace

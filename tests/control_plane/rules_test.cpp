@@ -5,6 +5,8 @@
 #include <map>
 
 #include "cluster_rules.hpp"
+#include "mount_rules.hpp"
+#include "vm_sizes.hpp"
 #include "storage_paths.hpp"
 #include "fixture.hpp"
 

@@ -12,10 +12,11 @@
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/json_util.hpp"
-#include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/options.hpp"
 
 namespace batchai::control_plane {
+
+class ControlPlane;
 
 // Names one job: its workspace, experiment and name.
 // A job key as job create makes them (a lower-case version-4 UUID): the only text that may
@@ -49,6 +50,10 @@ class Jobs {
   // "The job's <why> while the job was <state>."; jobs of a deleted experiment or workspace go
   // with it (their bookkeeping folders trashed).
   void end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why);
+  // Inside a deleting transaction: ends the jobs on the workspace's clusters (also jobs of other
+  // workspaces that run there) and in its experiments. `with` says what else went, e.g.
+  // " with its resource group 'rg'" (or empty).
+  void end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace, const std::string& with);
 
   // docs/behaviour.md §4.4; the job is stored queued and its supervisor process started.
   Json create(const JobCreateOptions& options);
@@ -69,17 +74,21 @@ class Jobs {
   Json node_list(const JobRef& job);
   void node_exec(const JobRef& job, const NodeExecOptions& options);
 
-  // The scheduler step (run by every ControlPlane::reconcile).
+  // The scheduler step (run by every ControlPlane::reconcile; scheduler.hpp).
   void schedule();
 
-  // Body of `batchai _supervise --job-key K`: waits for nodes, runs the job, records the result.
-  // Returns the process exit code (0 unless the supervisor itself could not work).
+  // Body of `batchai _supervise --job-key K` (supervisor.hpp): waits for nodes, runs the job,
+  // records the result. Returns the process exit code (0 unless the supervisor itself could not work).
   int supervise(const std::string& job_key);
 
   // Where the supervisor keeps its lock, pid list and log for `job_key`.
   std::filesystem::path job_state_dir(const std::string& job_key) const;
 
  private:
+  // queued -> failed; running -> terminating, then waits for the supervisor to record failed
+  // (ends the job's processes itself after 10 s). No reconcile: the entry points do that.
+  void end(const JobRef& job);
+
   ControlPlane& cp_;
 };
 

@@ -61,7 +61,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.subnet = a.get("subnet");
         o.setup_task = a.get("setup-task");
         o.setup_task_output = a.get("setup-task-output");
-        return ctx.control_plane().cluster_create(o);
+        return ctx.control_plane().clusters().create(o);
       });
 }
 
@@ -73,7 +73,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
       .table(output::remote_login_table)
       .example("List remote login information.", "batchai cluster node list -g MyResourceGroup -w MyWorkspace -c MyCluster")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().cluster_node_list(workspace_ref(a), a.str("cluster"));
+        return ctx.control_plane().nodes().list(workspace_ref(a), a.str("cluster"));
       });
 
   auto& exec = add_command(node, ctx, "exec", "Execute a command line on a cluster's node with optional ports forwarding.");
@@ -86,7 +86,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         const auto o = node_exec_options(a);
         if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (docs/behaviour.md §4.10.6)
-        ctx.control_plane().cluster_node_exec(workspace_ref(a), a.str("cluster"), o);
+        ctx.control_plane().nodes().exec(workspace_ref(a), a.str("cluster"), o);
         return std::nullopt;
       });
 
@@ -105,7 +105,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
       .example("List setup task output files.",
                "batchai cluster file list -g MyResourceGroup -w MyWorkspace -c MyCluster -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().cluster_file_list(workspace_ref(a), a.str("cluster"), a.str("path"),
+        return ctx.control_plane().nodes().file_list(workspace_ref(a), a.str("cluster"), a.str("path"),
                                                      *a.integer("expiry"));
       });
 }
@@ -125,7 +125,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
       .example("Show the cluster's summary.", "batchai cluster show -g MyResourceGroup -w MyWorkspace -n MyCluster -o table")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "clusters"), [&ctx](const Target& t) -> std::optional<Json> {
-          return ctx.control_plane().cluster_show(t.where, t.name);
+          return ctx.control_plane().clusters().show(t.where, t.name);
         });
       });
 
@@ -133,7 +133,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
   add_workspace(add_resource_group(list))
       .table(output::cluster_table)
       .example("List all clusters in a workspace.", "batchai cluster list -g MyResourceGroup -w MyWorkspace -o table")
-      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().cluster_list(workspace_ref(a)); });
+      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().clusters().list(workspace_ref(a)); });
 
   auto& del = add_command(group, ctx, "delete", "Delete a cluster.");
   add_workspace(add_resource_group(del, true, true), true)
@@ -145,7 +145,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
                "batchai cluster delete -g MyResourceGroup -w MyWorkspace -n MyCluster -y")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "clusters"), [&ctx](const Target& t) -> std::optional<Json> {
-          ctx.control_plane().cluster_delete(t.where, t.name);
+          ctx.control_plane().clusters().remove(t.where, t.name);
           return std::nullopt;
         });
       });
@@ -162,7 +162,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
       .handler([&ctx](const Args& a) {
         int t = *a.integer("target");
         return for_each_target(targets(a, "name", "clusters"), [&ctx, t](const Target& x) -> std::optional<Json> {
-          return ctx.control_plane().cluster_resize(x.where, x.name, t);
+          return ctx.control_plane().clusters().resize(x.where, x.name, t);
         });
       });
 
@@ -178,7 +178,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
         int lo = *a.integer("min");
         int hi = *a.integer("max");
         return for_each_target(targets(a, "name", "clusters"), [&ctx, lo, hi](const Target& x) -> std::optional<Json> {
-          return ctx.control_plane().cluster_auto_scale(x.where, x.name, lo, hi);
+          return ctx.control_plane().clusters().auto_scale(x.where, x.name, lo, hi);
         });
       });
 

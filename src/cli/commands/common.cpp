@@ -76,7 +76,7 @@ Command& add_storage_auth(Command& command) {
       .option("--account-key", "Storage account key.", key);
 }
 
-control_plane::ControlPlane::StorageAuth storage_auth(const Args& args) {
+control_plane::StorageAuth storage_auth(const Args& args) {
   return {args.str("account-name"), args.get("account-key")};
 }
 

@@ -54,6 +54,6 @@ control_plane::NodeExecOptions node_exec_options(const Args& args);
 
 // --account-name/--account-key of the data-plane storage commands.
 Command& add_storage_auth(Command& command);
-control_plane::ControlPlane::StorageAuth storage_auth(const Args& args);
+control_plane::StorageAuth storage_auth(const Args& args);
 
 }  // namespace batchai::cli

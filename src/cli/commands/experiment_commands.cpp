@@ -17,7 +17,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
       .option("--name,-n", "Name of experiment.", name)
       .example("Create an experiment.", "batchai experiment create -g MyResourceGroup -w MyWorkspace -n MyExperiment")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().experiment_create(workspace_ref(a), a.str("name"));
+        return ctx.control_plane().experiments().create(workspace_ref(a), a.str("name"));
       });
 
   auto& show = add_command(group, ctx, "show", "Show information about an experiment.");
@@ -30,7 +30,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
                "batchai experiment show -g MyResourceGroup -w MyWorkspace -n MyExperiment")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "experiments"), [&ctx](const Target& t) -> std::optional<Json> {
-          return ctx.control_plane().experiment_show(t.where, t.name);
+          return ctx.control_plane().experiments().show(t.where, t.name);
         });
       });
 
@@ -39,7 +39,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
       .table(output::experiment_table)
       .example("List experiments.", "batchai experiment list -g MyResourceGroup -w MyWorkspace -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().experiment_list(workspace_ref(a));
+        return ctx.control_plane().experiments().list(workspace_ref(a));
       });
 
   auto& del = add_command(group, ctx, "delete", "Delete an experiment (its jobs are terminated and deleted).");
@@ -51,7 +51,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
       .example("Delete an experiment.", "batchai experiment delete -g MyResourceGroup -w MyWorkspace -n MyExperiment -y")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "experiments"), [&ctx](const Target& t) -> std::optional<Json> {
-          ctx.control_plane().experiment_delete(t.where, t.name);
+          ctx.control_plane().experiments().remove(t.where, t.name);
           return std::nullopt;
         });
       });

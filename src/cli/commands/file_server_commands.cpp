@@ -54,7 +54,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.admin = {a.get("user-name"), a.get("ssh-key"), a.get("password"), a.flag("generate-ssh-keys")};
         o.subnet = a.get("subnet");
         o.no_wait = a.flag("no-wait");
-        return ctx.control_plane().file_server_create(o);
+        return ctx.control_plane().file_servers().create(o);
       });
 }
 
@@ -72,7 +72,7 @@ void register_file_server_commands(CLI::App& group, CliContext& ctx) {
       .example("Show information about a file server.", "batchai file-server show -g MyResourceGroup -w MyWorkspace -n MyNFS")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "fileservers"), [&ctx](const Target& t) -> std::optional<Json> {
-          return ctx.control_plane().file_server_show(t.where, t.name);
+          return ctx.control_plane().file_servers().show(t.where, t.name);
         });
       });
 
@@ -81,7 +81,7 @@ void register_file_server_commands(CLI::App& group, CliContext& ctx) {
       .table(output::file_server_table)
       .example("List file servers in a workspace.", "batchai file-server list -g MyResourceGroup -w MyWorkspace -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().file_server_list(workspace_ref(a));
+        return ctx.control_plane().file_servers().list(workspace_ref(a));
       });
 
   auto& del = add_command(group, ctx, "delete", "Delete a file server.");
@@ -94,7 +94,7 @@ void register_file_server_commands(CLI::App& group, CliContext& ctx) {
                "batchai file-server delete -g MyResourceGroup -w MyWorkspace -n MyNFS -y")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "name", "fileservers"), [&ctx](const Target& t) -> std::optional<Json> {
-          ctx.control_plane().file_server_delete(t.where, t.name);
+          ctx.control_plane().file_servers().remove(t.where, t.name);
           return std::nullopt;
         });
       });

@@ -36,18 +36,18 @@ void register_group_commands(CLI::App& group, CliContext& ctx) {
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         std::optional<Json> t;
         if (a.flag("tags")) t = parse_tags(a.all("tags"));
-        return ctx.control_plane().group_create(a.str("name"), a.str("location"), t);
+        return ctx.control_plane().groups().create(a.str("name"), a.str("location"), t);
       });
 
   add_command(group, ctx, "show", "Get a resource group.")
       .option(kNames, "Name of the resource group.", required)
       .show()
       .example("Show a resource group.", "batchai group show -n MyResourceGroup")
-      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().group_show(a.str("name")); });
+      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().groups().show(a.str("name")); });
 
   add_command(group, ctx, "list", "List resource groups.")
       .example("List all resource groups.", "batchai group list -o table")
-      .handler([&ctx](const Args&) -> std::optional<Json> { return ctx.control_plane().group_list(); });
+      .handler([&ctx](const Args&) -> std::optional<Json> { return ctx.control_plane().groups().list(); });
 
   add_command(group, ctx, "delete", "Delete a resource group and everything in it.")
       .option(kNames, "Name of the resource group.", required)
@@ -55,7 +55,7 @@ void register_group_commands(CLI::App& group, CliContext& ctx) {
       .confirmation()
       .example("Delete a resource group without asking.", "batchai group delete -n MyResourceGroup -y")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        ctx.control_plane().group_delete(a.str("name"));
+        ctx.control_plane().groups().remove(a.str("name"));
         return std::nullopt;
       });
 
@@ -63,7 +63,7 @@ void register_group_commands(CLI::App& group, CliContext& ctx) {
       .option(kNames, "Name of the resource group.", required)
       .example("Check whether a group exists.", "batchai group exists -n MyResourceGroup")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return Json(ctx.control_plane().group_exists(a.str("name")));
+        return Json(ctx.control_plane().groups().exists(a.str("name")));
       });
 }
 

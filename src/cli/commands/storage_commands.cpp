@@ -27,7 +27,7 @@ void register_account(CLI::App& storage, CliContext& ctx) {
       .option("--kind", "Storage account kind.", kind)
       .example("Create a storage account.", "batchai storage account create -n mystorageacct -g MyResourceGroup --sku Standard_LRS -l eastus")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().storage_account_create(a.str("resource-group"), a.str("name"), a.get("location"),
+        return ctx.control_plane().storage_accounts().create(a.str("resource-group"), a.str("name"), a.get("location"),
                                                           a.str("sku"), a.str("kind"));
       });
 
@@ -37,14 +37,14 @@ void register_account(CLI::App& storage, CliContext& ctx) {
       .show()
       .example("Show a storage account.", "batchai storage account show -n mystorageacct -g MyResourceGroup")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().storage_account_show(a.get("resource-group"), a.str("name"));
+        return ctx.control_plane().storage_accounts().show(a.get("resource-group"), a.str("name"));
       });
 
   auto& list = add_command(account, ctx, "list", "List storage accounts.");
   add_resource_group(list, false)
       .example("List the storage accounts of a group.", "batchai storage account list -g MyResourceGroup")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().storage_account_list(a.get("resource-group"));
+        return ctx.control_plane().storage_accounts().list(a.get("resource-group"));
       });
 
   auto& del = add_command(account, ctx, "delete", "Delete a storage account.");
@@ -53,7 +53,7 @@ void register_account(CLI::App& storage, CliContext& ctx) {
       .confirmation()
       .example("Delete a storage account.", "batchai storage account delete -n mystorageacct -g MyResourceGroup -y")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        ctx.control_plane().storage_account_delete(a.get("resource-group"), a.str("name"));
+        ctx.control_plane().storage_accounts().remove(a.get("resource-group"), a.str("name"));
         return std::nullopt;
       });
 
@@ -64,7 +64,7 @@ void register_account(CLI::App& storage, CliContext& ctx) {
       .example("Print the first key.",
                "batchai storage account keys list -n mystorageacct -g MyResourceGroup --query \"[0].value\" -o tsv")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().storage_account_keys(a.get("resource-group"), a.str("account-name"));
+        return ctx.control_plane().storage_accounts().keys(a.get("resource-group"), a.str("account-name"));
       });
 }
 
@@ -74,22 +74,22 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
                        .option("--name,-n", "The file share name.", required()))
       .example("Create a share.", "batchai storage share create -n batchaisample --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().share_create(storage_auth(a), a.str("name"));
+        return ctx.control_plane().storage().share_create(storage_auth(a), a.str("name"));
       });
   add_storage_auth(add_command(share, ctx, "delete", "Delete a file share.")
                        .option("--name,-n", "The file share name.", required()))
       .example("Delete a share.", "batchai storage share delete -n batchaisample --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().share_delete(storage_auth(a), a.str("name"));
+        return ctx.control_plane().storage().share_delete(storage_auth(a), a.str("name"));
       });
   add_storage_auth(add_command(share, ctx, "list", "List the file shares of an account."))
       .example("List shares.", "batchai storage share list --account-name mystorageacct")
-      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().share_list(storage_auth(a)); });
+      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().storage().share_list(storage_auth(a)); });
   add_storage_auth(add_command(share, ctx, "exists", "Check whether a file share exists.")
                        .option("--name,-n", "The file share name.", required()))
       .example("Check a share.", "batchai storage share exists -n batchaisample --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().share_exists(storage_auth(a), a.str("name"));
+        return ctx.control_plane().storage().share_exists(storage_auth(a), a.str("name"));
       });
 
   CLI::App& dir = add_group(storage, ctx, "directory", "Manage directories in a file share.");
@@ -103,8 +103,8 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
                  "batchai storage directory " + v + " -s batchaisample -n cifar10 --account-name mystorageacct")
         .handler([&ctx, v](const Args& a) -> std::optional<Json> {
           auto& cp = ctx.control_plane();
-          return v == "create" ? cp.directory_create(storage_auth(a), a.str("share-name"), a.str("name"))
-                               : cp.directory_delete(storage_auth(a), a.str("share-name"), a.str("name"));
+          return v == "create" ? cp.storage().directory_create(storage_auth(a), a.str("share-name"), a.str("name"))
+                               : cp.storage().directory_delete(storage_auth(a), a.str("share-name"), a.str("name"));
         });
   }
   add_storage_auth(add_command(dir, ctx, "list", "List the directories of a share folder.")
@@ -112,7 +112,7 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
                        .option("--name,-n", "Folder to list (default: the share root).", optional_path))
       .example("List directories.", "batchai storage directory list -s batchaisample --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().directory_list(storage_auth(a), a.str("share-name"), a.get("name").value_or(""));
+        return ctx.control_plane().storage().directory_list(storage_auth(a), a.str("share-name"), a.get("name").value_or(""));
       });
 
   CLI::App& file = add_group(storage, ctx, "file", "Manage files in a file share.");
@@ -123,7 +123,7 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
       .example("Upload a script.",
                "batchai storage file upload -s batchaisample --source cifar10_cnn.py --path horovod --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().file_upload(storage_auth(a), a.str("share-name"), a.str("source"), a.get("path"));
+        return ctx.control_plane().storage().file_upload(storage_auth(a), a.str("share-name"), a.str("source"), a.get("path"));
       });
   add_storage_auth(add_command(file, ctx, "download", "Download a file from a share.")
                        .option("--share-name,-s", "The file share name.", required())
@@ -135,7 +135,7 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         std::string path = a.str("path");
         std::filesystem::path dest = a.get("dest").value_or(std::filesystem::path(path).filename().string());
-        ctx.control_plane().file_download(storage_auth(a), a.str("share-name"), path, dest);
+        ctx.control_plane().storage().file_download(storage_auth(a), a.str("share-name"), path, dest);
         return std::nullopt;
       });
   add_storage_auth(add_command(file, ctx, "list", "List files and directories in a share folder.")
@@ -143,14 +143,14 @@ void register_share_and_files(CLI::App& storage, CliContext& ctx) {
                        .option("--path,-p", "Folder within the share (default: the root).", optional_path))
       .example("List a folder.", "batchai storage file list -s batchaisample -p horovod --account-name mystorageacct -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().file_list(storage_auth(a), a.str("share-name"), a.get("path"));
+        return ctx.control_plane().storage().file_list(storage_auth(a), a.str("share-name"), a.get("path"));
       });
   add_storage_auth(add_command(file, ctx, "delete", "Delete a file from a share.")
                        .option("--share-name,-s", "The file share name.", required())
                        .option("--path,-p", "Path of the file within the share.", required()))
       .example("Delete a file.", "batchai storage file delete -s batchaisample -p horovod/old.py --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().file_delete(storage_auth(a), a.str("share-name"), a.str("path"));
+        return ctx.control_plane().storage().file_delete(storage_auth(a), a.str("share-name"), a.str("path"));
       });
 }
 
@@ -160,18 +160,18 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
                        .option("--name,-n", "The container name.", required()))
       .example("Create a container.", "batchai storage container create -n batchaicontainer --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().container_create(storage_auth(a), a.str("name"));
+        return ctx.control_plane().storage().container_create(storage_auth(a), a.str("name"));
       });
   add_storage_auth(add_command(container, ctx, "delete", "Delete a blob container.")
                        .option("--name,-n", "The container name.", required()))
       .example("Delete a container.", "batchai storage container delete -n batchaicontainer --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().container_delete(storage_auth(a), a.str("name"));
+        return ctx.control_plane().storage().container_delete(storage_auth(a), a.str("name"));
       });
   add_storage_auth(add_command(container, ctx, "list", "List the blob containers of an account."))
       .example("List containers.", "batchai storage container list --account-name mystorageacct -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().container_list(storage_auth(a));
+        return ctx.control_plane().storage().container_list(storage_auth(a));
       });
 
   CLI::App& blob = add_group(storage, ctx, "blob", "Manage blobs.");
@@ -183,7 +183,7 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
       .example("Upload a file.",
                "batchai storage blob upload -c batchaicontainer -f data.bin -n cifar10/data.bin --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().blob_upload(storage_auth(a), a.str("container-name"), a.str("file"), a.str("name"));
+        return ctx.control_plane().storage().blob_upload(storage_auth(a), a.str("container-name"), a.str("file"), a.str("name"));
       });
   add_storage_auth(add_command(blob, ctx, "upload-batch", "Upload the files of a folder as blobs.")
                        .option("--destination,-d", "The container name.", required())
@@ -191,7 +191,7 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
                        .option("--pattern", "Only files matching this pattern (e.g. *.py).", optional))
       .example("Upload a folder.", "batchai storage blob upload-batch -d batchaicontainer -s ./data --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().blob_upload_batch(storage_auth(a), a.str("destination"), a.str("source"),
+        return ctx.control_plane().storage().blob_upload_batch(storage_auth(a), a.str("destination"), a.str("source"),
                                                      a.get("pattern"));
       });
   add_storage_auth(add_command(blob, ctx, "download", "Download a blob to a file.")
@@ -201,7 +201,7 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
       .example("Download a blob.",
                "batchai storage blob download -c batchaicontainer -n cifar10/data.bin -f data.bin --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        ctx.control_plane().blob_download(storage_auth(a), a.str("container-name"), a.str("name"), a.str("file"));
+        ctx.control_plane().storage().blob_download(storage_auth(a), a.str("container-name"), a.str("name"), a.str("file"));
         return std::nullopt;
       });
   add_storage_auth(add_command(blob, ctx, "list", "List the blobs of a container.")
@@ -209,14 +209,14 @@ void register_containers_and_blobs(CLI::App& storage, CliContext& ctx) {
                        .option("--prefix", "Only blobs whose names start with this prefix.", optional))
       .example("List blobs.", "batchai storage blob list -c batchaicontainer --account-name mystorageacct -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().blob_list(storage_auth(a), a.str("container-name"), a.get("prefix"));
+        return ctx.control_plane().storage().blob_list(storage_auth(a), a.str("container-name"), a.get("prefix"));
       });
   add_storage_auth(add_command(blob, ctx, "delete", "Delete a blob.")
                        .option("--container-name,-c", "The container name.", required())
                        .option("--name,-n", "The blob name.", required()))
       .example("Delete a blob.", "batchai storage blob delete -c batchaicontainer -n cifar10/data.bin --account-name mystorageacct")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().blob_delete(storage_auth(a), a.str("container-name"), a.str("name"));
+        return ctx.control_plane().storage().blob_delete(storage_auth(a), a.str("container-name"), a.str("name"));
       });
 }
 

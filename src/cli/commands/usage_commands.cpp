@@ -13,7 +13,7 @@ void register_usage_commands(CLI::App& parent, CliContext& ctx) {
       .option("--location,-l", "Location, e.g. eastus.", location)
       .table(output::usage_table)
       .example("Check the current usages of Batch AI resources in East US.", "batchai list-usages -l eastus -o table")
-      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().list_usages(a.str("location")); });
+      .handler([&ctx](const Args& a) -> std::optional<Json> { return ctx.control_plane().clusters().list_usages(a.str("location")); });
 }
 
 }  // namespace batchai::cli

@@ -21,7 +21,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
       .example("Create a workspace in East US region.",
                "batchai workspace create -g MyResourceGroup -n MyWorkspace -l eastus")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().workspace_create(a.str("resource-group"), a.str("workspace"), a.get("location"));
+        return ctx.control_plane().workspaces().create(a.str("resource-group"), a.str("workspace"), a.get("location"));
       });
 
   auto& show = add_command(group, ctx, "show", "Show information about a workspace.");
@@ -33,7 +33,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
       .example("Show information about a workspace.", "batchai workspace show -g MyResourceGroup -n MyWorkspace")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "workspace", "workspaces"), [&ctx](const Target& t) -> std::optional<Json> {
-          return ctx.control_plane().workspace_show(t.where);
+          return ctx.control_plane().workspaces().show(t.where);
         });
       });
 
@@ -43,7 +43,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
       .example("List all workspaces under the current subscription.", "batchai workspace list -o table")
       .example("List workspaces in the given resource group.", "batchai workspace list -g MyResourceGroup -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
-        return ctx.control_plane().workspace_list(a.get("resource-group"));
+        return ctx.control_plane().workspaces().list(a.get("resource-group"));
       });
 
   auto& del = add_command(group, ctx, "delete", "Delete a workspace and everything in it.");
@@ -55,7 +55,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
       .example("Delete a workspace.", "batchai workspace delete -g MyResourceGroup -n MyWorkspace -y")
       .handler([&ctx](const Args& a) {
         return for_each_target(targets(a, "workspace", "workspaces"), [&ctx](const Target& t) -> std::optional<Json> {
-          ctx.control_plane().workspace_delete(t.where);
+          ctx.control_plane().workspaces().remove(t.where);
           return std::nullopt;
         });
       });

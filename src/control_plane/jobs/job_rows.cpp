@@ -1,17 +1,7 @@
-// Job rows and documents, node release (after kill-and-confirm), supervisor lock checks, ending
-// a job's processes from outside its supervisor, and starting the supervisor in a clean env.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <fstream>
+// Job rows and documents (job_rows.hpp).
+#include "job_rows.hpp"
 
 #include "batchai/common/ids.hpp"
-#include "batchai/common/log.hpp"
-#include "batchai/common/process.hpp"
-#include "batchai/common/process_tree.hpp"
-#include "jobs_internal.hpp"
 
 namespace fs = std::filesystem;
 
@@ -96,78 +86,12 @@ void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const
   set_state(job, succeeded ? "succeeded" : "failed", now_us);
 }
 
-std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key, std::chrono::milliseconds limit) {
-  // A node never goes to the next job while a process of this one lives.
-  const NodeLayout layout(store.path().parent_path());
-  if (auto left = end_job_processes(layout, job_key, limit); !left.empty()) {
-    log::warning("job " + job_key + ": " + std::to_string(left.size()) + " process(es) (first pid " +
-                 std::to_string(left.front()) + ") survived SIGKILL; its nodes stay taken until they are gone");
-    return {};
-  }
-  std::vector<std::int64_t> clusters;
-  {
-    auto st = store.prepare("SELECT DISTINCT cluster_id FROM nodes WHERE job_key = ?");
-    st.bind(1, job_key);
-    while (st.step()) clusters.push_back(st.integer(0));
-  }
-  // Leaving nodes stay leaving; only nodes still marked running become idle again.
-  store.prepare("UPDATE nodes SET state = 'idle' WHERE job_key = ? AND state = 'running'").bind(1, job_key).run();
-  store.prepare("UPDATE nodes SET job_key = NULL WHERE job_key = ?").bind(1, job_key).run();
-  return clusters;
-}
-
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key) {
   std::vector<std::pair<std::string, int>> out;
   auto st = store.prepare("SELECT node_id, ordinal FROM nodes WHERE job_key = ? ORDER BY ordinal");
   st.bind(1, job_key);
   while (st.step()) out.emplace_back(st.text(0), static_cast<int>(st.integer(1)));
   return out;
-}
-
-fs::path state_dir(const NodeLayout& layout, const std::string& job_key) { return layout.job_state(job_key); }
-
-bool supervisor_alive(const NodeLayout& layout, const std::string& job_key) {
-  const fs::path lock = state_dir(layout, job_key) / "supervisor.lock";
-  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;  // never created: no supervisor ever held it
-  // flock conflicts between open file descriptions even inside one process, so this also
-  // reports "held" when asked from within the supervisor itself.
-  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0;
-  ::close(fd);
-  return held;
-}
-
-std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string& job_key,
-                                     std::chrono::milliseconds limit) {
-  std::string cgroup;
-  std::ifstream in(state_dir(layout, job_key) / "cgroup");
-  std::getline(in, cgroup);
-  return JobProcesses(job_key, cgroup).kill_all(limit);
-}
-
-void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
-  if (sup_pid && *sup_pid > 1 && supervisor_alive(cp.layout(), job_key))
-    cp.launcher().signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
-  end_job_processes(cp.layout(), job_key, std::chrono::seconds(5));
-}
-
-void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {
-  const fs::path dir = state_dir(cp.layout(), job_key);
-  fs::create_directories(dir);
-  ProcessSpec spec;
-  spec.argv = {self_executable().string(), "_supervise", "--job-key", job_key};
-  // The node's environment, not the submitter's (AZURE_STORAGE_KEY, ...): jobs inherit from here.
-  spec.clear_env = true;
-  spec.env = node_base_environment();
-  spec.env["BATCHAI_HOME"] = cp.settings().home.string();
-  spec.cwd = dir;
-  spec.stdout_file = dir / "supervisor.log";
-  spec.stderr_file = dir / "supervisor.log";
-  spec.append = true;
-  // Run from inside a job (a job that submits jobs): the supervisor is born outside that job's
-  // cgroup, so it does not end with it. spawn_detached returns once it has exec'd its clean env.
-  leave_job_cgroup();
-  cp.launcher().spawn_detached(spec);
 }
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -2,11 +2,15 @@
 // confirmed gone first), nodes still held by ended jobs are freed once their processes are gone,
 // queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
 // and auto-scale clusters are told how many nodes their queued and running jobs need.
+#include "scheduler.hpp"
+
 #include <algorithm>
 
 #include "batchai/common/log.hpp"
 #include "jobs/job_wake.hpp"
-#include "jobs_internal.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "job_processes.hpp"
+#include "job_rows.hpp"
 
 namespace batchai::control_plane {
 
@@ -26,7 +30,9 @@ struct Pending {
 
 }  // namespace
 
-void Jobs::schedule() {
+Scheduler::Scheduler(ControlPlane& cp) : cp_(cp) {}
+
+void Scheduler::step() {
   Store& store = cp_.store();
   const std::int64_t now = to_us(cp_.clock().now());
   // A read first: most calls find nothing to change and never take the write lock.
@@ -65,7 +71,7 @@ void Jobs::schedule() {
                    now);
         save_job(store, *j);
         // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
-        for (auto cluster : release_nodes(store, j->key)) cp_.refresh_cluster(cluster);
+        for (auto cluster : release_nodes(store, j->key)) cp_.clusters().refresh(cluster);
         pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
       }
     });
@@ -77,7 +83,7 @@ void Jobs::schedule() {
         auto j = load_job_by_key(store, key);
         if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
         for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
-          cp_.refresh_cluster(cluster);
+          cp_.clusters().refresh(cluster);
           pending.clusters_with_queue.push_back(cluster);
         }
       }
@@ -127,7 +133,7 @@ void Jobs::schedule() {
         started.push_back(job.key);
         changed = true;
       }
-      if (changed) cp_.refresh_cluster(cluster);
+      if (changed) cp_.clusters().refresh(cluster);
     });
   }
   for (const std::string& key : started) wake_job(state_dir(cp_.layout(), key) / kJobWakeFile);
@@ -143,7 +149,7 @@ void Jobs::schedule() {
     }
     return out;
   });
-  for (const auto& [cluster, nodes] : demand) cp_.set_auto_scale_demand(cluster, nodes);
+  for (const auto& [cluster, nodes] : demand) cp_.clusters().set_auto_scale_demand(cluster, nodes);
 }
 
 }  // namespace batchai::control_plane

@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
   using batchai::control_plane::Settings;
   auto start = std::chrono::steady_clock::now();
   auto cp = ControlPlane::open(Settings::from_environment(), batchai::make_process_clock());
-  if (!cp->group_exists(group)) cp->group_create(group, "eastus", std::nullopt);
-  cp->workspace_create(group, workspace, std::string("eastus"));
-  for (int i = 0; i < count; ++i) cp->experiment_create({group, workspace}, "exp" + std::to_string(i));
+  if (!cp->groups().exists(group)) cp->groups().create(group, "eastus", std::nullopt);
+  cp->workspaces().create(group, workspace, std::string("eastus"));
+  for (int i = 0; i < count; ++i) cp->experiments().create({group, workspace}, "exp" + std::to_string(i));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("seeded %d experiments in %.1f s\n", count, seconds);
   return 0;

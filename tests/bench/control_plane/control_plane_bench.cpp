@@ -33,16 +33,16 @@ int main(int argc, char** argv) {
   auto clock = std::make_shared<SystemClock>();
   {
     auto cp = ControlPlane::open(s, clock);
-    cp->group_create("rg", "eastus", std::nullopt);
-    cp->workspace_create("rg", "ws", std::nullopt);
+    cp->groups().create("rg", "eastus", std::nullopt);
+    cp->workspaces().create("rg", "ws", std::nullopt);
     auto t0 = std::chrono::steady_clock::now();
     // One transaction for setup speed; each create is its own transaction in real use.
     cp->store().write([&] {
-      for (int i = 0; i < experiments; ++i) cp->experiment_create({"rg", "ws"}, "exp" + std::to_string(i));
+      for (int i = 0; i < experiments; ++i) cp->experiments().create({"rg", "ws"}, "exp" + std::to_string(i));
     });
     std::printf("create %d experiments (one transaction): %.1f ms\n", experiments, ms_since(t0));
     t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 200; ++i) cp->experiment_create({"rg", "ws"}, "single" + std::to_string(i));
+    for (int i = 0; i < 200; ++i) cp->experiments().create({"rg", "ws"}, "single" + std::to_string(i));
     std::printf("experiment create (own transaction each): %.3f ms\n", ms_since(t0) / 200);
     ClusterCreateOptions o;
     o.where = {"rg", "ws"};
@@ -51,23 +51,23 @@ int main(int argc, char** argv) {
     o.target = 4;
     o.admin.user_name = "u";
     o.admin.password = "p";
-    cp->cluster_create(o);
-    cp->cluster_show({"rg", "ws"}, "c");
+    cp->clusters().create(o);
+    cp->clusters().show({"rg", "ws"}, "c");
   }
   for (int round = 0; round < 3; ++round) {
     auto t0 = std::chrono::steady_clock::now();
     auto cp = ControlPlane::open(s, clock);
     double open_ms = ms_since(t0);
-    auto doc = cp->workspace_show({"rg", "ws"});
+    auto doc = cp->workspaces().show({"rg", "ws"});
     double show_ms = ms_since(t0);
     auto t1 = std::chrono::steady_clock::now();
-    auto list = cp->experiment_list({"rg", "ws"});
+    auto list = cp->experiments().list({"rg", "ws"});
     double list_ms = ms_since(t1);
     auto t2 = std::chrono::steady_clock::now();
     std::string text = list.dump(2);
     double dump_ms = ms_since(t2);
     auto t3 = std::chrono::steady_clock::now();
-    cp->cluster_show({"rg", "ws"}, "c");
+    cp->clusters().show({"rg", "ws"}, "c");
     double cluster_ms = ms_since(t3);
     std::printf("round %d: open %.2f ms, open+workspace show %.2f ms, experiment list (%zu) %.1f ms "
                 "(+ dump %.1f ms), cluster show %.2f ms\n",

@@ -1,10 +1,19 @@
-// `batchai cluster create` in the exact processing order of docs/behaviour.md §4.3 (steps numbered below).
+// `batchai cluster ...` and `list-usages`: create in the exact processing order of
+// docs/behaviour.md §4.3 (steps numbered below), show/list/resize/auto-scale/delete, the cluster
+// document refresh from its node rows, and the usages.
+#include "batchai/control_plane/clusters.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
 #include <random>
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "cluster_rules.hpp"
+#include "mount_rules.hpp"
+#include "vm_sizes.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "storage_paths.hpp"
 #include "store.hpp"
@@ -101,17 +110,17 @@ void check_setup_output_prefix(const std::string& prefix) {
 
 // A function-try-block: a value of the wrong JSON type in the configuration file (a number
 // where text belongs, ...) surfaces from nlohmann wherever the value is read.
-Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
+Json Clusters::create(const ClusterCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "cluster_name");
-  reconcile();
+  cp_.reconcile();
   const std::string home = user_home();
   // 1. --generate-ssh-keys
-  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(launcher(), o.admin, home) : o.admin;
+  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cp_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing cluster
-  auto ws = store_->read([&] {
-    auto w = require_workspace(*store_, o.where);
-    auto st = store_->prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
+  auto ws = cp_.store().read([&] {
+    auto w = require_workspace(cp_.store(), o.where);
+    auto st = cp_.store().prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, w.id).bind(2, to_lower(o.name));
     if (st.step())
       throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
@@ -126,7 +135,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
     if (nfs) {
       std::optional<Json> server;
       try {
-        server = file_server_show(nfs->where, nfs->name);
+        server = cp_.store().read([&] { return require_file_server_doc(cp_.store(), nfs->where, nfs->name); });
       } catch (const NotFound&) {
       }
       if (server && server->contains("subnet") && (*server)["subnet"].is_object() &&
@@ -140,14 +149,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
     Json file = load_json_file(*o.config_file);
     if (file.is_object() && file.contains("properties") && file["properties"].is_object()) props = file["properties"];
   }
-  KeyLookup lookup = [this](const std::string& account) -> std::optional<std::string> {
-    return store_->read([&]() -> std::optional<std::string> {
-      auto st = store_->prepare("SELECT key1 FROM storage_accounts WHERE name_lc = ?");
-      st.bind(1, to_lower(account));
-      if (!st.step()) return std::nullopt;
-      return st.text(0);
-    });
-  };
+  KeyLookup lookup = [this](const std::string& account) { return account_key(cp_.store(), account); };
   // 6. patch the config's mount volumes
   Json node_setup_wire = get(props, "nodeSetup");
   if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") &&
@@ -177,7 +179,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
   // now, before auto-storage makes anything, and again where the row is stored.
   const std::int64_t room = is_auto ? scale["autoScale"]["maximumNodeCount"].get<std::int64_t>()
                                     : scale["manual"]["targetNodeCount"].get<std::int64_t>();
-  store_->read([&] { check_vcpu_quota(*store_, 0, ws.location, vm_size, priority, room); });
+  cp_.store().read([&] { check_vcpu_quota(cp_.store(), 0, ws.location, vm_size, priority, room); });
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
   Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
@@ -186,42 +188,38 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
     mounts[list].push_back(std::move(entry));
   };
   append_command_line_mounts(mounts, o.mounts,
-                             nfs ? file_server_show(nfs->where, nfs->name)["id"].get<std::string>() : std::string(),
+                             nfs ? cp_.store().read([&] { return require_file_server_doc(cp_.store(), nfs->where, nfs->name); })["id"].get<std::string>()
+                                 : std::string(),
                              lookup);
   // A wrong storage account key fails the create, as the storage commands do.
-  check_mount_account_keys(mounts, [this](const std::string& account) {
-    return store_->read([&] {
-      auto st = store_->prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
-      st.bind(1, to_lower(account));
-      return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
-    });
-  });
+  check_mount_account_keys(mounts, [this](const std::string& account) { return account_keys(cp_.store(), account); });
   if (o.use_auto_storage) {
     std::string account;
-    if (group_exists(kAutoStorageGroup)) {
+    if (cp_.store().read([&] { return find_group(cp_.store(), kAutoStorageGroup).has_value(); })) {
       log::warning("BatchAI will use existing batchaiautostorage resource group for auto-storage account");
     } else {
       log::warning("Creating batchaiautostorage resource group for auto-storage account");
-      group_create(kAutoStorageGroup, ws.location, std::nullopt);
+      cp_.groups().create(kAutoStorageGroup, ws.location, std::nullopt);
     }
-    for (const auto& a : storage_account_list(std::string(kAutoStorageGroup)))
-      if (a.value("primaryLocation", "") == ws.location) {
-        account = a["name"].get<std::string>();
-        log::warning("Using existing " + account + " storage account as an auto-storage account");
-        break;
-      }
+    account = cp_.store().read([&] {
+      auto st = cp_.store().prepare(
+          "SELECT name_lc FROM storage_accounts WHERE rg_lc = ? AND location = ? ORDER BY name_lc LIMIT 1");
+      st.bind(1, std::string(kAutoStorageGroup)).bind(2, ws.location);
+      return st.step() ? st.text(0) : std::string();
+    });
+    if (!account.empty()) log::warning("Using existing " + account + " storage account as an auto-storage account");
     while (account.empty()) {
       std::string candidate = "bai" + random_string(12);
       try {
-        storage_account_create(kAutoStorageGroup, candidate, ws.location, "Standard_LRS", "Storage");
+        cp_.storage_accounts().create(kAutoStorageGroup, candidate, ws.location, "Standard_LRS", "Storage");
         account = candidate;
         log::warning("Created auto storage account " + account);
       } catch (const AlreadyExists&) {
       }
     }
     std::string key = *lookup(account);
-    share_create({account, key}, "batchaishare");
-    container_create({account, key}, "batchaicontainer");
+    cp_.storage().share_create({account, key}, "batchaishare");
+    cp_.storage().container_create({account, key}, "batchaicontainer");
     append("azureFileShares", {{"accountName", account},
                                {"azureFileUrl", "https://" + account + ".file.core.windows.net/batchaishare"},
                                {"credentials", {{"accountKey", key}}},
@@ -259,7 +257,7 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
     node_setup_out = normalize_node_setup(wire);
   }
   // 12. PUT: one transaction; folders appear when reconcile allocates nodes.
-  const auto now = to_us(clock_->now());
+  const auto now = to_us(cp_.clock().now());
   const int target = is_auto ? scale["autoScale"]["initialNodeCount"].get<int>()
                              : scale["manual"]["targetNodeCount"].get<int>();
   const int min_nodes = is_auto ? scale["autoScale"]["minimumNodeCount"].get<int>() : 0;
@@ -293,17 +291,17 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
               {"vmPriority", priority},
               {"vmSize", vm_upper}};
   inject_resource_group(doc);
-  const fs::path folder = layout_.cluster(ws.resource_group, ws.name, o.name);
-  store_->write([&] {
-    auto st = store_->prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
+  const fs::path folder = cp_.layout().cluster(ws.resource_group, ws.name, o.name);
+  cp_.store().write([&] {
+    auto st = cp_.store().prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(o.name));
     if (st.step())  // created by a concurrent command since step 2
       throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
                           "\" resource group under " + o.where.workspace + " resource group.");
-    require_workspace(*store_, o.where);
-    check_vcpu_quota(*store_, 0, ws.location, vm_size, priority, room);
-    store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
-    store_->prepare(
+    require_workspace(cp_.store(), o.where);
+    check_vcpu_quota(cp_.store(), 0, ws.location, vm_size, priority, room);
+    cp_.store().prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
+    cp_.store().prepare(
               "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
               "target, min_nodes, max_nodes, alloc_started_us, alloc_state, alloc_changed_us, pending, node_prefix, "
               "public_ip, private) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
@@ -321,6 +319,212 @@ Json ControlPlane::cluster_create(const ClusterCreateOptions& o) try {
   if (!o.config_file) throw;
   throw InvalidArgument("The cluster configuration file '" + *o.config_file + "' has a value of the wrong type: " +
                         json_error_text(e) + ".");
+}
+
+void Clusters::set_auto_scale_demand(std::int64_t cluster_row_id, int nodes) {
+  cp_.store().write([&] {
+    auto st = cp_.store().prepare(
+        "UPDATE clusters SET auto_demand = ?, pending = 1 WHERE id = ? AND scale_mode = 'auto' AND "
+        "(auto_demand IS NULL OR auto_demand <> ?)");
+    st.bind(1, nodes).bind(2, cluster_row_id).bind(3, nodes).run();
+  });
+}
+
+void Clusters::refresh(std::int64_t cluster_row_id) {
+  cp_.store().write([&] {
+    auto c = load_cluster(cp_.store(), cluster_row_id);
+    if (!c) return;
+    std::map<std::string, int> counts;
+    Json errors = Json::array();
+    int total = 0;
+    {
+      auto st = cp_.store().prepare(
+          "SELECT state, node_id, setup, setup_exit FROM nodes WHERE cluster_id = ? ORDER BY ordinal");
+      st.bind(1, cluster_row_id);
+      while (st.step()) {
+        ++counts[st.text(0)];
+        ++total;
+        std::string mount_error;  // a volume that could not be mounted (nodes.cpp, mount_node)
+        if (st.text(2) == "failed" && st.is_null(3) &&
+            std::getline(std::ifstream(cp_.layout().node(c->resource_group, c->workspace, c->name, st.text(1)) / ".mount_error"),
+                         mount_error)) {
+          errors.push_back({{"code", "NodeSetupFailed"},
+                            {"details", Json::array({{{"name", "nodeId"}, {"value", st.text(1)}}})},
+                            {"message", "The node " + st.text(1) + " could not be set up: " + mount_error}});
+        } else if (st.text(2) == "failed") {
+          std::string code = st.is_null(3) ? "unknown" : std::to_string(st.integer(3));
+          errors.push_back({{"code", "SetupTaskFailed"},
+                            {"details", Json::array({{{"name", "nodeId"}, {"value", st.text(1)}},
+                                                     {{"name", "exitCode"}, {"value", code}}})},
+                            {"message", "The node setup task failed on node " + st.text(1) + " with exit code " +
+                                            code + ". See stderr-" + st.text(1) +
+                                            ".txt in the setup task output folder ('batchai cluster file list')."}});
+        }
+      }
+    }
+    Json& doc = c->doc;
+    doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},
+                              {"leavingNodeCount", counts["leaving"]},
+                              {"preparingNodeCount", counts["preparing"]},
+                              {"runningNodeCount", counts["running"]},
+                              {"unusableNodeCount", counts["unusable"]}};
+    doc["currentNodeCount"] = total;
+    doc["errors"] = errors.empty() ? Json(nullptr) : errors;
+    doc["allocationState"] = c->alloc_state;
+    doc["allocationStateTransitionTime"] = iso_us(c->alloc_changed_us);
+    if (c->scale_mode == "manual") {
+      Json manual = doc["scaleSettings"]["manual"].is_object() ? doc["scaleSettings"]["manual"] : Json::object();
+      manual["targetNodeCount"] = c->target;
+      if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
+      doc["scaleSettings"] = {{"autoScale", nullptr}, {"manual", manual}};
+    } else {
+      doc["scaleSettings"] = {{"autoScale",
+                               {{"initialNodeCount", c->target},
+                                {"maximumNodeCount", c->max_nodes},
+                                {"minimumNodeCount", c->min_nodes}}},
+                              {"manual", nullptr}};
+    }
+    cp_.store().prepare("UPDATE clusters SET doc = ? WHERE id = ?").bind(1, dump_doc(doc)).bind(2, cluster_row_id).run();
+  });
+}
+
+Json Clusters::show(const WorkspaceRef& ref, const std::string& name) {
+  cp_.reconcile();
+  return document(ref, name);
+}
+
+Json Clusters::document(const WorkspaceRef& ref, const std::string& name) {
+  return cp_.store().read([&] {
+    auto st = cp_.store().prepare(
+        "SELECT c.doc FROM clusters c JOIN workspaces w ON w.id = c.workspace_id "
+        "WHERE w.rg_lc = ? AND w.name_lc = ? AND c.name_lc = ?");
+    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
+    if (!st.step()) cluster_not_found();
+    return parse_doc(st.text(0));
+  });
+}
+
+Json Clusters::list(const WorkspaceRef& ref) {
+  cp_.reconcile();
+  return cp_.store().read([&] {
+    auto ws = require_workspace(cp_.store(), ref);
+    Json out = Json::array();
+    auto st = cp_.store().prepare("SELECT doc FROM clusters WHERE workspace_id = ? ORDER BY name_lc");
+    st.bind(1, ws.id);
+    while (st.step()) out.push_back(parse_doc(st.text(0)));
+    return out;
+  });
+}
+
+Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int target) {
+  if (target < 0) throw InvalidArgument("--target must be 0 or more nodes, got " + std::to_string(target) + ".");
+  cp_.reconcile();
+  const auto now = to_us(cp_.clock().now());
+  std::int64_t id = cp_.store().write([&] {
+    auto c = require_cluster(cp_.store(), ref, name);
+    check_vcpu_quota(cp_.store(), c.id, target);
+    cp_.store().prepare(
+              "UPDATE clusters SET scale_mode = 'manual', target = ?, min_nodes = 0, max_nodes = 0, "
+              "auto_demand = NULL, pending = 1 WHERE id = ?")
+        .bind(1, target).bind(2, c.id).run();
+    return c.id;
+  });
+  // The resize starts now: the reconcile step moves allocationState to resizing and picks leavers.
+  cp_.nodes().reconcile(now);
+  cp_.clusters().refresh(id);
+  return document(ref, name);
+}
+
+Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int min_nodes, int max_nodes) {
+  if (min_nodes < 0 || max_nodes < 0)
+    throw InvalidArgument("--min and --max must be 0 or more nodes, got " + std::to_string(min_nodes) + " and " +
+                          std::to_string(max_nodes) + ".");
+  if (min_nodes > max_nodes) throw InvalidArgument("Maximum nodes count must be greater or equal to minimum nodes count");
+  cp_.reconcile();
+  const auto now = to_us(cp_.clock().now());
+  std::int64_t id = cp_.store().write([&] {
+    auto c = require_cluster(cp_.store(), ref, name);
+    check_vcpu_quota(cp_.store(), c.id, max_nodes);
+    // Without demand information yet, keep the current size within the new bounds.
+    std::int64_t current = 0;
+    {
+      auto st = cp_.store().prepare("SELECT count(*) FROM nodes WHERE cluster_id = ? AND state <> 'leaving'");
+      st.bind(1, c.id);
+      if (st.step()) current = st.integer(0);
+    }
+    std::optional<std::int64_t> demand = c.scale_mode == "auto" ? c.auto_demand : std::nullopt;
+    cp_.store().prepare(
+              "UPDATE clusters SET scale_mode = 'auto', target = ?, min_nodes = ?, max_nodes = ?, auto_demand = ?, "
+              "pending = 1 WHERE id = ?")
+        .bind(1, current).bind(2, min_nodes).bind(3, max_nodes).bind(4, demand).bind(5, c.id).run();
+    return c.id;
+  });
+  cp_.nodes().reconcile(now);
+  cp_.clusters().refresh(id);
+  return document(ref, name);
+}
+
+void Clusters::remove(const WorkspaceRef& ref, const std::string& name) {
+  cp_.store().write([&] {
+    auto c = require_cluster(cp_.store(), ref, name);
+    cp_.jobs().end_jobs_under(Jobs::Deleted::kCluster, c.id, "cluster '" + c.name + "' was deleted");
+    const fs::path dir = cp_.layout().cluster(c.resource_group, c.workspace, c.name);
+    std::error_code ec;
+    for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) cp_.nodes().stop_setup_task(node.path());
+    trash(cp_.store(), dir);
+    cp_.store().prepare("DELETE FROM clusters WHERE id = ?").bind(1, c.id).run();  // nodes cascade
+  });
+  cp_.empty_trash();
+}
+
+Json Clusters::list_usages(const std::string& location) {
+  bool ok = !location.empty() && std::all_of(location.begin(), location.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+  if (!ok)
+    throw InvalidArgument("validation error: Parameter 'location' must conform to the following pattern: '^[-\\\\w\\\\._]+$'.");
+  cp_.reconcile();
+  std::map<std::string, int> dedicated, low;
+  int total_dedicated = 0, total_low = 0;
+  cp_.store().read([&] {
+    auto st = cp_.store().prepare(
+        "SELECT c.vm_size, c.vm_priority, count(n.id) FROM clusters c JOIN nodes n ON n.cluster_id = c.id "
+        "WHERE c.location = ? GROUP BY c.id");
+    st.bind(1, to_lower(location));
+    while (st.step()) {
+      auto info = vm_size_info(st.text(0));
+      int vcpus = info.vcpus * static_cast<int>(st.integer(2));
+      if (st.text(1) == "lowpriority") {
+        low[info.family] += vcpus;
+        total_low += vcpus;
+      } else {
+        dedicated[info.family] += vcpus;
+        total_dedicated += vcpus;
+      }
+    }
+  });
+  auto usage = [](const std::string& value, const std::string& localized, int current, int limit) {
+    return Json{{"currentValue", current},
+                {"limit", limit},
+                {"name", {{"localizedValue", localized}, {"value", value}}},
+                {"unit", "Count"}};
+  };
+  Json out = Json::array();
+  out.push_back(usage("Total Cluster Dedicated Regional vCPUs", "Total Cluster Dedicated Regional vCPUs",
+                      total_dedicated, kRegionalVcpuQuota));
+  out.push_back(usage("Total Cluster LowPriority Regional vCPUs", "Total Cluster Low Priority Regional vCPUs",
+                      total_low, kRegionalVcpuQuota));
+  std::vector<std::string> families = vm_families();
+  for (const auto& [family, n] : dedicated)
+    if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
+  for (const auto& [family, n] : low)
+    if (std::find(families.begin(), families.end(), family) == families.end()) families.push_back(family);
+  for (const auto& family : families) {
+    std::string base = "Standard " + family + " Family Cluster ";
+    out.push_back(usage(base + "Dedicated vCPUs", base + "Dedicated vCPUs", dedicated[family], kFamilyVcpuQuota));
+    out.push_back(usage(base + "LowPriority vCPUs", base + "Low Priority vCPUs", low[family], kFamilyVcpuQuota));
+  }
+  return out;
 }
 
 }  // namespace batchai::control_plane

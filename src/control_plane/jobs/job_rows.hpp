@@ -1,5 +1,5 @@
-// Shared by the jobs source files: the job row, lookups with the service's messages, state
-// transitions written into the stored document, node release and process-tree cleanup.
+// The job row, lookups with the service's messages and the state transitions written into the
+// stored document; shared by the jobs source files.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -47,27 +47,7 @@ void set_state(JobRow& job, const std::string& state, std::int64_t now_us);
 void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const Json& errors, std::int64_t now_us);
 Json job_error(const std::string& code, const std::string& message);
 
-// Nodes of the job back to idle (inside a write transaction), but only once every process of
-// the job is confirmed gone (end_job_processes, waiting up to `limit`): while one lives the
-// nodes stay the job's, and the scheduler tries again. Returns the clusters touched.
-std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key,
-                                        std::chrono::milliseconds limit = std::chrono::seconds(5));
 // The job's nodes (node id, ordinal) in order.
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key);
-
-// Per-job bookkeeping folder: supervisor.lock, supervisor.log, cgroup (the job's cgroup v2
-// folder, when it has one), reserve (space the supervisor gives back on a full disk).
-std::filesystem::path state_dir(const NodeLayout& layout, const std::string& job_key);
-// True when a live process holds the supervisor lock of the job.
-bool supervisor_alive(const NodeLayout& layout, const std::string& job_key);
-// SIGKILLs every process of the job (its recorded cgroup, its BATCHAI_JOB_KEY marker) until
-// none is left or `limit` passes; returns the pids still alive then (empty: all gone).
-std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string& job_key,
-                                     std::chrono::milliseconds limit);
-// SIGKILLs the job's supervisor (when it still holds the job's lock; through the control plane's
-// launcher), then end_job_processes.
-void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid);
-// Starts `batchai _supervise --job-key K` detached.
-void spawn_supervisor(ControlPlane& cp, const std::string& job_key);
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -1,14 +1,22 @@
-// `job create|show|list|delete|terminate` (docs/behaviour.md §4.4, §4.2) and end_jobs_under, which
-// ends the jobs of a deleted experiment, workspace or cluster.
+// `job create|show|list|delete|terminate` (docs/behaviour.md §4.4, §4.2), end_jobs_under, which
+// ends the jobs of a deleted experiment, workspace or cluster, and `job file list` / the folder
+// `job file stream` follows (§2.2.6, §4.10.2) and `job node list|exec` (§1.3.5, §4.10.6).
+#include "batchai/control_plane/jobs.hpp"
+
 #include <algorithm>
 #include <thread>
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
-#include "cluster_rules.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "job_processes.hpp"
+#include "job_rows.hpp"
+#include "mount_rules.hpp"
+#include "scheduler.hpp"
+#include "supervisor.hpp"
+#include "vm_sizes.hpp"
 #include "storage_paths.hpp"
 #include "batchai/runtime/job_spec.hpp"
-#include "jobs_internal.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,7 +45,7 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
       where = {id->resource_group, *id->name_of("workspaces")};
       name = id->path.back().second;
     }
-    file_server_id = cp.file_server_show(where, name)["id"].get<std::string>();
+    file_server_id = cp.store().read([&] { return require_file_server_doc(cp.store(), where, name); })["id"].get<std::string>();
   }
   append_command_line_mounts(props["mountVolumes"], o.mounts, file_server_id, lookup);
 }
@@ -47,12 +55,12 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
 // have under the regional quota, processCount no more than one process per vCPU of the job's
 // nodes, workerCount per GPU (per vCPU on VMs without GPUs, docs/behaviour.md §3.2), parameterServerCount
 // no more than nodeCount.
-void check_counts_fit_cluster(const runtime::Job& job, const Json& cluster) {
-  const std::string vm_name = value_or<std::string>(cluster, "vmSize", "");
+void check_counts_fit_cluster(const runtime::Job& job, const ClusterRow& cluster) {
+  const std::string vm_name = value_or<std::string>(cluster.doc, "vmSize", "");
   const VmSize vm = vm_size_info(vm_name);
   const std::int64_t nodes = job.node_count;
   const std::int64_t max_nodes = max_nodes_within_quota(vm_name);
-  const std::string cluster_name = value_or<std::string>(cluster, "name", "");
+  const std::string& cluster_name = cluster.name;
   if (nodes > max_nodes)
     throw InvalidArgument("nodeCount " + std::to_string(nodes) + " is more than cluster '" + cluster_name +
                           "' can ever have: the regional quota of " + std::to_string(kRegionalVcpuQuota) +
@@ -111,7 +119,21 @@ void Jobs::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& 
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (auto cluster : touched)
-    if (kind != Deleted::kCluster || cluster != row_id) cp_.refresh_cluster(cluster);
+    if (kind != Deleted::kCluster || cluster != row_id) cp_.clusters().refresh(cluster);
+}
+
+void Jobs::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
+                                 const std::string& with) {
+  std::vector<std::pair<std::int64_t, std::string>> clusters;
+  {
+    auto st = cp_.store().prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
+    st.bind(1, workspace_row_id);
+    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
+  }
+  const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
+  for (const auto& [id, name] : clusters)
+    end_jobs_under(Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);
+  end_jobs_under(Deleted::kWorkspace, workspace_row_id, "workspace '" + workspace + "' was deleted" + with);
 }
 
 Json Jobs::create(const JobCreateOptions& o) {
@@ -139,17 +161,9 @@ Json Jobs::create(const JobCreateOptions& o) {
     cluster_where = {id->resource_group, *id->name_of("workspaces")};
     cluster_name = id->path.back().second;
   }
-  Json cluster = cp_.cluster_show(cluster_where, cluster_name);
-  const std::int64_t cluster_row = cp_.cluster_row_id(cluster_where, cluster_name);
+  const ClusterRow cluster = store.read([&] { return require_cluster(store, cluster_where, cluster_name); });
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
-  KeyLookup lookup = [&store](const std::string& account) -> std::optional<std::string> {
-    return store.read([&]() -> std::optional<std::string> {
-      auto st = store.prepare("SELECT key1 FROM storage_accounts WHERE name_lc = ?");
-      st.bind(1, to_lower(account));
-      if (!st.step()) return std::nullopt;
-      return st.text(0);
-    });
-  };
+  KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
   add_command_line_mounts(cp_, o, lookup, props);
   file["properties"] = props;
   runtime::JobIdentity identity;
@@ -158,22 +172,16 @@ Json Jobs::create(const JobCreateOptions& o) {
   identity.workspace = o.where.workspace;
   identity.experiment = o.experiment;
   identity.name = o.name;
-  identity.cluster_id = cluster["id"].get<std::string>();
+  identity.cluster_id = cluster.doc["id"].get<std::string>();
   const std::int64_t now = to_us(cp_.clock().now());
   identity.creation_time = iso_us(now);
-  AccountKeys account_keys = [&store](const std::string& account) {
-    return store.read([&] {
-      auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
-      st.bind(1, to_lower(account));
-      return st.step() ? std::vector<std::string>{st.text(0), st.text(1)} : std::vector<std::string>{};
-    });
-  };
+  AccountKeys keys = [&store](const std::string& account) { return account_keys(store, account); };
   // The file as written is checked first; then the control plane's mount rules (docs/behaviour.md §4.5).
   runtime::JobSpec spec = runtime::build_job_spec(file, identity);
   if (props.contains("mountVolumes") && !props["mountVolumes"].is_null()) {
     Json mv = props["mountVolumes"];
     patch_mount_volumes(mv, effective_storage(o.mounts, lookup), lookup);
-    check_mount_account_keys(mv, account_keys);  // a wrong key fails here, as the storage commands do
+    check_mount_account_keys(mv, keys);  // a wrong key fails here, as the storage commands do
     validate_mount_volumes(mv);                  // names and mount paths, before they become folders
     runtime::set_mount_volumes(spec, mv);
   }
@@ -191,7 +199,7 @@ Json Jobs::create(const JobCreateOptions& o) {
         .prepare(
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
             "created_us, doc, private) VALUES (?,?,?,?,?,'queued',?,?,?,?,?)")
-        .bind(1, key).bind(2, exp).bind(3, cluster_row).bind(4, to_lower(o.name)).bind(5, o.name)
+        .bind(1, key).bind(2, exp).bind(3, cluster.id).bind(4, to_lower(o.name)).bind(5, o.name)
         .bind(6, priority_rank(spec.job.priority))
         .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
         .run();
@@ -248,6 +256,11 @@ Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const 
 
 void Jobs::terminate(const JobRef& ref) {
   cp_.reconcile();
+  end(ref);
+  schedule();  // the freed nodes can take the next queued job now
+}
+
+void Jobs::end(const JobRef& ref) {
   Store& store = cp_.store();
   const std::int64_t now = to_us(cp_.clock().now());
   auto job = store.write([&] {
@@ -274,23 +287,158 @@ void Jobs::terminate(const JobRef& ref) {
     finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."),
                to_us(cp_.clock().now()));
     save_job(store, *j);
-    for (auto cluster : release_nodes(store, j->key)) cp_.refresh_cluster(cluster);
+    for (auto cluster : release_nodes(store, j->key)) cp_.clusters().refresh(cluster);
   });
-  cp_.reconcile();
 }
 
 void Jobs::remove(const JobRef& ref) {
-  terminate(ref);
+  cp_.reconcile();
+  end(ref);
   Store& store = cp_.store();
   store.write([&] {
     JobRow j = require_job(store, ref);
-    for (auto cluster : release_nodes(store, j.key)) cp_.refresh_cluster(cluster);
+    for (auto cluster : release_nodes(store, j.key)) cp_.clusters().refresh(cluster);
     trash(store, state_dir(cp_.layout(), j.key));
     store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, j.id).run();
   });
-  cp_.reconcile();
+  cp_.empty_trash();
+  schedule();
 }
 
 fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_dir(cp_.layout(), job_key); }
+
+void Jobs::schedule() { Scheduler(cp_).step(); }
+
+int Jobs::supervise(const std::string& job_key) { return Supervisor(cp_).run(job_key); }
+
+// ---- job files and nodes ----
+
+namespace {
+
+std::string iso_of(const struct stat& st) {
+  const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)) +
+                 std::chrono::microseconds(st.st_mtim.tv_nsec / 1000);
+  return format_iso(std::chrono::time_point_cast<Micros>(t));
+}
+
+bool is_within(const fs::path& candidate, const fs::path& root) {
+  auto [r, c] = std::mismatch(root.begin(), root.end(), candidate.begin(), candidate.end());
+  return r == root.end() || (r->empty() && std::next(r) == root.end());
+}
+
+// Where an opened folder really is (the kernel's name for its descriptor).
+fs::path real_path_of(const ConfinedDir& dir) {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/fd/" + std::to_string(dir.fd()), ec);
+  return ec ? fs::weakly_canonical(dir.path(), ec) : p;
+}
+
+}  // namespace
+
+std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::string& directory_id, const std::string& path) {
+  cp_.reconcile();
+  JobRow job = cp_.store().read([&] { return require_job(cp_.store(), ref); });
+  std::vector<std::string> known = {"stdouterr"};
+  if (job.doc["outputDirectories"].is_array())
+    for (const auto& d : job.doc["outputDirectories"]) known.push_back(value_or<std::string>(d, "id", ""));
+  auto it = std::find_if(known.begin(), known.end(), [&](const std::string& k) { return iequals(k, directory_id); });
+  if (it == known.end()) {
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw InvalidArgument("The job " + ref.name + " has no output directory with id '" + directory_id +
+                          "'; use one of: " + list + ".");
+  }
+  const std::string label = "the output directory '" + *it + "' of job '" + ref.name + "'";
+  confine_relative(path, "The path", label);  // refused before anything is looked up
+  const Json& folders = job.private_data.value("folders", Json());
+  if (!folders.is_object()) return std::nullopt;  // the job has not started yet
+  std::string root;
+  if (iequals(*it, "stdouterr")) {
+    root = value_or<std::string>(folders, "stdouterr", "");
+  } else {
+    root = value_or<std::string>(folders["outputs"], it->c_str(), "");
+  }
+  if (root.empty()) return std::nullopt;
+  // The folder was built from the job's fields: no '..' (a pathSuffix stored before the rule),
+  // and it must lie in the job's storage or nodes.
+  const fs::path folder(root);
+  if (std::any_of(folder.begin(), folder.end(), [](const fs::path& p) { return p == ".."; }))
+    throw InvalidArgument("The " + label.substr(4) + " leaves its folder ('..' in '" + root + "'); nothing is listed.");
+  auto dir = ConfinedDir::open(folder, label);
+  if (!dir) return std::nullopt;
+  const fs::path home = fs::weakly_canonical(cp_.layout().home());
+  const fs::path real = real_path_of(*dir);
+  if (!is_within(real, home / "storage") && !is_within(real, home / "fileservers") && !is_within(real, home / "clusters"))
+    throw InvalidArgument("The " + label.substr(4) + " leads out of the job's mounts (to '" + real.string() +
+                          "'); nothing there is listed.");
+  return dir->open_dir(path, "The path");
+}
+
+Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const std::string& path, int expiry_minutes) {
+  if (expiry_minutes < 5 || expiry_minutes > 600)
+    throw InvalidArgument("--expiry must be between 5 and 600 minutes, got " + std::to_string(expiry_minutes) + ".");
+  Json out = Json::array();
+  auto folder = output_folder(ref, directory_id, path);
+  if (!folder) return out;
+  // Entries as they are (byte-wise name order, as the storage listing returns it): a link that
+  // leads out of the folder, or dangles, is a file with no size and no URL.
+  for (const auto& e : folder->list()) {
+    if (e.is_dir()) {
+      out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "directory"},
+                     {"lastModified", nullptr}, {"name", e.name}});
+    } else if (e.is_file()) {
+      out.push_back({{"contentLength", static_cast<std::uint64_t>(e.target->st_size)},
+                     {"downloadUrl", "file://" + fs::absolute(folder->path() / e.name).string()},
+                     {"fileType", "file"},
+                     {"lastModified", iso_of(*e.target)},
+                     {"name", e.name}});
+    } else {
+      out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "file"},
+                     {"lastModified", iso_of(e.link)}, {"name", e.name}});
+    }
+  }
+  return out;
+}
+
+Json Jobs::node_list(const JobRef& ref) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  return store.read([&] {
+    JobRow job = require_job(store, ref);
+    Json out = Json::array();
+    if (!job.cluster_id || !job.private_data.contains("nodes")) return out;
+    auto cluster = load_cluster(store, *job.cluster_id);
+    if (!cluster) return out;
+    for (const auto& id : job.private_data["nodes"]) {
+      auto st = store.prepare("SELECT ordinal FROM nodes WHERE node_id = ? AND cluster_id = ? AND state <> 'leaving'");
+      st.bind(1, id.get<std::string>()).bind(2, *job.cluster_id);
+      if (!st.step()) continue;  // the node is gone: only still-allocated nodes are listed
+      out.push_back({{"ipAddress", cluster->public_ip},
+                     {"nodeId", id},
+                     {"port", static_cast<double>(50000 + st.integer(0))}});
+    }
+    return out;
+  });
+}
+
+void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
+  if (!options.exec && options.forwards.empty()) return;
+  Json nodes = node_list(ref);
+  auto [where, cluster_name] = cp_.store().read([&] {
+    JobRow job = require_job(cp_.store(), ref);
+    auto c = job.cluster_id ? load_cluster(cp_.store(), *job.cluster_id) : std::nullopt;
+    if (!c) cluster_not_found();
+    return std::make_pair(WorkspaceRef{c->resource_group, c->workspace}, c->name);
+  });
+  if (nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
+  NodeExecOptions chosen = options;
+  if (options.node_id) {
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const Json& n) { return n["nodeId"] == *options.node_id; });
+    if (it == nodes.end()) throw InvalidArgument("Cannot find a node with id=" + *options.node_id);
+  } else {
+    chosen.node_id = nodes[0]["nodeId"].get<std::string>();
+  }
+  cp_.nodes().exec(where, cluster_name, chosen);
+}
 
 }  // namespace batchai::control_plane

@@ -4,6 +4,8 @@
 // child subreaper, marker variable) while a watcher thread stops every job process on
 // terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
 // frees the nodes and reconciles.
+#include "supervisor.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -20,11 +22,13 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
-#include "cluster_rules.hpp"
 #include "storage_paths.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "jobs/job_wake.hpp"
-#include "jobs_internal.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "job_processes.hpp"
+#include "job_rows.hpp"
+#include "vm_sizes.hpp"
 
 namespace fs = std::filesystem;
 
@@ -139,7 +143,9 @@ bool heads_its_queue(Store& store, const JobRow& job) {
 
 }  // namespace
 
-int Jobs::supervise(const std::string& job_key) {
+Supervisor::Supervisor(ControlPlane& cp) : cp_(cp) {}
+
+int Supervisor::run(const std::string& job_key) {
   if (!is_job_key(job_key))  // the key names a folder under the home: never a path
     throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
   Store& store = cp_.store();
@@ -220,7 +226,7 @@ int Jobs::supervise(const std::string& job_key) {
         if (!j) return;
         finish_job(*j, false, std::nullopt, job_error("JobFailed", plan_error), now_us());
         save_job(store, *j);
-        for (auto c : release_nodes(store, job_key)) cp_.refresh_cluster(c);
+        for (auto c : release_nodes(store, job_key)) cp_.clusters().refresh(c);
       });
       cp_.reconcile();
       return 0;
@@ -316,7 +322,7 @@ int Jobs::supervise(const std::string& job_key) {
     const bool again = write_despite_full_disk(dir / "reserve", [&] { return store.write([&] {
       auto j = load_job_by_key(store, job_key);
       std::vector<std::int64_t> clusters = release_nodes(store, job_key);
-      for (auto c : clusters) cp_.refresh_cluster(c);
+      for (auto c : clusters) cp_.clusters().refresh(c);
       if (!j) return false;
       if (why == StopReason::kRequeue) {
         set_state(*j, "queued", now_us());

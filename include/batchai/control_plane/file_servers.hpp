@@ -1,0 +1,30 @@
+// `batchai file-server ...`: simulated NFS servers (a folder that clusters and jobs mount).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/options.hpp"
+
+namespace batchai::control_plane {
+
+class ControlPlane;
+
+class FileServers {
+ public:
+  explicit FileServers(ControlPlane& cp) : cp_(cp) {}
+
+  std::optional<Json> create(const FileServerCreateOptions& options);  // nullopt with --no-wait
+  Json show(const WorkspaceRef& ref, const std::string& name);
+  Json list(const WorkspaceRef& ref);
+  void remove(const WorkspaceRef& ref, const std::string& name);
+
+  // Part of ControlPlane::reconcile: provisioning file servers whose time has come succeed.
+  void reconcile(std::int64_t now_us);
+
+ private:
+  ControlPlane& cp_;
+};
+
+}  // namespace batchai::control_plane

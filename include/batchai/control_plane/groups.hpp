@@ -1,0 +1,27 @@
+// `az group ...`: resource groups. Deleting one ends the jobs of its workspaces and removes
+// everything inside it (docs/behaviour.md §3).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+
+namespace batchai::control_plane {
+
+class ControlPlane;
+
+class Groups {
+ public:
+  explicit Groups(ControlPlane& cp) : cp_(cp) {}
+
+  Json create(const std::string& name, const std::string& location, const std::optional<Json>& tags);
+  Json show(const std::string& name);
+  Json list();
+  bool exists(const std::string& name);
+  void remove(const std::string& name);  // cascades to everything inside
+
+ private:
+  ControlPlane& cp_;
+};
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,27 @@
+// `az storage account ...`: accounts live in a resource group; their names are global.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+
+namespace batchai::control_plane {
+
+class ControlPlane;
+
+class StorageAccounts {
+ public:
+  explicit StorageAccounts(ControlPlane& cp) : cp_(cp) {}
+
+  Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location,
+              const std::string& sku, const std::string& kind);
+  Json show(const std::optional<std::string>& resource_group, const std::string& name);
+  Json list(const std::optional<std::string>& resource_group);
+  void remove(const std::optional<std::string>& resource_group, const std::string& name);
+  Json keys(const std::optional<std::string>& resource_group, const std::string& name);
+
+ private:
+  ControlPlane& cp_;
+};
+
+}  // namespace batchai::control_plane

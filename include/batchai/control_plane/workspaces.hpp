@@ -1,0 +1,27 @@
+// `batchai workspace ...`. Deleting a workspace fails the jobs on its clusters and removes its
+// clusters, file servers and experiments with their jobs (docs/behaviour.md §3).
+#pragma once
+#include <optional>
+#include <string>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/options.hpp"
+
+namespace batchai::control_plane {
+
+class ControlPlane;
+
+class Workspaces {
+ public:
+  explicit Workspaces(ControlPlane& cp) : cp_(cp) {}
+
+  Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location);
+  Json show(const WorkspaceRef& ref);
+  Json list(const std::optional<std::string>& resource_group);
+  void remove(const WorkspaceRef& ref);
+
+ private:
+  ControlPlane& cp_;
+};
+
+}  // namespace batchai::control_plane

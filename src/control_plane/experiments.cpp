@@ -1,0 +1,100 @@
+// `batchai experiment ...`.
+#include "batchai/control_plane/experiments.hpp"
+
+#include "batchai/common/ids.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "internal.hpp"
+#include "store.hpp"
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+[[noreturn]] void experiment_not_found(const std::string& name) {
+  throw NotFound("The specified experiment " + name + " is not found", "ExperimentNotFound");
+}
+
+}  // namespace
+
+Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
+  validate_resource_name(name, "experiment_name");
+  const auto now = cp_.clock().now();
+  return cp_.store().write([&] {
+    auto ws = require_workspace(cp_.store(), ref);
+    auto st = cp_.store().prepare("SELECT doc FROM experiments WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, ws.id).bind(2, to_lower(name));
+    if (st.step()) return parse_doc(st.text(0));
+    Json doc = {{"creationTime", format_iso(now)},
+                {"id", arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}, {"experiments", name}})},
+                {"name", name},
+                {"provisioningState", "succeeded"},
+                {"provisioningStateTransitionTime", format_iso(now)},
+                {"resourceGroup", ws.resource_group},
+                {"type", "Microsoft.BatchAI/workspaces/experiments"}};
+    cp_.store().prepare("INSERT INTO experiments(workspace_id, name_lc, name, doc) VALUES (?, ?, ?, ?)")
+        .bind(1, ws.id).bind(2, to_lower(name)).bind(3, name).bind(4, dump_doc(doc)).run();
+    return doc;
+  });
+}
+
+Json Experiments::show(const WorkspaceRef& ref, const std::string& name) {
+  cp_.reconcile();
+  return cp_.store().read([&] {
+    auto st = cp_.store().prepare(
+        "SELECT e.doc FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
+        "WHERE w.rg_lc = ? AND w.name_lc = ? AND e.name_lc = ?");
+    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
+    if (!st.step()) {
+      require_workspace(cp_.store(), ref);
+      experiment_not_found(name);
+    }
+    return parse_doc(st.text(0));
+  });
+}
+
+Json Experiments::list(const WorkspaceRef& ref) {
+  cp_.reconcile();
+  return cp_.store().read([&] {
+    auto ws = require_workspace(cp_.store(), ref);
+    // Hot path (10,000 experiments): one indexed query; the documents are rebuilt from a few
+    // fields (SQLite's JSON reader is much faster than parsing every document here).
+    const std::string prefix = arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}}) + "/experiments/";
+    Json out = Json::array();
+    auto st = cp_.store().prepare(
+        "SELECT name, json_extract(doc, '$.creationTime'), json_extract(doc, '$.provisioningState'), "
+        "json_extract(doc, '$.provisioningStateTransitionTime') FROM experiments WHERE workspace_id = ? "
+        "ORDER BY name_lc");
+    st.bind(1, ws.id);
+    const Json type = "Microsoft.BatchAI/workspaces/experiments";
+    const Json group = ws.resource_group;
+    while (st.step()) {
+      Json e = Json::object();
+      std::string name = st.text(0);
+      e["creationTime"] = st.text(1);
+      e["id"] = prefix + name;
+      e["name"] = std::move(name);
+      e["provisioningState"] = st.text(2);
+      e["provisioningStateTransitionTime"] = st.text(3);
+      e["resourceGroup"] = group;
+      e["type"] = type;
+      out.push_back(std::move(e));
+    }
+    return out;
+  });
+}
+
+void Experiments::remove(const WorkspaceRef& ref, const std::string& name) {
+  cp_.store().write([&] {
+    auto ws = require_workspace(cp_.store(), ref);
+    auto st = cp_.store().prepare("SELECT id, name FROM experiments WHERE workspace_id = ? AND name_lc = ?");
+    st.bind(1, ws.id).bind(2, to_lower(name));
+    if (!st.step()) experiment_not_found(name);
+    std::int64_t id = st.integer(0);
+    cp_.jobs().end_jobs_under(Jobs::Deleted::kExperiment, id, "experiment '" + st.text(1) + "' was deleted");
+    cp_.store().prepare("DELETE FROM experiments WHERE id = ?").bind(1, id).run();
+  });
+}
+
+}  // namespace batchai::control_plane
