@@ -31,3 +31,36 @@ function(batchai_module name)
   target_include_directories(batchai_${name}_internals INTERFACE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(batchai_${name}_internals INTERFACE batchai_${name} ${ARG_PRIVATE_DEPS})
 endfunction()
+
+# An executable-facing plugin ABI: batchai::<name> (INTERFACE) whose include folder holds only
+# the given public headers of <module> (include/batchai/<module>/<header>), staged as a wall of
+# their own, so that the executable sees the plugin's options and entry, nothing else.
+function(batchai_plugin_api name module)
+  set(dir ${PROJECT_BINARY_DIR}/walls/${name})
+  file(MAKE_DIRECTORY ${dir}/batchai/${module})
+  foreach(header ${ARGN})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/batchai/${module}/${header} ${dir}/batchai/${module}/${header}
+         SYMBOLIC)
+  endforeach()
+  add_library(batchai_${name} INTERFACE)
+  add_library(batchai::${name} ALIAS batchai_${name})
+  target_include_directories(batchai_${name} INTERFACE ${dir})
+endfunction()
+
+# A plugin the executable dlopens on demand: a MODULE <target> (file lib<OUTPUT_NAME>.so),
+# self-contained (LIBS linked in statically), every symbol hidden but its extern "C" entry,
+# written beside the executable, the one place the executable looks for it.
+function(batchai_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME" "SOURCES;LIBS" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS})
+  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
+  set_target_properties(${target} PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/src/cli
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(ARG_OUTPUT_NAME)
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
+  endif()
+  batchai_target_defaults(${target})
+endfunction()

@@ -7,6 +7,8 @@ packages=(
   libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhdf5-dev libyaml-cpp-dev libcurl4-openssl-dev
   python3 python3-jmespath
+  slurm-wlm munge
+  libcpp-httplib-dev libssl-dev
   json-schema-test-suite
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then

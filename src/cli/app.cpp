@@ -23,7 +23,7 @@
 #include "command.hpp"
 #include "commands/registry.hpp"
 #include "compose.hpp"
-#include "output/output.hpp"
+#include "output/formats.hpp"
 
 namespace batchai::cli {
 namespace {

@@ -8,6 +8,8 @@
 #include <map>
 #include <utility>
 
+#include "argparse_format.hpp"
+
 namespace batchai::cli::argparse {
 namespace {
 

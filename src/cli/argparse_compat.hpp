@@ -1,7 +1,8 @@
 // Python 3.11 argparse, as az uses it, for one parser's option table: how argv is split into
 // options and values (`-d=X`, `-dX`, `--name=X`, unique prefixes, negative numbers, `--`), what a
-// repeated option keeps, the refusals word for word, the usage line with argparse's wrapping, and
-// difflib's "most similar choice". Pure functions: the CLI11 tree is walked in argv_prepass.cpp.
+// repeated option keeps and the refusals word for word; the usage line with argparse's wrapping
+// and difflib's "most similar choice" are in argparse_format.hpp. Pure functions: the CLI11 tree
+// is walked in argv_prepass.cpp.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -58,20 +59,5 @@ ParsedArgs parse_args(const std::vector<ArgAction>& actions, const std::vector<s
 
 // Whether `arg` reads as an option to a parser with these actions (argparse's 'O'); never throws.
 bool looks_like_option(const std::vector<ArgAction>& actions, const std::string& arg);
-
-// "usage: <prog> [-h] ..." (no trailing newline), wrapped as HelpFormatter wraps it at `width`
-// (terminal columns - 2). `positional` is the usage of a subcommand positional ("{a,b} ..."), if any.
-std::string format_usage(const std::string& prog, const std::vector<ArgAction>& actions,
-                         const std::string& positional, int width);
-// argparse's width: $COLUMNS, else the terminal of stdout, else 80; minus 2.
-int usage_width();
-
-// Python's repr() of a str (as in "invalid choice: 'x'").
-std::string py_repr(const std::string& text);
-// Python's int(text) accepted as decimal text ("+1_0 " → "10"); nullopt when int() would refuse.
-std::optional<std::string> py_int(const std::string& text);
-// difflib.get_close_matches(word, possibilities, n, cutoff), best first.
-std::vector<std::string> close_matches(const std::string& word, const std::vector<std::string>& possibilities,
-                                       std::size_t n = 3, double cutoff = 0.7);
 
 }  // namespace batchai::cli::argparse

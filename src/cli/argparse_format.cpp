@@ -1,6 +1,8 @@
 // The texts of argparse's refusals: HelpFormatter's usage line and its wrapping, repr() of the
 // values it quotes, int() as its `type=int` reads numbers, and difflib.get_close_matches for az's
 // "The most similar choice" (CPython 3.11 Lib/argparse.py, Lib/difflib.py, Objects/unicodeobject.c).
+#include "argparse_format.hpp"
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -10,8 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
-
-#include "argparse_compat.hpp"
 
 namespace batchai::cli::argparse {
 namespace {

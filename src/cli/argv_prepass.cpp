@@ -7,6 +7,7 @@
 // of these at one place; CLI11 then only receives argv it reads unambiguously.
 #include "argv_prepass.hpp"
 
+#include "argparse_format.hpp"
 #include "command.hpp"
 
 namespace batchai::cli {

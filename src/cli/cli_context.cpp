@@ -5,8 +5,8 @@
 
 namespace batchai::cli {
 
-CliContext::CliContext(ControlPlaneFactory factory, std::shared_ptr<ProcessLauncher> launcher)
-    : factory_(std::move(factory)), launcher_(std::move(launcher)) {}
+CliContext::CliContext(ControlPlaneFactory factory, std::shared_ptr<ProcessLauncher> launcher, PluginPaths plugins)
+    : factory_(std::move(factory)), launcher_(std::move(launcher)), plugins_(std::move(plugins)) {}
 
 CliContext::~CliContext() = default;
 

@@ -2,6 +2,7 @@
 // (opened lazily, so --help and argument errors never touch the store) and the process launcher.
 // Built once per process by the composition root (compose.cpp); passed by reference, never global.
 #pragma once
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,14 @@
 namespace batchai::cli {
 
 class Command;
+
+// The plugins `batchai train` and `batchai serve` load, as the composition root located them.
+struct PluginPaths {
+  std::filesystem::path trainer;  // libbatchai_trainer.so beside the executable
+  std::filesystem::path serve;    // libbatchai_serve.so beside it
+  std::filesystem::path cuda;     // libbatchai_cuda.so beside it, or the file $BATCHAI_CUDA_PLUGIN names
+  bool cuda_from_environment = false;
+};
 
 // -o/--output, --query, --verbose, --debug, --only-show-errors, --subscription.
 struct GlobalOptions {
@@ -30,11 +39,12 @@ class CliContext {
  public:
   using ControlPlaneFactory = std::function<std::unique_ptr<control_plane::ControlPlane>()>;
 
-  CliContext(ControlPlaneFactory factory, std::shared_ptr<ProcessLauncher> launcher);
+  CliContext(ControlPlaneFactory factory, std::shared_ptr<ProcessLauncher> launcher, PluginPaths plugins);
   ~CliContext();
 
   control_plane::ControlPlane& control_plane();
   ProcessLauncher& launcher() { return *launcher_; }
+  const PluginPaths& plugins() const { return plugins_; }
 
   GlobalOptions globals;
   Command* selected = nullptr;   // the leaf command the parser chose
@@ -48,6 +58,7 @@ class CliContext {
   ControlPlaneFactory factory_;
   std::unique_ptr<control_plane::ControlPlane> control_plane_;
   std::shared_ptr<ProcessLauncher> launcher_;
+  PluginPaths plugins_;
   std::vector<std::unique_ptr<Command>> owned_;
 };
 

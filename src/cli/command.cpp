@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "argparse_format.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "output/formats.hpp"
 
 namespace batchai::cli {
 namespace {

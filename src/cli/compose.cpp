@@ -1,11 +1,33 @@
 // The executable's one composition function (docs/architecture.md: no global singletons).
 #include "compose.hpp"
 
+#include <cstdlib>
+
 #include "batchai/common/clock.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "batchai/serve/serve_plugin.hpp"
+#include "batchai/train/trainer_plugin.hpp"
 
 namespace batchai::cli {
+
+PluginPaths locate_plugins() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path dir = ec ? std::filesystem::path() : exe.parent_path();
+  PluginPaths p;
+  if (!dir.empty()) {
+    p.trainer = dir / train::kTrainerPluginFile;
+    p.serve = dir / serve::kServePluginFile;
+  }
+  if (const char* env = std::getenv("BATCHAI_CUDA_PLUGIN"); env != nullptr && *env != '\0') {
+    p.cuda = env;
+    p.cuda_from_environment = true;
+  } else if (!dir.empty()) {
+    p.cuda = dir / train::kCudaPluginFile;
+  }
+  return p;
+}
 
 std::unique_ptr<CliContext> compose() {
   std::shared_ptr<Clock> clock = make_process_clock();
@@ -15,7 +37,7 @@ std::unique_ptr<CliContext> compose() {
     return control_plane::ControlPlane::open(control_plane::Settings::from_environment(),
                                              control_plane::Services{clock, launcher});
   };
-  return std::make_unique<CliContext>(std::move(factory), std::move(launcher));
+  return std::make_unique<CliContext>(std::move(factory), std::move(launcher), locate_plugins());
 }
 
 }  // namespace batchai::cli

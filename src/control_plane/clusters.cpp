@@ -118,15 +118,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   // 1. --generate-ssh-keys
   const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cp_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing cluster
-  auto ws = cp_.store().read([&] {
-    auto w = require_workspace(cp_.store(), o.where);
-    auto st = cp_.store().prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, w.id).bind(2, to_lower(o.name));
-    if (st.step())
-      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
-                          "\" resource group under " + o.where.workspace + " resource group.");
-    return w;
-  });
+  auto ws = cp_.store().read([&] { return require_workspace_for_new(cp_.store(), o.where, "clusters", o.name); });
   // 3./4. --nfs and --subnet
   std::optional<NfsTarget> nfs;
   if (o.mounts.nfs) nfs = resolve_nfs(*o.mounts.nfs, o.where);
@@ -293,12 +285,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   inject_resource_group(doc);
   const fs::path folder = cp_.layout().cluster(ws.resource_group, ws.name, o.name);
   cp_.store().write([&] {
-    auto st = cp_.store().prepare("SELECT 1 FROM clusters WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws.id).bind(2, to_lower(o.name));
-    if (st.step())  // created by a concurrent command since step 2
-      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
-                          "\" resource group under " + o.where.workspace + " resource group.");
-    require_workspace(cp_.store(), o.where);
+    require_workspace_for_new(cp_.store(), o.where, "clusters", o.name);  // a concurrent create since step 2
     check_vcpu_quota(cp_.store(), 0, ws.location, vm_size, priority, room);
     cp_.store().prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
     cp_.store().prepare(

@@ -46,15 +46,7 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   // 1. --generate-ssh-keys
   const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cp_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing file server
-  auto ws = cp_.store().read([&] {
-    auto w = require_workspace(cp_.store(), o.where);
-    auto st = cp_.store().prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, w.id).bind(2, to_lower(o.name));
-    if (st.step())
-      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
-                          "\" resource group under " + o.where.workspace + " resource group.");
-    return w;
-  });
+  auto ws = cp_.store().read([&] { return require_workspace_for_new(cp_.store(), o.where, "file_servers", o.name); });
   // 3. config file
   Json props = Json::object();
   if (o.config_file) {
@@ -113,12 +105,7 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
               {"vmSize", vm_upper}};
   inject_resource_group(doc);
   cp_.store().write([&] {
-    auto st = cp_.store().prepare("SELECT 1 FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws.id).bind(2, to_lower(o.name));
-    if (st.step())
-      throw AlreadyExists("\"" + o.name + "\" already exists in \"" + o.where.resource_group +
-                          "\" resource group under " + o.where.workspace + " resource group.");
-    require_workspace(cp_.store(), o.where);
+    require_workspace_for_new(cp_.store(), o.where, "file_servers", o.name);  // a concurrent create since step 2
     cp_.store().prepare(
               "INSERT INTO file_servers(workspace_id, name_lc, name, doc, ready_us, pending) VALUES (?,?,?,?,?,?)")
         .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ready)

@@ -98,6 +98,18 @@ std::string normalize_location(const std::string& location) {
   return out;
 }
 
+WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, const char* table, const std::string& name) {
+  const std::string t = table;
+  if (t != "clusters" && t != "file_servers") throw Error("require_workspace_for_new: not a workspace table: " + t);
+  WorkspaceRow w = require_workspace(store, ref);
+  auto st = store.prepare("SELECT 1 FROM " + t + " WHERE workspace_id = ? AND name_lc = ?");
+  st.bind(1, w.id).bind(2, to_lower(name));
+  if (st.step())
+    throw AlreadyExists("\"" + name + "\" already exists in \"" + ref.resource_group + "\" resource group under " +
+                        ref.workspace + " resource group.");
+  return w;
+}
+
 void file_server_not_found(const std::string& name) {
   throw NotFound("The specified file server " + name + " is not found", "FileServerNotFound");
 }

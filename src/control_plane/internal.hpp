@@ -39,6 +39,9 @@ struct WorkspaceRow {
 };
 std::optional<WorkspaceRow> find_workspace(Store& store, const WorkspaceRef& ref);
 WorkspaceRow require_workspace(Store& store, const WorkspaceRef& ref);
+// The workspace a new cluster or file server `name` goes into (`table`: "clusters" or
+// "file_servers"); AlreadyExists with the service's message when the name is taken.
+WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, const char* table, const std::string& name);
 
 // Cluster row fields the simulation needs.
 struct ClusterRow {

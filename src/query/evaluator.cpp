@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "budget.hpp"
+#include "function_checks.hpp"
 #include "functions.hpp"
 #include "json_util.hpp"
 

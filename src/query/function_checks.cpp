@@ -1,9 +1,10 @@
 // Signature checks of the built-in functions: arity (at compile time) and argument types (at
 // run time), with messages that say what was expected and what was given.
+#include "function_checks.hpp"
+
 #include <algorithm>
 #include <string>
 
-#include "functions.hpp"
 #include "json_util.hpp"
 
 namespace batchai::query::detail {

@@ -1,7 +1,6 @@
-// The built-in JMESPath functions (abs ... values): their signatures, checked at compile time
-// for arity and at run time for argument types, and their implementations.
+// The built-in JMESPath functions (abs ... values): their signatures and implementations. The
+// checks of those signatures are in function_checks.hpp.
 #pragma once
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,11 +39,5 @@ struct FunctionSpec {
 
 // nullptr for an unknown name.
 const FunctionSpec* find_function(std::string_view name);
-
-// Empty when `count` arguments fit the signature, else a sentence saying what is expected.
-std::string check_arity(const FunctionSpec& spec, std::size_t count);
-
-// Throws QueryError(kInvalidType) when an argument does not match the signature.
-void check_types(const FunctionSpec& spec, const Node& call, const std::vector<Arg>& args);
 
 }  // namespace batchai::query::detail

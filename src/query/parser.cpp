@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "function_checks.hpp"
 #include "functions.hpp"
 #include "lexer.hpp"
 

@@ -1,11 +1,12 @@
 // Per-node job environment (docs/behaviour.md §4.8), on-node folders (§4.7) and $VAR expansion.
+#include "launch_env.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/runtime/launch_plan.hpp"
 #include "batchai/runtime/node_dir.hpp"
-#include "launch_internal.hpp"
 
 namespace batchai::runtime {
 
@@ -57,16 +58,7 @@ NodeFolders base_folders(const Job& job, const LaunchContext& context, std::size
   return f;
 }
 
-}  // namespace
-
-namespace detail {
-
-std::filesystem::path stdouterr_dir(const Job& job, const LaunchContext& context) {
-  auto env = node_environment_base(job, context, 0);
-  return std::filesystem::path(expand_env_vars(job.std_out_err_path_prefix, env)) / job.output_path_segment /
-         "stdouterr";
-}
-
+// docs/behaviour.md §4.8 variables that do not depend on the stdouterr folder, inputs, outputs or user values.
 std::map<std::string, std::string> node_environment_base(const Job& job, const LaunchContext& context,
                                                          std::size_t node) {
   NodeFolders f = base_folders(job, context, node);
@@ -86,6 +78,12 @@ std::map<std::string, std::string> node_environment_base(const Job& job, const L
   return env;
 }
 
+std::filesystem::path stdouterr_dir(const Job& job, const LaunchContext& context) {
+  auto env = node_environment_base(job, context, 0);
+  return std::filesystem::path(expand_env_vars(job.std_out_err_path_prefix, env)) / job.output_path_segment /
+         "stdouterr";
+}
+
 std::filesystem::path output_directory(const OutputDirectory& out, const Job& job,
                                        const std::map<std::string, std::string>& env) {
   std::filesystem::path p = expand_env_vars(out.path_prefix, env);
@@ -95,22 +93,22 @@ std::filesystem::path output_directory(const OutputDirectory& out, const Job& jo
   return p;
 }
 
-}  // namespace detail
+}  // namespace
 
 NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size_t node) {
   NodeFolders f = base_folders(job, context, node);
-  f.stdouterr = detail::stdouterr_dir(job, context);
+  f.stdouterr = stdouterr_dir(job, context);
   return f;
 }
 
 std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node) {
   if (node >= context.nodes.size()) throw InvalidArgument("node index out of range for this job");
-  auto env = detail::node_environment_base(job, context, node);
-  env["AZ_BATCHAI_STDOUTERR_DIR"] = detail::stdouterr_dir(job, context).string();
+  auto env = node_environment_base(job, context, node);
+  env["AZ_BATCHAI_STDOUTERR_DIR"] = stdouterr_dir(job, context).string();
   for (const auto& in : job.input_directories) env["AZ_BATCHAI_INPUT_" + in.id] = expand_env_vars(in.path, env);
   const auto outputs_base = env;
   for (const auto& out : job.output_directories)
-    env["AZ_BATCHAI_OUTPUT_" + out.id] = detail::output_directory(out, job, outputs_base).string();
+    env["AZ_BATCHAI_OUTPUT_" + out.id] = output_directory(out, job, outputs_base).string();
   // User variables (their values may reference the variables above), then secrets.
   const auto user_base = env;
   for (const auto& v : job.environment_variables) env[v.name] = expand_env_vars(v.value, user_base);

@@ -8,7 +8,8 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
 #include "batchai/runtime/job_spec.hpp"
-#include "launch_internal.hpp"
+#include "batchai/runtime/rank_exec.hpp"
+#include "launch_env.hpp"
 
 namespace batchai::runtime {
 namespace {

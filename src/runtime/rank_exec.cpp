@@ -1,15 +1,19 @@
 // The per-rank wrapper behind `batchai _rank-exec`: puts an MPI rank into its node's folder and
 // environment, then execs the real program so signals and exit codes pass straight through.
+#include "batchai/runtime/rank_exec.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/runtime/launch_plan.hpp"
+#include "batchai/common/json_util.hpp"
 
 namespace batchai::runtime {
 namespace {

@@ -1,13 +1,13 @@
 // Backend selection: the CPU backend always, CUDA through factories the CUDA target registers
-// (linked in) or hands over from its plugin (loaded on first use).
+// (linked in) or hands over from its plugin (loaded on first use, from the file the caller names).
 #include "batchai/train/backend.hpp"
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/trainer_plugin.hpp"
 #include "cpu/cpu_backend.hpp"
 
 namespace batchai::train {
@@ -21,24 +21,12 @@ DeviceCommunicatorFactory& device_communicator_factory() {
   return factory;
 }
 
-// Where the plugin should be: $BATCHAI_CUDA_PLUGIN, else beside the running executable.
-std::filesystem::path cuda_plugin_path() {
-  if (const char* env = std::getenv("BATCHAI_CUDA_PLUGIN"); env != nullptr && *env != '\0') return env;
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path() : exe.parent_path()) / kCudaPluginFile;
-}
-
-// Loads the plugin once and registers its factories. Returns why it could not ("" on success);
-// a missing file is reported as such so that callers can tell "not built" from "broken".
-const std::string& load_cuda_plugin() {
-  static const std::string why = [] () -> std::string {
-    const auto path = cuda_plugin_path();
+// Loads the plugin at `path` once and registers its factories. Returns why it could not (""
+// on success); no file is reported as "missing" so that callers can tell "not built" from "broken".
+const std::string& load_cuda_plugin(const std::filesystem::path& path) {
+  static const std::string why = [&path] () -> std::string {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
-      if (std::getenv("BATCHAI_CUDA_PLUGIN") != nullptr) return "BATCHAI_CUDA_PLUGIN names no file: " + path.string();
-      return "missing";
-    }
+    if (path.empty() || !std::filesystem::exists(path, ec)) return "missing";
     // Never closed: the factories and the objects they make live in it.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) return "could not load " + path.string() + ": " + ::dlerror();
@@ -78,17 +66,17 @@ BackendKind parse_backend_kind(const std::string& text) {
   throw InvalidArgument("unknown backend '" + text + "'; use cpu, cuda or auto");
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin) {
   if (kind == BackendKind::kCpu) return std::make_unique<cpu::CpuBackend>(threads);
-  const std::string why = cuda_factory() != nullptr ? "" : load_cuda_plugin();
+  const std::string why = cuda_factory() != nullptr ? "" : load_cuda_plugin(cuda_plugin);
   if (cuda_factory() != nullptr) {
     if (auto cuda = cuda_factory()(threads)) return cuda;
     if (kind == BackendKind::kCuda) throw Error("--backend cuda: no CUDA device is available; use --backend cpu or auto");
   } else if (kind == BackendKind::kCuda) {
     if (why == "missing") {
       throw Error("CUDA backend not built: this batchai was compiled without the CUDA toolkit (no " +
-                  std::string(kCudaPluginFile) +
-                  " beside it); use --backend cpu (or auto), or rebuild on a machine with CUDA, cuDNN and NCCL");
+                  (cuda_plugin.empty() ? std::string(kCudaPluginFile) : cuda_plugin) +
+                  "); use --backend cpu (or auto), or rebuild on a machine with CUDA, cuDNN and NCCL");
     }
     throw Error("--backend cuda: " + why);
   }

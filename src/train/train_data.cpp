@@ -1,4 +1,6 @@
 // Options defaults, the run's data (CIFAR-10 or synthetic) and each rank's epoch plan.
+#include "train_data.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -6,9 +8,10 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/backend.hpp"
+#include "batchai/train/communicator.hpp"
 #include "data/cifar10.hpp"
 #include "data/download.hpp"
-#include "trainer.hpp"
+#include "data/synthetic_cifar10.hpp"
 
 namespace batchai::train {
 

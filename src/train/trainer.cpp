@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/mpi_session.hpp"
 #include "augment.hpp"
 #include "io/checkpoint.hpp"
 #include "comm/communicator_choice.hpp"
@@ -20,6 +21,7 @@
 #include "optimizer.hpp"
 #include "progress.hpp"
 #include "io/timeline.hpp"
+#include "train_data.hpp"
 
 namespace batchai::train {
 namespace {
@@ -75,7 +77,7 @@ RunChoices parse_choices(const TrainOptions& o) {
 }
 
 std::unique_ptr<Backend> backend_for(const TrainOptions& o, const RunChoices& choices) {
-  return make_backend(choices.backend, o.threads > 0 ? o.threads : default_threads());
+  return make_backend(choices.backend, o.threads > 0 ? o.threads : default_threads(), o.cuda_plugin);
 }
 
 // Rank 0 reads the checkpoint; every rank gets its weights, optimizer state and position.

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "batchai/train/communicator.hpp"
-#include "data/dataset.hpp"
 #include "batchai/train/train_options.hpp"
 
 namespace batchai::train {
@@ -30,23 +29,5 @@ TrainResult run_evaluation(const TrainOptions& options, Communicator& comm, std:
 // multi-rank run an error on one rank is printed with its rank and ends every rank
 // (MPI_Abort) instead of leaving the others waiting; on one rank it is rethrown.
 int run_train_main(const TrainOptions& options);
-
-// In-memory data for a run: CIFAR-10 from disk, or `synthetic` generated images (and a test
-// set of max(200, synthetic / 5)) from write_synthetic_cifar10's image generator.
-struct TrainData {
-  Dataset train, test;
-};
-TrainData load_train_data(const TrainOptions& options);
-
-// Image order of one rank for one epoch: `steps` batches of at most `batch` dataset indices,
-// plus each image's augmentation key (its position in the epoch). With `shard`, all ranks share
-// one permutation and rank r takes slice r of each global batch of batch * size images.
-struct EpochPlan {
-  std::vector<int> indices;           // concatenated batches
-  std::vector<int> batch_begin;       // steps + 1 offsets into indices
-  std::vector<std::uint64_t> first_key;  // per batch
-};
-EpochPlan plan_epoch(int count, int batch, int steps, bool shard, int rank, int size, std::uint64_t seed,
-                     int epoch);
 
 }  // namespace batchai::train

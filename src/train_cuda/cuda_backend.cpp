@@ -1,10 +1,15 @@
-// CUDA backend: memory, transfers and the layer operations (plan in cuda_backend_impl.hpp).
+// CUDA backend: memory, transfers and the layer operations (plan in cuda_backend_impl.hpp), and
+// its registration with the trainer.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/counter_rng.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
+#include "batchai/train_cuda/nccl_communicator.hpp"
 #include "cuda_backend_impl.hpp"
 #include "cuda_check.hpp"
 
@@ -269,6 +274,42 @@ void CudaBackend::scale(Buffer& x, float factor) { kernels::scale(x.data, x.size
 
 std::unique_ptr<train::Backend> make_cuda_backend(const CudaBackendOptions& options) {
   return std::make_unique<CudaBackend>(options);
+}
+
+// Registration with the trainer: the factories behind train::make_backend(kCuda / kAuto) and
+// the device communicator.
+namespace {
+
+bool env_is_false(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  const std::string s(v);
+  return s == "0" || s == "false" || s == "off" || s == "no";
+}
+
+std::unique_ptr<train::Backend> factory(int /*threads: device kernels ignore it*/) {
+  if (device_count() == 0) return nullptr;
+  CudaBackendOptions options;
+  options.allow_tf32 = !env_is_false("BATCHAI_CUDA_TF32");
+  options.find_algorithms = !env_is_false("BATCHAI_CUDNN_FIND");
+  return make_cuda_backend(options);
+}
+
+}  // namespace
+
+train::BackendFactory cuda_backend_factory() { return &factory; }
+
+train::DeviceCommunicatorFactory cuda_communicator_factory() {
+  return [](train::AllreduceAlgorithm host_algorithm) {
+    NcclOptions options;
+    options.host_algorithm = host_algorithm;
+    return make_nccl_communicator(options);
+  };
+}
+
+void register_cuda_backend() {
+  train::register_cuda_backend_factory(cuda_backend_factory());
+  train::register_device_communicator_factory(cuda_communicator_factory());
 }
 
 }  // namespace batchai::train_cuda

@@ -1,4 +1,6 @@
-// Device discovery and selection for the CUDA backend, and its registration with the trainer.
+// Device discovery and selection for the CUDA backend.
+#include "batchai/train_cuda/cuda_device.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -6,8 +8,6 @@
 #include <string>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train_cuda/cuda_backend.hpp"
-#include "batchai/train_cuda/nccl_communicator.hpp"
 #include "cuda_check.hpp"
 
 namespace batchai::train_cuda {
@@ -24,21 +24,6 @@ int probe(std::string* reason) {
   }
   if (count == 0 && reason != nullptr) *reason = "cudaGetDeviceCount returned 0 devices";
   return count;
-}
-
-bool env_is_false(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return false;
-  const std::string s(v);
-  return s == "0" || s == "false" || s == "off" || s == "no";
-}
-
-std::unique_ptr<train::Backend> factory(int /*threads: device kernels ignore it*/) {
-  if (device_count() == 0) return nullptr;
-  CudaBackendOptions options;
-  options.allow_tf32 = !env_is_false("BATCHAI_CUDA_TF32");
-  options.find_algorithms = !env_is_false("BATCHAI_CUDNN_FIND");
-  return make_cuda_backend(options);
 }
 
 }  // namespace
@@ -93,21 +78,6 @@ bool is_device_pointer(const void* p) {
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
-
-train::BackendFactory cuda_backend_factory() { return &factory; }
-
-train::DeviceCommunicatorFactory cuda_communicator_factory() {
-  return [](train::AllreduceAlgorithm host_algorithm) {
-    NcclOptions options;
-    options.host_algorithm = host_algorithm;
-    return make_nccl_communicator(options);
-  };
-}
-
-void register_cuda_backend() {
-  train::register_cuda_backend_factory(cuda_backend_factory());
-  train::register_device_communicator_factory(cuda_communicator_factory());
 }
 
 }  // namespace batchai::train_cuda

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/mpi_communicator.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 #include "batchai/train_cuda/nccl_communicator.hpp"
 #include "cuda_check.hpp"
 

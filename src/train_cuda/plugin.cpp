@@ -1,4 +1,4 @@
-// The entry point of libbatchai_cuda.so (see kCudaPluginFile in batchai/train/backend.hpp): the
+// The entry point of libbatchai_cuda.so (kCudaPluginFile in batchai/train/trainer_plugin.hpp, the ABI in backend.hpp): the
 // executable dlopens this plugin only when a training asks for CUDA and takes its factories.
 #include "batchai/train/backend.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"

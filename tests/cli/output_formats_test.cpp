@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "batchai/common/errors.hpp"
-#include "output/output.hpp"
+#include "output/formats.hpp"
 
 namespace batchai::cli::output {
 namespace {

@@ -2,7 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "batchai/common/errors.hpp"
-#include "output/output.hpp"
+#include "output/formats.hpp"
+#include "output/table.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli::output {

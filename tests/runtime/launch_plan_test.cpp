@@ -12,6 +12,8 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/runtime/job_spec.hpp"
 #include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/rank_exec.hpp"
+#include "launch_env.hpp"
 
 namespace batchai::runtime {
 namespace {

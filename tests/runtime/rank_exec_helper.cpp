@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/rank_exec.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

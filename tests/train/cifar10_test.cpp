@@ -10,6 +10,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "data/cifar10.hpp"
+#include "data/synthetic_cifar10.hpp"
 
 namespace batchai::train {
 namespace {

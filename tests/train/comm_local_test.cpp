@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "batchai/train/communicator.hpp"
+#include "batchai/train/local_communicator.hpp"
 
 namespace batchai::train {
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/train/local_communicator.hpp"
 #include "comm/communicator_choice.hpp"
 
 namespace batchai::train {

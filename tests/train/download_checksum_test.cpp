@@ -12,6 +12,7 @@
 #include "data/checksum.hpp"
 #include "data/cifar10.hpp"
 #include "data/download.hpp"
+#include "data/synthetic_cifar10.hpp"
 
 namespace batchai::train {
 namespace {

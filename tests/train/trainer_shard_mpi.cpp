@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "batchai/train/local_communicator.hpp"
+#include "batchai/train/mpi_communicator.hpp"
+#include "batchai/train/mpi_session.hpp"
 #include "model.hpp"
 #include "trainer.hpp"
 

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "batchai/train/local_communicator.hpp"
+#include "train_data.hpp"
 #include "trainer.hpp"
 
 namespace batchai::train {

@@ -9,7 +9,9 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/communicator.hpp"
+#include "batchai/train/mpi_session.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 #include "batchai/train_cuda/nccl_communicator.hpp"
 
 namespace {

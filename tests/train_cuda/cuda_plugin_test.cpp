@@ -10,6 +10,7 @@
 #include <string>
 
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 
 namespace batchai::train_cuda {
 namespace {

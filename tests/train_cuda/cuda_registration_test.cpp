@@ -7,6 +7,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 #include "batchai/train_cuda/nccl_communicator.hpp"
 
 namespace batchai::train_cuda {

@@ -13,6 +13,7 @@
 
 #include "batchai/train/backend.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 
 namespace batchai::train_cuda::testing {
 

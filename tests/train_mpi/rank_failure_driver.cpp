@@ -14,6 +14,8 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/communicator.hpp"
+#include "batchai/train/mpi_communicator.hpp"
+#include "batchai/train/mpi_session.hpp"
 
 namespace {
 

@@ -94,27 +94,8 @@ LaunchPlan make_launch_plan(const Job& job, const LaunchContext& context);
 // Makes the job-level mount links of every node of the plan (make_mount_links per node).
 void make_node_mounts(const LaunchPlan& plan);
 
-// The folders of node `node` of the context for this job.
-NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size_t node);
-
-// Expands $VAR and ${VAR} from `env`; unknown variables are left as written ("$HOME" stays).
-std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
-
-// The whole environment of a job's process on one node: the node's base (LaunchContext::base_env)
-// plus docs/behaviour.md §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
-// inputs/outputs), then the job's environmentVariables and secrets.
-std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node);
-
-// Hidden subcommand `batchai _rank-exec --nodes-file <file> -- <program> <args...>`: run by
-// mpirun once per rank. Finds the rank (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK), maps it
-// to a node by the file's slots (node 0 gets the first `slots` ranks, ...), applies that node's
-// environment and working folder, sets CUDA_VISIBLE_DEVICES to the local rank on GPU nodes
-// and execs the program. Returns only on failure (127 unknown program, 2 bad arguments).
-int run_rank_exec(const std::vector<std::string>& args);
-
-// Name of the hidden subcommand and the convention naming the built-in trainer in
-// pythonScriptFilePath ("batchai-train" or "$BATCHAI_TRAIN" -> `<batchai> train <args>`).
-inline constexpr const char* kRankExecCommand = "_rank-exec";
+// The convention naming the built-in trainer in pythonScriptFilePath ("batchai-train" or
+// "$BATCHAI_TRAIN" -> `<batchai> train <args>`).
 inline constexpr const char* kBuiltinTrainerScript = "batchai-train";
 
 }  // namespace batchai::runtime

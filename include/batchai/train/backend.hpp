@@ -82,9 +82,10 @@ class Backend {
 enum class BackendKind { kCpu, kCuda, kAuto };
 
 // kCpu: the CPU backend. kCuda: the CUDA backend, registered directly (static links: tests,
-// benchmarks) or loaded from the CUDA plugin (see below); throws batchai::Error when neither
-// exists or no device is present. kAuto: CUDA when available and a device exists, else CPU.
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads);
+// benchmarks) or loaded from the plugin file `cuda_plugin` names (see below; the caller's
+// composition root chooses it, empty: none); throws batchai::Error when neither exists or no
+// device is present. kAuto: CUDA when available and a device exists, else CPU.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin = {});
 BackendKind parse_backend_kind(const std::string& text);  // "cpu" | "cuda" | "auto"
 
 // Hook for the optional CUDA target. The factory returns null when no device is present.
@@ -101,13 +102,12 @@ std::unique_ptr<Communicator> make_device_communicator(AllreduceAlgorithm host_a
 // Whether one is registered (the chooser's test for its NCCL candidate, communicator_choice.hpp).
 bool has_device_communicator();
 
-// The CUDA backend ships as a plugin, libbatchai_cuda.so beside the executable (or the file
-// $BATCHAI_CUDA_PLUGIN names), so that the CUDA libraries — cuBLASLt alone costs tens of
+// The CUDA backend ships as a plugin, kCudaPluginFile (trainer_plugin.hpp) beside the executable (or the file
+// $BATCHAI_CUDA_PLUGIN names; src/cli/compose.cpp decides), so that the CUDA libraries — cuBLASLt alone costs tens of
 // milliseconds of start-up — load only when a training asks for a GPU, never for CLI commands.
 // Its one entry point, looked up with dlsym, hands over the two factories above:
 //   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
-inline constexpr const char* kCudaPluginFile = "libbatchai_cuda.so";
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
 inline constexpr int kCudaPluginAbi = 2;  // 2: Buffer carries its BufferKind
 

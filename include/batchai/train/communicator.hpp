@@ -1,8 +1,9 @@
 // Collectives between the data-parallel ranks of the trainer (Horovod semantics): a sum
 // allreduce over one contiguous float arena, a broadcast of the initial weights, and checks
 // that every rank agrees on what it is about to exchange. Implementations: a ring over MPI
-// point-to-point, MPI_Allreduce (fallback and test oracle), a single-process no-op, NCCL.
-// communicator_choice.hpp picks one for a run.
+// point-to-point, MPI_Allreduce (fallback and test oracle), a single-process no-op, NCCL
+// (mpi_communicator.hpp, local_communicator.hpp, train_cuda); communicator_choice.hpp picks one
+// for a run.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -42,29 +43,5 @@ class Communicator {
 enum class AllreduceAlgorithm { kRing, kMpi };
 // "ring" | "mpi" (--allreduce); throws batchai::InvalidArgument otherwise.
 AllreduceAlgorithm parse_allreduce_algorithm(const std::string& text);
-
-// Single-process communicator: size 1, every collective is a no-op.
-std::unique_ptr<Communicator> make_local_communicator();
-// MPI-backed communicator over MPI_COMM_WORLD (MPI must be initialised by the caller,
-// see MpiSession). kRing = own reduce-scatter + allgather; kMpi = MPI_Allreduce.
-// Environment: BATCHAI_RING_CHUNK_KB (ring message size, default 256, 0 = unchunked) and
-// BATCHAI_COMM_TIMEOUT_S (seconds the ring waits on a silent neighbour before printing which
-// one and ending the rank, so mpiexec stops the job; default 600, 0 = wait forever).
-// MPI failures and length mismatches throw batchai::Error.
-std::unique_ptr<Communicator> make_mpi_communicator(AllreduceAlgorithm algorithm);
-
-// RAII MPI_Init/MPI_Finalize; safe to create when the process was not started by mpirun
-// (then size() == 1). Errors are returned (MPI_ERRORS_RETURN) and turned into exceptions.
-class MpiSession {
- public:
-  MpiSession(int* argc, char*** argv);
-  ~MpiSession();
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-  int rank() const;
-  int size() const;
-  // Ends every rank promptly after a fatal error on this one (MPI_Abort with `code`).
-  [[noreturn]] static void abort_all(int code);
-};
 
 }  // namespace batchai::train

@@ -1,6 +1,6 @@
 // Options of `batchai train` (issue 5), independent of the CLI parser so the trainer, its tests
 // and any driver share one definition. Zero/empty values mean "the tutorial's default", which
-// depends on the number of ranks (see resolve()).
+// depends on the number of ranks (see resolve() in src/train/train_data.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,14 +29,12 @@ struct TrainOptions {
   int validation_images = 0;     // 0 = the whole test set each epoch; > 0 = the first N
   double progress_interval_s = 5.0;  // seconds between progress lines when stdout is no terminal
   bool quiet = false;            // no progress output (tests)
+  // The CUDA backend plugin that cuda/auto load, as the executable's composition root chose it
+  // (src/cli/compose.cpp); empty: none (only a CUDA backend linked in, as in tests).
+  std::string cuda_plugin;
 };
 
 constexpr const char* kSavedModelRelPath = "saved_models/keras_cifar10_trained_model.h5";
 constexpr const char* kCheckpointRelPath = "checkpoints/checkpoint.bin";
-
-int default_epochs(int size);      // ceil(100 / size)
-double default_lr(int size);       // 1e-4 * size
-// Fills the defaults that depend on the rank count; throws InvalidArgument for bad values.
-TrainOptions resolve(const TrainOptions& options, int size);
 
 }  // namespace batchai::train

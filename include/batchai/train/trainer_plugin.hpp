@@ -9,14 +9,18 @@
 
 namespace batchai::train {
 
-// The plugin's file name, looked for beside the running executable only (as kCudaPluginFile).
+// The plugin's file name; the composition root looks for it beside the executable only.
 constexpr const char* kTrainerPluginFile = "libbatchai_trainer.so";
 // Its one exported symbol, of type TrainerPluginEntry.
 constexpr const char* kTrainerPluginEntry = "batchai_trainer_main";
 // Raised whenever TrainOptions, TrainerPluginError or the entry's signature change.
-constexpr int kTrainerPluginAbi = 1;
+constexpr int kTrainerPluginAbi = 2;  // 2: TrainOptions::cuda_plugin
 // What the entry returns, touching nothing else, when `abi` or `options_size` is not its own.
 constexpr int kTrainerPluginAbiMismatch = -1;
+
+// The CUDA backend's plugin, beside the executable too (its entry: batchai/train/backend.hpp);
+// the composition root passes its path in TrainOptions::cuda_plugin.
+constexpr const char* kCudaPluginFile = "libbatchai_cuda.so";
 
 // What the entry reports when the training threw: exceptions do not cross the boundary; the
 // executable turns this back into a batchai::Error with the same exit code (main reports it).

@@ -28,7 +28,4 @@ struct NcclOptions {
 // this rank's device (select_local_device()). name() is "nccl" or "host-staged".
 std::unique_ptr<train::Communicator> make_nccl_communicator(const NcclOptions& options = {});
 
-// True when `p` is device (or managed) memory of the CUDA runtime.
-bool is_device_pointer(const void* p);
-
 }  // namespace batchai::train_cuda

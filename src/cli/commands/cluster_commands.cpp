@@ -1,7 +1,8 @@
 // `batchai cluster create|show|list|delete|resize|auto-scale`, `cluster node list|exec` and
 // `cluster file list` (docs/behaviour.md §1.3.2).
+#include "commands/cluster_commands.hpp"
+
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

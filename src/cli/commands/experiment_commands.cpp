@@ -1,6 +1,7 @@
 // `batchai experiment create|show|list|delete` (docs/behaviour.md §1.3.3).
+#include "commands/experiment_commands.hpp"
+
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

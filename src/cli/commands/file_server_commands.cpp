@@ -1,7 +1,8 @@
 // `batchai file-server create|show|list|delete` (docs/behaviour.md §1.3.6). `create` takes its group and
 // workspace from the configured default_workspace_* values when they are not given.
+#include "commands/file_server_commands.hpp"
+
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

@@ -1,7 +1,8 @@
 // `batchai group create|show|list|delete|exists` (az group, as the Batch AI tutorial uses it).
+#include "commands/group_commands.hpp"
+
 #include "batchai/common/errors.hpp"
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 
 namespace batchai::cli {
 namespace {

@@ -2,13 +2,14 @@
 //   batchai _supervise --job-key K                         the detached per-job supervisor
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
 // Ordinary commands of the tree, marked hidden; each returns its exit code to main.
+#include "commands/hidden_job_commands.hpp"
+
 #include <iostream>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/control_plane/jobs.hpp"
-#include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/rank_exec.hpp"
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 
 namespace batchai::cli {
 

@@ -1,6 +1,8 @@
 // `batchai job create|show|list|delete|terminate|wait`, `job file list|stream` and
 // `job node list|exec` (docs/behaviour.md §1.3.4-1.3.5, §4.10.3-4.10.4). The jobs service does the work;
 // `wait` and `stream` are client-side loops over it, as in the original CLI.
+#include "commands/job_commands.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,7 +14,6 @@
 #include "batchai/common/log.hpp"
 #include "batchai/control_plane/jobs.hpp"
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

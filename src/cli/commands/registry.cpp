@@ -4,6 +4,17 @@
 #include <algorithm>
 
 #include "command.hpp"
+#include "commands/cluster_commands.hpp"
+#include "commands/experiment_commands.hpp"
+#include "commands/file_server_commands.hpp"
+#include "commands/group_commands.hpp"
+#include "commands/hidden_job_commands.hpp"
+#include "commands/job_commands.hpp"
+#include "commands/serve_command.hpp"
+#include "commands/storage_commands.hpp"
+#include "commands/train_command.hpp"
+#include "commands/usage_commands.hpp"
+#include "commands/workspace_commands.hpp"
 
 namespace batchai::cli {
 
@@ -49,6 +60,7 @@ void register_all_commands(CLI::App& root, CliContext& ctx, const std::vector<st
   register_groups(alias, ctx, named(words, "batchai") ? words : std::vector<std::string>{}, true);
   register_hidden_job_commands(root, ctx);
   register_train_command(root, ctx);
+  register_serve_command(root, ctx);
 }
 
 }  // namespace batchai::cli

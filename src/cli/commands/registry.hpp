@@ -1,7 +1,8 @@
 // The command groups of the tree. Adding a group = one file commands/<group>_commands.cpp with
-// register_<group>_commands(CLI::App& group, CliContext&) plus one line in registry.cpp. Only the
-// groups a command line names are built in full; the others are their name and summary (what
-// help and az's "did you mean" need), which keeps a command's start-up to what it uses.
+// register_<group>_commands(CLI::App& group, CliContext&), declared in commands/<group>_commands.hpp,
+// plus one line (and that include) in registry.cpp. Only the groups a command line names are built
+// in full; the others are their name and summary (what help and az's "did you mean" need), which
+// keeps a command's start-up to what it uses.
 #pragma once
 #include <string>
 #include <vector>
@@ -28,17 +29,5 @@ const std::vector<CommandGroup>& command_groups();
 // Registers every group under `root`, plus the `batchai` alias group: in full those named among
 // `words` (the command line's words), the others by name and summary only.
 void register_all_commands(CLI::App& root, CliContext& ctx, const std::vector<std::string>& words);
-
-void register_group_commands(CLI::App& group, CliContext& ctx);
-void register_storage_commands(CLI::App& group, CliContext& ctx);
-void register_workspace_commands(CLI::App& group, CliContext& ctx);
-void register_experiment_commands(CLI::App& group, CliContext& ctx);
-void register_cluster_commands(CLI::App& group, CliContext& ctx);
-void register_file_server_commands(CLI::App& group, CliContext& ctx);
-void register_usage_commands(CLI::App& parent, CliContext& ctx);  // the command `list-usages`
-void register_job_commands(CLI::App& group, CliContext& ctx);
-// Top level only: `_supervise` and `_rank-exec` (hidden), and `train`.
-void register_hidden_job_commands(CLI::App& root, CliContext& ctx);
-void register_train_command(CLI::App& root, CliContext& ctx);
 
 }  // namespace batchai::cli

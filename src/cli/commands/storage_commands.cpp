@@ -1,9 +1,10 @@
 // `batchai storage account|share|directory|file|container|blob ...`: the az storage commands the
 // Batch AI tutorial uses, on local folders under $BATCHAI_HOME/storage.
+#include "commands/storage_commands.hpp"
+
 #include <filesystem>
 
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 
 namespace batchai::cli {
 namespace {

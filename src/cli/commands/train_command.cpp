@@ -3,12 +3,13 @@
 // command. Registered like every command (commands/registry.cpp); its options are typed CLI11
 // options read as given (ArgumentStyle::kNative); the trainer plugin (trainer_plugin_loader.hpp)
 // runs the training and its code is the exit code.
+#include "commands/train_command.hpp"
+
 #include <CLI/CLI.hpp>
 #include <memory>
 
 #include "batchai/train/train_options.hpp"
 #include "command.hpp"
-#include "commands/registry.hpp"
 #include "trainer_plugin_loader.hpp"
 
 namespace batchai::cli {
@@ -53,7 +54,7 @@ void register_train_command(CLI::App& root, CliContext& ctx) {
                   "Validate each epoch on the first N test images (default: all)")
       ->check(CLI::NonNegativeNumber);
   // Every MPI rank runs this same command; main turns the trainer's code into the exit code.
-  command.handler([o](const Args&) { return CommandResult::exit_code_only(run_trainer_plugin(*o)); });
+  command.handler([o, &ctx](const Args&) { return CommandResult::exit_code_only(run_trainer_plugin(ctx.plugins(), *o)); });
 }
 
 }  // namespace batchai::cli

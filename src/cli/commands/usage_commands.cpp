@@ -1,6 +1,7 @@
 // `batchai list-usages` (docs/behaviour.md §1.3.7): vCPU usage and limits in a region.
+#include "commands/usage_commands.hpp"
+
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

@@ -1,6 +1,7 @@
 // `batchai workspace create|show|list|delete` (docs/behaviour.md §1.3.1).
+#include "commands/workspace_commands.hpp"
+
 #include "commands/common.hpp"
-#include "commands/registry.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {

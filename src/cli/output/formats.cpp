@@ -1,11 +1,13 @@
 // `-o json|jsonc|tsv|yaml|yamlc|none` and the dispatcher over all formats (docs/behaviour.md §2.1 rule 8, §2.4).
+#include "output/formats.hpp"
+
 #include <cstdint>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
 #include "batchai/common/errors.hpp"
-#include "output/output.hpp"
+#include "output/table.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli::output {

@@ -1,13 +1,14 @@
 // `-o table`: knack's generic table (_TableOutput._auto_table) over tabulate's "simple" format,
 // with the column typing tabulate applies (numeric-looking strings count as numbers, as in
 // the 2018 CLI whose examples docs/behaviour.md §2.3 follows).
+#include "output/table.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "batchai/common/errors.hpp"
-#include "output/output.hpp"
 
 namespace batchai::cli::output {
 namespace {

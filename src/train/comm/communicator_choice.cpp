@@ -5,6 +5,8 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/backend.hpp"
+#include "batchai/train/local_communicator.hpp"
+#include "batchai/train/mpi_communicator.hpp"
 
 namespace batchai::train {
 

@@ -1,5 +1,5 @@
 // Single-process communicator: size 1, so every collective leaves the data as it is.
-#include "batchai/train/communicator.hpp"
+#include "batchai/train/local_communicator.hpp"
 
 namespace batchai::train {
 namespace {

@@ -1,5 +1,7 @@
 // MPI-backed Communicator over a private duplicate of MPI_COMM_WORLD: sum allreduce by our
 // own ring (kRing) or MPI_Allreduce (kMpi), broadcast, and the agreement check.
+#include "batchai/train/mpi_communicator.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>

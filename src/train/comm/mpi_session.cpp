@@ -1,33 +1,16 @@
 // MpiSession: MPI_Init/MPI_Finalize around the trainer, with MPI errors returned (and turned
 // into exceptions by the communicators) rather than aborting inside the library.
+#include "batchai/train/mpi_session.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "batchai/common/errors.hpp"
-#include "batchai/train/communicator.hpp"
 #include "mpi_c.hpp"
 #include "mpi_error.hpp"
 
 namespace batchai::train {
-namespace detail {
-
-void throw_mpi_error(int rc, const char* operation) {
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  int rank = -1;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  throw Error(std::string(operation) + " failed on rank " + std::to_string(rank) + ": " +
-              std::string(text, static_cast<std::size_t>(len)) +
-              ". Another rank has probably exited or the interconnect failed; check the "
-              "other ranks' output for the first error.");
-}
-
-}  // namespace detail
-
 namespace {
 // The session that called MPI_Init; only it finalizes (nested sessions are harmless).
 const MpiSession* g_owner = nullptr;

@@ -12,6 +12,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/train/counter_rng.hpp"
 #include "batchai/train/softmax_xent_row.hpp"
+#include "cpu/cpu_elementwise.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

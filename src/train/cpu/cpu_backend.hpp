@@ -63,7 +63,4 @@ class CpuBackend final : public Backend {
   std::map<std::tuple<int, int, int, int, int, int, bool>, std::unique_ptr<DnnlConv>> convs_;
 };
 
-// Element-wise kernels (cpu_elementwise.cpp).
-void relu_mask_rows(float* dy, const float* y, std::size_t count);
-
 }  // namespace batchai::train::cpu

@@ -1,7 +1,7 @@
 // Element-wise helpers of the CPU backend (ReLU masks on NHWC / row-major gradients).
-#include <algorithm>
+#include "cpu/cpu_elementwise.hpp"
 
-#include "cpu/cpu_backend.hpp"
+#include <algorithm>
 
 namespace batchai::train::cpu {
 

@@ -1,6 +1,6 @@
 // CIFAR-10 in its official binary layout (data_batch_1..5.bin, test_batch.bin, each a run of
-// 3073-byte records: label byte then the CHW image): loading with size checks, a generator of
-// learnable synthetic data in the same layout for tests, and locating / fetching the data.
+// 3073-byte records: label byte then the CHW image): loading with size checks and locating the
+// data. Learnable synthetic data in the same layout: data/synthetic_cifar10.hpp.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,13 +24,5 @@ Dataset load_cifar10_test(const std::string& dir);
 
 // True when `dir` holds all six batch files.
 bool has_cifar10(const std::string& dir);
-
-// Writes data_batch_1..5.bin (n_train split across them) and test_batch.bin into `dir`
-// (created if needed). Images are class-dependent coloured shapes plus noise, so a small CNN
-// gets well above 10% accuracy within a few hundred steps. Deterministic for a given seed.
-void write_synthetic_cifar10(const std::string& dir, int n_train, int n_test,
-                             std::uint64_t seed);
-// One synthetic image (CHW, 3072 bytes) of class `label`, for tests and the writer above.
-void synthetic_image(int label, std::uint64_t seed, std::uint8_t* out);
 
 }  // namespace batchai::train

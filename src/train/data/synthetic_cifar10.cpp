@@ -1,6 +1,8 @@
 // Synthetic CIFAR-10: each class is a distinct shape in a distinct colour on a noisy
 // background, shifted a little per image. Easy enough that a small CNN learns it in a few
 // hundred steps, so end-to-end tests can check that training really lowers the loss.
+#include "data/synthetic_cifar10.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>

@@ -12,6 +12,7 @@
 
 #include "model.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
+#include "batchai/train_cuda/cuda_device.hpp"
 
 namespace {
 

@@ -1,0 +1,40 @@
+// The serve plugin's ABI (docs/serve.md, docs/architecture.md): `batchai serve` parses its
+// options in the executable and hands them to libbatchai_serve.so, loaded only then, so that no
+// other command maps cpp-httplib or OpenSSL. Plain data only crosses the boundary.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace batchai::serve {
+
+// The plugin's file name; the executable looks for it beside itself only.
+constexpr const char* kServePluginFile = "libbatchai_serve.so";
+// Its one exported symbol, of type ServePluginEntry.
+constexpr const char* kServePluginEntry = "batchai_serve_main";
+// Raised whenever ServeOptions, ServePluginError or the entry's signature change.
+constexpr int kServePluginAbi = 1;
+// What the entry returns, touching nothing else, when `abi` or `options_size` is not its own.
+constexpr int kServePluginAbiMismatch = -1;
+
+// `batchai serve [--port N] [--host ADDR] [--cert F --key F]`.
+struct ServeOptions {
+  std::string host = "127.0.0.1";  // loopback unless told otherwise
+  int port = 8443;                 // 0: any free port (the one chosen is printed)
+  std::string cert_file;           // both empty: a self-signed certificate under $BATCHAI_HOME/serve
+  std::string key_file;
+};
+
+// What the entry reports when serving threw: exceptions do not cross the boundary; the
+// executable turns this back into a batchai::Error with the same exit code.
+struct ServePluginError {
+  bool thrown = false;
+  int exit_code = 1;
+  std::string code = "Error";
+  std::string message;
+};
+
+// Serves until SIGINT/SIGTERM; returns the exit code (0 after a signal).
+using ServePluginEntry = int (*)(int abi, std::size_t options_size, const ServeOptions* options,
+                                 ServePluginError* error);
+
+}  // namespace batchai::serve

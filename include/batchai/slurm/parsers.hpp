@@ -1,0 +1,84 @@
+// Parsers of the Slurm commands' machine formats (docs/slurm.md, "Commands batchai runs"). Their
+// input is another program's output, so every field is checked and bounded; a line that does not
+// fit throws SystemError naming the command and what was wrong.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "batchai/slurm/states.hpp"
+
+namespace batchai::slurm {
+
+using JobId = std::uint32_t;
+
+// One node of `sinfo -h -N -p P -o '%N|%T|%c|%m'`.
+struct NodeInfo {
+  std::string name;
+  std::string slurm_state;  // as sinfo printed it, e.g. "down*"
+  NodeState state = NodeState::unusable;
+  int cpus = 0;
+  std::int64_t memory_mb = 0;
+};
+std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text);
+
+// `ExitCode=a:b` of scontrol and the completion record: exit status a, killing signal b.
+struct ExitStatus {
+  int code = 0;
+  int signal = 0;
+  // The exit code Batch AI reports: the status, or 128 + the signal when one killed the job.
+  int batchai_exit_code() const;
+};
+ExitStatus parse_exit_code(std::string_view text);
+
+// What batchai knows of one Slurm job, from whichever source had it.
+struct JobInfo {
+  JobId id = 0;
+  std::string slurm_state;  // first word: "CANCELLED by 0" -> "CANCELLED"
+  std::string reason;       // Slurm's reason (squeue %r / scontrol Reason), may be empty
+  std::optional<ExitStatus> exit;  // known once the job has ended (scontrol, completion record)
+  int node_count = 0;
+  std::string node_list;    // Slurm's compressed form, e.g. "node[1-2]"; empty while pending
+};
+
+// The Batch AI outcome of what Slurm says of the job (map_job_state with its exit code).
+JobOutcome outcome_of(const JobInfo& job);
+
+// One line of `squeue -h -t all -j ID -o '%i|%T|%D|%N|%r'` (the reason last: it may hold '|').
+JobInfo parse_squeue_line(std::string_view line);
+
+// `Key=Value Key=Value ...` as `scontrol show job -o` and jobcomp/filetxt print them. A word
+// without '=' continues the previous value ("JobState=CANCELLED by 0"). Keys seen twice keep the
+// first value.
+std::map<std::string, std::string> parse_key_values(std::string_view line);
+
+// One line of `scontrol show job -o ID`.
+JobInfo parse_scontrol_job(std::string_view line);
+
+// One line of a jobcomp/filetxt completion log (JobCompLoc); nullopt for a blank line.
+std::optional<JobInfo> parse_jobcomp_line(std::string_view line);
+
+// `scontrol show config`: "Key = Value" lines (the header and blank lines are skipped).
+std::map<std::string, std::string> parse_scontrol_config(std::string_view text);
+
+// "22.05.8" -> {22, 5}; throws SystemError when it is not a Slurm version.
+struct SlurmVersion {
+  int major = 0;
+  int minor = 0;
+  bool at_least(int want_major, int want_minor) const;
+};
+SlurmVersion parse_slurm_version(std::string_view text);
+
+// The job id `sbatch --parsable` prints ("42" or "42;cluster").
+JobId parse_sbatch_parsable(std::string_view text);
+
+// A job id given by a caller or a user: decimal, 1..4294967294.
+JobId parse_job_id(std::string_view text);
+
+// Expands a Slurm host list ("node[1-3,5],gpu07") into names; bounded to `max_names`.
+std::vector<std::string> expand_hostlist(std::string_view list, std::size_t max_names = 4096);
+
+}  // namespace batchai::slurm

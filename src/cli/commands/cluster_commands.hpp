@@ -1,0 +1,11 @@
+// `batchai cluster ...` (cluster_commands.cpp).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "cli_context.hpp"
+
+namespace batchai::cli {
+
+void register_cluster_commands(CLI::App& group, CliContext& ctx);
+
+}  // namespace batchai::cli

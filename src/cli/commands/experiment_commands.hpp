@@ -1,0 +1,11 @@
+// `batchai experiment ...` (experiment_commands.cpp).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "cli_context.hpp"
+
+namespace batchai::cli {
+
+void register_experiment_commands(CLI::App& group, CliContext& ctx);
+
+}  // namespace batchai::cli

@@ -1,0 +1,52 @@
+// `batchai serve [--port N] [--host ADDR] [--cert F --key F]`: parses the options into
+// batchai::serve::ServeOptions and hands them to libbatchai_serve.so, loaded from where the
+// composition root located it only now, so that no other command maps cpp-httplib or OpenSSL
+// (docs/serve.md).
+#include "commands/serve_command.hpp"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/serve/serve_plugin.hpp"
+#include "command.hpp"
+#include "plugin_loader.hpp"
+
+namespace batchai::cli {
+namespace {
+
+int run_serve_plugin(const std::filesystem::path& plugin, const serve::ServeOptions& options) {
+  // RTLD_LOCAL: the plugin exports only its entry; nothing of it joins the global scope.
+  const auto entry = reinterpret_cast<serve::ServePluginEntry>(
+      load_plugin_entry(plugin, serve::kServePluginEntry, RTLD_LOCAL, "batchai"));
+  serve::ServePluginError error;
+  const int code = entry(serve::kServePluginAbi, sizeof(serve::ServeOptions), &options, &error);
+  if (code == serve::kServePluginAbiMismatch)
+    throw SystemError("The plugin " + plugin.string() + " was built for another batchai: " +
+                      plugin_rebuild_hint(plugin, "batchai") + ".");
+  if (error.thrown) throw PluginError(error.message, error.code, error.exit_code);
+  return code;
+}
+
+}  // namespace
+
+void register_serve_command(CLI::App& root, CliContext& ctx) {
+  auto o = std::make_shared<serve::ServeOptions>();
+  Command& command = add_command(root, ctx, "serve",
+                                 "Serve the Batch AI ARM REST API (2018-05-01) over HTTPS for az and the Azure SDK.");
+  command.arguments(ArgumentStyle::kNative);
+  CLI::App* cmd = &command.app();
+  cmd->add_option("--port", o->port, "TCP port (0: any free port; the one chosen is printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--host", o->host, "Address to listen on (loopback unless told otherwise)")->capture_default_str();
+  cmd->add_option("--cert", o->cert_file,
+                  "PEM certificate (default: a self-signed one made under $BATCHAI_HOME/serve)");
+  cmd->add_option("--key", o->key_file, "PEM private key of --cert");
+  command.handler([o, &ctx](const Args&) { return CommandResult::exit_code_only(run_serve_plugin(ctx.plugins().serve, *o)); });
+}
+
+}  // namespace batchai::cli

@@ -1,0 +1,25 @@
+// The ARM operations of `batchai serve` (docs/serve.md "What is served"): subscriptions and
+// tenants, Microsoft.Resources resource groups, Microsoft.Storage accounts, and Microsoft.BatchAI
+// 2018-05-01 workspaces, experiments, clusters, file servers, jobs, usages and operations, each
+// answered from the control plane's services.
+#pragma once
+#include <filesystem>
+
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/serve/server.hpp"
+#include "call.hpp"
+#include "operations.hpp"
+
+namespace batchai::serve {
+
+struct ArmContext {
+  control_plane::ControlPlane& cp;
+  Operations& operations;
+  const Identity& identity;
+  std::filesystem::path request_dir;  // RequestFile's folder
+};
+
+// Answers every request that passed the bearer check; 404 for paths outside the API.
+void handle_arm(Call& call, ArmContext& ctx);
+
+}  // namespace batchai::serve

@@ -1,0 +1,15 @@
+// The requests answered without a bearer token (docs/serve.md "Auth"): ARM's cloud metadata
+// (az cloud register), the ADFS-style OpenID discovery MSAL reads, and the client-credentials
+// token endpoint; and the bearer check every other request passes first.
+#pragma once
+#include "batchai/serve/server.hpp"
+#include "call.hpp"
+
+namespace batchai::serve {
+
+// True when the request was one of these (and has been answered).
+bool handle_auth_route(Call& call, const Identity& identity);
+// True when the request carries a valid, unexpired token; otherwise answers 401 (ARM error).
+bool check_bearer(Call& call, const Identity& identity);
+
+}  // namespace batchai::serve

@@ -1,0 +1,23 @@
+#include "control_plane_pool.hpp"
+
+namespace batchai::serve {
+
+ControlPlanePool::Lease ControlPlanePool::borrow() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      auto cp = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(cp));
+    }
+  }
+  return Lease(*this, control_plane::ControlPlane::open(settings_, services_));
+}
+
+void ControlPlanePool::give_back(std::unique_ptr<control_plane::ControlPlane> cp) {
+  if (!cp) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.push_back(std::move(cp));
+}
+
+}  // namespace batchai::serve

@@ -1,0 +1,16 @@
+// The control plane's documents are what az prints: ARM resources flattened (their properties at
+// the top, "resourceGroup" added). On the wire ARM nests them under "properties"; this undoes it.
+#pragma once
+#include "batchai/common/json_util.hpp"
+
+namespace batchai::serve {
+
+// id, name, type, location, tags, sku, kind, identity, etag, managedBy stay at the top; the
+// rest goes under "properties" (merged with one already there); "resourceGroup" is dropped.
+Json to_wire(const Json& doc);
+// {"value": [to_wire(each)]} for a list of documents.
+Json to_wire_list(const Json& docs);
+// A job's output file: name, fileType and downloadUrl at the top, the rest under "properties".
+Json output_file_to_wire(const Json& entry);
+
+}  // namespace batchai::serve

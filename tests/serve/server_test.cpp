@@ -1,0 +1,503 @@
+// batchai serve over HTTPS (docs/serve.md): an in-process server on a free port with a temporary
+// BATCHAI_HOME, driven with httplib::SSLClient trusting the certificate it made; the executable
+// (BATCHAI_EXE) shares the store with it.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/stat.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "batchai/common/clock.hpp"
+#include "batchai/common/errors.hpp"
+#include "batchai/common/ids.hpp"
+#include "batchai/common/json_util.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/serve/server.hpp"
+#include "token.hpp"
+
+namespace batchai::serve {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Job supervisors are `<self> _supervise ...`: in this test process <self> is the test binary,
+// so the launcher starts the real executable in its place.
+class ExeLauncher : public ProcessLauncher {
+ public:
+  ExeLauncher() : inner_(make_posix_process_launcher()), self_(self_executable().string()) {}
+  pid_t spawn(const ProcessSpec& spec) override { return inner_->spawn(fix(spec)); }
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    return inner_->wait(pid, timeout);
+  }
+  bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_->spawn_detached(fix(spec)); }
+
+ private:
+  ProcessSpec fix(ProcessSpec spec) const {
+    if (!spec.argv.empty() && spec.argv[0] == self_) spec.argv[0] = BATCHAI_EXE;
+    return spec;
+  }
+  std::unique_ptr<ProcessLauncher> inner_;
+  std::string self_;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char templ[] = "/tmp/batchai-serve-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(templ), nullptr);
+    home_ = templ;
+    ::setenv("BATCHAI_HOME", home_.c_str(), 1);
+    ::setenv("BATCHAI_SIM_DELAY_S", "0", 1);
+    start_server();
+  }
+  void TearDown() override {
+    stop_server();
+    // Jobs' supervisors may still be writing: retry the removal briefly.
+    std::error_code ec;
+    for (int i = 0; i < 50 && fs::exists(home_); ++i) {
+      fs::remove_all(home_, ec);
+      if (fs::exists(home_)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  void start_server() {
+    ServerConfig config;
+    config.settings = control_plane::Settings::from_environment();
+    config.services = control_plane::Services{make_process_clock(), std::make_shared<ExeLauncher>()};
+    config.port = 0;
+    server_ = std::make_unique<Server>(std::move(config));
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  void stop_server() {
+    if (!server_) return;
+    server_->stop();
+    thread_.join();
+    server_.reset();
+  }
+
+  std::unique_ptr<httplib::SSLClient> client() {
+    auto c = std::make_unique<httplib::SSLClient>("localhost", server_->port());
+    c->set_ca_cert_path(server_->certificate().c_str());
+    c->enable_server_certificate_verification(true);
+    c->set_read_timeout(60, 0);
+    return c;
+  }
+
+  std::string token() {
+    auto c = client();
+    const Identity& id = server_->identity();
+    auto r = c->Post("/adfs/oauth2/token",
+                     "client_id=" + id.client_id + "&grant_type=client_credentials&client_secret=" + id.client_secret +
+                         "&scope=https%3A%2F%2Flocalhost%3A" + std::to_string(server_->port()) + "%2F%2F.default",
+                     "application/x-www-form-urlencoded");
+    EXPECT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    return Json::parse(r->body)["access_token"].get<std::string>();
+  }
+
+  httplib::Headers auth() {
+    if (token_.empty()) token_ = token();
+    return {{"Authorization", "Bearer " + token_}};
+  }
+
+  httplib::Result call(const std::string& method, const std::string& path, const std::string& body = "") {
+    auto c = client();
+    if (method == "GET") return c->Get(path.c_str(), auth());
+    if (method == "HEAD") return c->Head(path.c_str(), auth());
+    if (method == "DELETE") return c->Delete(path.c_str(), auth());
+    if (method == "PUT") return c->Put(path.c_str(), auth(), body, "application/json");
+    if (method == "PATCH") return c->Patch(path.c_str(), auth(), body, "application/json");
+    return c->Post(path.c_str(), auth(), body, "application/json");
+  }
+
+  // Calls and expects `status`; returns the body as JSON (null when empty).
+  Json expect(const std::string& method, const std::string& path, int status, const std::string& body = "") {
+    auto r = call(method, path, body);
+    EXPECT_TRUE(r) << method << " " << path;
+    if (!r) return nullptr;
+    EXPECT_EQ(r->status, status) << method << " " << path << ": " << r->body;
+    return r->body.empty() ? Json(nullptr) : Json::parse(r->body, nullptr, false);
+  }
+
+  // The async operation of a 202: polled (as azure-core does) until it reports Succeeded.
+  void follow(const httplib::Result& r) {
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 202) << r->body;
+    EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+    const std::string base = "https://localhost:" + std::to_string(server_->port());
+    std::string location = r->get_header_value("Location");
+    ASSERT_EQ(location.rfind(base, 0), 0u) << location;
+    std::string async = r->get_header_value("Azure-AsyncOperation");
+    if (!async.empty()) {
+      ASSERT_EQ(async.rfind(base, 0), 0u);
+      Json status = expect("GET", async.substr(base.size()), 200);
+      EXPECT_EQ(status["status"], "Succeeded");
+    }
+    expect("GET", location.substr(base.size()), 204);
+  }
+
+  std::string sub() const { return "/subscriptions/" + subscription_id(); }
+  std::string rg(const std::string& name) const { return sub() + "/resourceGroups/" + name; }
+  std::string ws(const std::string& group, const std::string& name) const {
+    return rg(group) + "/providers/Microsoft.BatchAI/workspaces/" + name;
+  }
+
+  // Runs the executable on the same home; returns exit code and stdout.
+  std::pair<int, std::string> cli(std::vector<std::string> args) {
+    ProcessSpec spec;
+    spec.argv = {BATCHAI_EXE};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.stdout_file = home_ / "cli.out";
+    spec.stderr_file = home_ / "cli.err";
+    auto exit = make_posix_process_launcher()->run(spec);
+    return {exit.exit_code, read_file(home_ / "cli.out") + read_file(home_ / "cli.err")};
+  }
+
+  fs::path home_;
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+  std::string token_;
+};
+
+constexpr const char* kRg = "?api-version=2021-04-01";
+constexpr const char* kAi = "?api-version=2018-05-01";
+
+TEST_F(ServeTest, DiscoveryAndTokenEndpoints) {
+  auto c = client();
+  const std::string base = "https://localhost:" + std::to_string(server_->port());
+  auto meta = c->Get("//metadata/endpoints?api-version=2015-01-01");  // az doubles the slash
+  ASSERT_TRUE(meta);
+  ASSERT_EQ(meta->status, 200);
+  Json m = Json::parse(meta->body);
+  EXPECT_EQ(m["authentication"]["loginEndpoint"], base + "/adfs");
+  EXPECT_EQ(m["authentication"]["audiences"][0], base + "/");
+  auto oid = c->Get("/adfs/.well-known/openid-configuration");
+  ASSERT_TRUE(oid);
+  EXPECT_EQ(Json::parse(oid->body)["token_endpoint"], base + "/adfs/oauth2/token");
+  const std::string t = token();
+  EXPECT_EQ(std::count(t.begin(), t.end(), '.'), 2);
+  const Identity& id = server_->identity();
+  auto bad = c->Post("/adfs/oauth2/token", "client_id=" + id.client_id + "&grant_type=client_credentials&client_secret=nope",
+                     "application/x-www-form-urlencoded");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 401);
+  EXPECT_EQ(Json::parse(bad->body)["error"], "invalid_client");
+  auto grant = c->Post("/adfs/oauth2/token", "grant_type=password&username=a&password=b", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(grant);
+  EXPECT_EQ(grant->status, 400);
+  auto malformed = c->Post("/adfs/oauth2/token", "grant_type=%zz", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  Json subs = expect("GET", "/subscriptions?api-version=2019-11-01", 200);
+  EXPECT_EQ(subs["value"][0]["subscriptionId"], subscription_id());
+  EXPECT_EQ(subs["value"][0]["tenantId"], id.tenant_id);
+  expect("GET", sub() + "?api-version=2019-11-01", 200);
+  EXPECT_EQ(expect("GET", "/tenants?api-version=2019-11-01", 200)["value"][0]["tenantId"], id.tenant_id);
+}
+
+TEST_F(ServeTest, ArmRequestsNeedAValidUnexpiredToken) {
+  auto c = client();
+  auto none = c->Get("/subscriptions?api-version=2019-11-01");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(Json::parse(none->body)["error"]["code"], "AuthenticationFailed");
+  auto check = [&](const std::string& header, const std::string& code) {
+    auto r = c->Get((sub() + "/resourcegroups" + kRg).c_str(), {{"Authorization", header}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << header.substr(0, 40);
+    EXPECT_EQ(Json::parse(r->body)["error"]["code"], code) << header.substr(0, 40);
+  };
+  check("Basic abc", "AuthenticationFailed");
+  check("Bearer abc.def.ghi", "InvalidAuthenticationToken");
+  Identity forged = server_->identity();
+  forged.token_key = std::string(32, 'f');
+  check("Bearer " + issue_token(forged, "x", std::time(nullptr)), "InvalidAuthenticationToken");
+  check("Bearer " + issue_token(server_->identity(), "x", std::time(nullptr) - 2 * kTokenLifetimeSeconds),
+        "ExpiredAuthenticationToken");
+  check("Bearer " + std::string(kMaxTokenBytes + 1, 'a'), "InvalidAuthenticationToken");
+}
+
+TEST_F(ServeTest, ApiVersionIsRequiredAndChecked) {
+  Json missing = expect("GET", sub() + "/resourcegroups", 400);
+  EXPECT_EQ(missing["error"]["code"], "MissingApiVersionParameter");
+  Json bad = expect("GET", sub() + "/resourcegroups?api-version=2099-01-01", 400);
+  EXPECT_EQ(bad["error"]["code"], "InvalidApiVersionParameter");
+  EXPECT_NE(bad["error"]["message"].get<std::string>().find("2021-04-01"), std::string::npos);
+  Json batch = expect("GET", rg("g") + "/providers/Microsoft.BatchAI/workspaces?api-version=2017-09-01-preview", 400);
+  EXPECT_EQ(batch["error"]["code"], "InvalidApiVersionParameter");
+  Json hostile = expect("GET", sub() + "/resourcegroups?api-version=%3Cscript%3E", 400);
+  EXPECT_EQ(hostile["error"]["message"].get<std::string>().find("<script>"), std::string::npos);
+}
+
+TEST_F(ServeTest, ResourceGroupLifecycleWithDeleteAsOperation) {
+  Json created = expect("PUT", rg("rg1") + kRg, 201, R"({"location":"eastus","tags":{"a":"b"}})");
+  EXPECT_EQ(created["name"], "rg1");
+  EXPECT_EQ(created["location"], "eastus");
+  EXPECT_EQ(created["properties"]["provisioningState"], "Succeeded");
+  EXPECT_FALSE(created.contains("resourceGroup"));
+  expect("PUT", rg("rg1") + kRg, 200, R"({"location":"eastus"})");
+  EXPECT_EQ(expect("GET", rg("rg1") + kRg, 200)["id"], "/subscriptions/" + subscription_id() + "/resourceGroups/rg1");
+  expect("HEAD", rg("rg1") + kRg, 204);
+  // resourcegroups in any case (az group commands send it lower-case)
+  Json list = expect("GET", sub() + "/resourcegroups" + kRg, 200);
+  ASSERT_EQ(list["value"].size(), 1u);
+  follow(call("DELETE", rg("rg1") + kRg));
+  Json gone = expect("GET", rg("rg1") + kRg, 404);
+  EXPECT_FALSE(gone["error"]["code"].get<std::string>().empty());
+  expect("HEAD", rg("rg1") + kRg, 404);
+  EXPECT_EQ(expect("DELETE", rg("rg1") + kRg, 404)["error"]["code"], "ResourceGroupNotFound");
+  EXPECT_EQ(expect("PUT", rg("rg2") + kRg, 400, "{}")["error"]["code"], "LocationRequired");
+}
+
+TEST_F(ServeTest, WorkspaceExperimentClusterAsOperations) {
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  follow(call("PUT", ws("rg", "ws1") + kAi, R"({"location":"eastus"})"));
+  Json w = expect("GET", ws("rg", "ws1") + kAi, 200);
+  EXPECT_EQ(w["name"], "ws1");
+  EXPECT_EQ(w["type"], "Microsoft.BatchAI/workspaces");
+  EXPECT_EQ(w["properties"]["provisioningState"], "succeeded");
+  EXPECT_EQ(expect("GET", rg("rg") + "/providers/Microsoft.BatchAI/workspaces" + kAi, 200)["value"].size(), 1u);
+  EXPECT_EQ(expect("GET", sub() + "/providers/Microsoft.BatchAI/workspaces" + kAi, 200)["value"].size(), 1u);
+
+  follow(call("PUT", ws("rg", "ws1") + "/experiments/exp1" + kAi));
+  EXPECT_EQ(expect("GET", ws("rg", "ws1") + "/experiments/exp1" + kAi, 200)["name"], "exp1");
+  EXPECT_EQ(expect("GET", ws("rg", "ws1") + "/experiments" + kAi, 200)["value"].size(), 1u);
+
+  const std::string cluster = R"({"properties": {"vmSize": "Standard_NC6",
+      "scaleSettings": {"manual": {"targetNodeCount": 1, "nodeDeallocationOption": "requeue"}},
+      "virtualMachineConfiguration": {"imageReference": {"publisher": "Canonical", "offer": "UbuntuServer", "sku": "16.04-LTS"}},
+      "userAccountSettings": {"adminUserName": "demoUser", "adminUserPassword": "Passw0rd!"}}})";
+  EXPECT_EQ(expect("GET", ws("rg", "ws1") + "/clusters/nc6" + kAi, 404)["error"]["message"].get<std::string>().empty(), false);
+  follow(call("PUT", ws("rg", "ws1") + "/clusters/nc6" + kAi, cluster));
+  Json c = expect("GET", ws("rg", "ws1") + "/clusters/nc6" + kAi, 200);
+  EXPECT_EQ(c["properties"]["vmSize"], "STANDARD_NC6");
+  EXPECT_EQ(c["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 1);
+  EXPECT_TRUE(c["properties"]["userAccountSettings"]["adminUserPassword"].is_null());
+  EXPECT_TRUE(c["properties"]["nodeStateCounts"].is_object());
+  EXPECT_EQ(expect("GET", ws("rg", "ws1") + "/clusters" + kAi, 200)["value"].size(), 1u);
+  EXPECT_EQ(expect("PUT", ws("rg", "ws1") + "/clusters/nc6" + kAi, 409, cluster)["error"]["code"].is_string(), true);
+  Json resized = expect("PATCH", ws("rg", "ws1") + "/clusters/nc6" + kAi, 200,
+                        R"({"properties":{"scaleSettings":{"manual":{"targetNodeCount":0,"nodeDeallocationOption":"requeue"}}}})");
+  EXPECT_EQ(resized["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 0);
+  Json bad = expect("PATCH", ws("rg", "ws1") + "/clusters/nc6" + kAi, 400,
+                    R"({"properties":{"scaleSettings":{"manual":{"targetNodeCount":1e20}}}})");
+  EXPECT_EQ(bad["error"]["code"], "BadRequest");
+  // A config error names the request body, never the server's temporary file.
+  Json wrong = expect("PUT", ws("rg", "ws1") + "/clusters/bad" + kAi, 400, R"({"properties":{"vmSize":5}})");
+  EXPECT_EQ(wrong["error"]["message"].get<std::string>().find(home_.string()), std::string::npos) << wrong.dump();
+  EXPECT_TRUE(fs::is_empty(home_ / "serve" / "requests"));
+  follow(call("DELETE", ws("rg", "ws1") + "/clusters/nc6" + kAi));
+  expect("GET", ws("rg", "ws1") + "/clusters/nc6" + kAi, 404);
+  expect("DELETE", ws("rg", "ws1") + "/clusters/nc6" + kAi, 204);
+  EXPECT_EQ(expect("GET", sub() + "/providers/Microsoft.BatchAI/locations/eastus/usages" + kAi, 200)["value"].size() > 0, true);
+  EXPECT_EQ(expect("GET", "/providers/Microsoft.BatchAI/operations" + std::string(kAi), 200)["value"].size() > 0, true);
+}
+
+TEST_F(ServeTest, StorageAccountsAndKeys) {
+  const std::string st = "?api-version=2022-09-01";
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  const std::string acct = rg("rg") + "/providers/Microsoft.Storage/storageAccounts/batchaistore1";
+  follow(call("PUT", acct + st, R"({"sku":{"name":"Standard_LRS"},"kind":"StorageV2","location":"eastus"})"));
+  Json a = expect("GET", acct + st, 200);
+  EXPECT_EQ(a["name"], "batchaistore1");
+  EXPECT_TRUE(a["properties"]["primaryEndpoints"].is_object());
+  EXPECT_EQ(expect("GET", sub() + "/providers/Microsoft.Storage/storageAccounts" + st, 200)["value"].size(), 1u);
+  EXPECT_EQ(expect("GET", rg("rg") + "/providers/Microsoft.Storage/storageAccounts" + st, 200)["value"].size(), 1u);
+  Json keys = expect("POST", acct + "/listKeys" + st + "&$expand=kerb", 200);
+  EXPECT_EQ(keys["keys"][0]["keyName"], "key1");
+  expect("DELETE", acct + st, 200);
+  expect("DELETE", acct + st, 204);
+}
+
+TEST_F(ServeTest, CliAndServerShareTheStore) {
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  follow(call("PUT", ws("rg", "fromapi") + kAi, R"({"location":"eastus"})"));
+  auto shown = cli({"workspace", "show", "-g", "rg", "-n", "fromapi"});
+  ASSERT_EQ(shown.first, 0) << shown.second;
+  EXPECT_EQ(Json::parse(shown.second)["name"], "fromapi");
+  auto made = cli({"workspace", "create", "-g", "rg", "-n", "fromcli", "-l", "eastus"});
+  ASSERT_EQ(made.first, 0) << made.second;
+  EXPECT_EQ(expect("GET", ws("rg", "fromcli") + kAi, 200)["name"], "fromcli");
+  follow(call("DELETE", ws("rg", "fromapi") + kAi));
+  EXPECT_EQ(cli({"workspace", "show", "-g", "rg", "-n", "fromapi"}).first, 3);
+}
+
+TEST_F(ServeTest, JobCreateRunsAndIsListedAndTerminable) {
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  follow(call("PUT", ws("rg", "ws") + kAi, R"({"location":"eastus"})"));
+  follow(call("PUT", ws("rg", "ws") + "/experiments/e" + kAi));
+  follow(call("PUT", ws("rg", "ws") + "/clusters/c" + kAi,
+              R"({"properties":{"vmSize":"Standard_D1","scaleSettings":{"manual":{"targetNodeCount":1}},
+                  "userAccountSettings":{"adminUserName":"u","adminUserPassword":"p"}}})"));
+  const std::string cluster_id = expect("GET", ws("rg", "ws") + "/clusters/c" + kAi, 200)["id"];
+  const std::string job = ws("rg", "ws") + "/experiments/e/jobs/j1";
+  follow(call("PUT", job + kAi,
+              R"({"properties":{"cluster":{"id":")" + cluster_id +
+                  R"("},"nodeCount":1,"stdOutErrPathPrefix":"$AZ_BATCHAI_JOB_MOUNT_ROOT","customToolkitSettings":{"commandLine":"echo hello"}}})"));
+  Json j = expect("GET", job + kAi, 200);
+  EXPECT_EQ(j["properties"]["toolType"], "custom");
+  EXPECT_EQ(expect("GET", ws("rg", "ws") + "/experiments/e/jobs" + kAi, 200)["value"].size(), 1u);
+  // The CLI sees it too.
+  EXPECT_EQ(cli({"job", "show", "-g", "rg", "-w", "ws", "-e", "e", "-n", "j1"}).first, 0);
+  std::string state;
+  for (int i = 0; i < 200 && state != "succeeded" && state != "failed"; ++i) {
+    state = expect("GET", job + kAi, 200)["properties"]["executionState"];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(state, "succeeded");
+  Json files = expect("POST", job + "/listOutputFiles" + kAi + "&outputdirectoryid=stdouterr&linkexpiryinminutes=60", 200);
+  bool stdout_listed = false;
+  for (const auto& f : files["value"]) stdout_listed |= f["name"] == "stdout.txt";
+  EXPECT_TRUE(stdout_listed) << files.dump();
+  EXPECT_EQ(expect("POST", job + "/listOutputFiles" + kAi, 400)["error"]["code"], "MissingRequiredQueryParameter");
+  follow(call("POST", job + "/terminate" + kAi));
+  follow(call("DELETE", job + kAi));
+  expect("GET", job + kAi, 404);
+}
+
+// Each request thread works through a control plane of its own on the one store: parallel
+// creates all land, none is lost or fails on a locked database.
+TEST_F(ServeTest, ParallelCreatesAllLand) {
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  follow(call("PUT", ws("rg", "ws") + kAi, R"({"location":"eastus"})"));
+  auth();  // one token, fetched before the threads start
+  std::vector<std::thread> threads;
+  std::atomic<int> accepted{0};
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&, i] {
+      auto r = call("PUT", ws("rg", "ws") + "/experiments/e" + std::to_string(i) + kAi);
+      if (r && r->status == 202) ++accepted;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(accepted, 16);
+  EXPECT_EQ(expect("GET", ws("rg", "ws") + "/experiments" + kAi, 200)["value"].size(), 16u);
+}
+
+TEST_F(ServeTest, RefusalsAreArmErrors) {
+  Json missing = expect("GET", ws("nogroup", "nows") + kAi, 404);
+  EXPECT_FALSE(missing["error"]["code"].get<std::string>().empty());
+  EXPECT_FALSE(missing["error"]["message"].get<std::string>().empty());
+  EXPECT_EQ(expect("GET", "/subscriptions/other/resourcegroups" + std::string(kRg), 404)["error"]["code"],
+            "SubscriptionNotFound");
+  EXPECT_EQ(expect("GET", "/not/an/api/path", 404)["error"]["code"], "NotFound");
+  EXPECT_EQ(expect("PATCH", sub() + "/resourcegroups" + kRg, 405)["error"]["code"], "MethodNotAllowed");
+}
+
+TEST_F(ServeTest, BodiesAreBounded) {
+  Json not_object = expect("PUT", rg("rg") + kRg, 400, "[1,2]");
+  EXPECT_FALSE(not_object["error"]["message"].get<std::string>().empty());
+  Json malformed = expect("PUT", rg("rg") + kRg, 400, "{not json");
+  EXPECT_FALSE(malformed["error"]["message"].get<std::string>().empty());
+  Json deep = expect("PUT", rg("rg") + kRg, 400, std::string(10000, '[') + std::string(10000, ']'));
+  EXPECT_FALSE(deep["error"]["message"].get<std::string>().empty());
+  Json huge = expect("PUT", rg("rg") + kRg, 413, "{\"location\":\"" + std::string(5 * 1024 * 1024, 'a') + "\"}");
+  EXPECT_EQ(huge["error"]["code"], "RequestEntityTooLarge");
+}
+
+TEST_F(ServeTest, CredentialsAndCertificateArePrivateAndReused) {
+  struct stat st {};
+  ASSERT_EQ(::stat((home_ / "serve" / "key.pem").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((home_ / "serve" / "credentials.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string cert = read_file(home_ / "serve" / "cert.pem");
+  const std::string client = server_->identity().client_id;
+  const std::string lines = server_->client_setup_lines();
+  std::istringstream in(lines);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    EXPECT_TRUE(line.rfind("export ", 0) == 0 || line.rfind("az ", 0) == 0) << line;
+  }
+  EXPECT_EQ(n, 4);
+  EXPECT_NE(lines.find("--endpoint-resource-manager https://localhost:" + std::to_string(server_->port()) + "/"),
+            std::string::npos);
+  EXPECT_NE(lines.find("-u " + client + " -p " + server_->identity().client_secret), std::string::npos);
+  stop_server();
+  start_server();
+  EXPECT_EQ(read_file(home_ / "serve" / "cert.pem"), cert);
+  EXPECT_EQ(server_->identity().client_id, client);
+  token();  // the new server still serves
+}
+
+TEST_F(ServeTest, RefusesBadOptions) {
+  ServerConfig config;
+  config.settings = control_plane::Settings::from_environment();
+  config.port = 70000;
+  EXPECT_THROW(Server{config}, InvalidArgument);
+  config.port = 0;
+  config.host = "bad host;";
+  EXPECT_THROW(Server{config}, InvalidArgument);
+  config.host = "127.0.0.1";
+  config.cert_file = home_ / "serve" / "cert.pem";
+  EXPECT_THROW(Server{config}, InvalidArgument);  // --cert without --key
+  config.key_file = home_ / "serve" / "credentials.json";
+  EXPECT_THROW(Server{config}, InvalidArgument);  // not a key
+  config.port = server_->port();
+  config.cert_file.clear();
+  config.key_file.clear();
+  EXPECT_THROW(Server{config}, SystemError);  // port taken
+}
+
+// `batchai serve --port 0` as users run it: the plugin beside the executable, the four lines on
+// stdout, a request answered, SIGTERM, exit 0. Skipped while the executable has no `serve`.
+TEST(ServeCommand, ServesUntilSigtermThenExitsZero) {
+  char templ[] = "/tmp/batchai-serve-cmd-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const fs::path home = templ;
+  auto launcher = make_posix_process_launcher();
+  ProcessSpec help;
+  help.argv = {BATCHAI_EXE, "serve", "--help"};
+  help.stdout_file = home / "help.out";
+  help.stderr_file = home / "help.out";
+  if (launcher->run(help).exit_code != 0) {
+    fs::remove_all(home);
+    GTEST_SKIP() << "this batchai has no serve command yet";
+  }
+  ProcessSpec spec;
+  spec.argv = {BATCHAI_EXE, "serve", "--port", "0"};
+  spec.env = {{"BATCHAI_HOME", home.string()}, {"BATCHAI_SIM_DELAY_S", "0"}};
+  spec.stdout_file = home / "serve.out";
+  spec.stderr_file = home / "serve.err";
+  const pid_t pid = launcher->spawn(spec);
+  std::string out;
+  for (int i = 0; i < 200 && std::count(out.begin(), out.end(), '\n') < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    out = read_file(home / "serve.out");
+  }
+  const auto at = out.find("https://localhost:");
+  ASSERT_NE(at, std::string::npos) << out << read_file(home / "serve.err");
+  const int port = std::stoi(out.substr(at + 18));
+  EXPECT_EQ(out.rfind("export REQUESTS_CA_BUNDLE=", 0), 0u) << out;
+  httplib::SSLClient client("localhost", port);
+  client.set_ca_cert_path((home / "serve" / "cert.pem").c_str());
+  client.enable_server_certificate_verification(true);
+  auto r = client.Get("//metadata/endpoints?api-version=2015-01-01");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  launcher->signal_group(pid, SIGTERM);
+  auto exit = launcher->wait(pid, std::chrono::seconds(20));
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->exit_code, 0) << read_file(home / "serve.err");
+  fs::remove_all(home);
+}
+
+}  // namespace
+}  // namespace batchai::serve
