@@ -347,15 +347,9 @@ TEST_F(ControlPlaneTest, NodeExecRunsInNodeFolder) {
 
 TEST_F(ControlPlaneTest, NfsAndAutoStorageMounts) {
   auto ws = make_workspace();
-  FileServerCreateOptions f;
-  f.where = ws;
-  f.name = "nfs";
-  f.admin.user_name = "u";
+  FileServerCreateOptions f = file_server_options("nfs");
+  f.admin.password.reset();
   f.admin.ssh_key = kSshKey;
-  f.disk_size = 10;
-  f.disk_count = 1;
-  f.storage_sku = "Standard_LRS";
-  f.vm_size = "Standard_D1";
   Json server = *cp_->file_servers().create(f);
   auto o = cluster_options("c", 1);
   o.mounts.nfs = "nfs";

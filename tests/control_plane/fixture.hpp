@@ -83,6 +83,19 @@ class ControlPlaneTest : public ::testing::Test {
     o.admin.password = "secret";
     return o;
   }
+  // A file server "name" in rg/ws: one 10 GB Standard_LRS disk on a Standard_D1, admin u/p.
+  FileServerCreateOptions file_server_options(const std::string& name) {
+    FileServerCreateOptions o;
+    o.where = {"rg", "ws"};
+    o.name = name;
+    o.admin.user_name = "u";
+    o.admin.password = "p";
+    o.disk_size = 10;
+    o.disk_count = 1;
+    o.storage_sku = "Standard_LRS";
+    o.vm_size = "Standard_D1";
+    return o;
+  }
   // Reconciles until `pred` holds on the cluster document, for up to 10 s of real time (setup
   // tasks are real processes).
   template <typename Pred>

@@ -38,16 +38,7 @@ class ReconcileOnce : public ControlPlaneTest {
 TEST_F(ReconcileOnce, ResourceCommands) {
   const WorkspaceRef ws = make_workspace();
   cp_->experiments().create(ws, "exp");
-  FileServerCreateOptions fso;
-  fso.where = ws;
-  fso.name = "nfs";
-  fso.vm_size = "Standard_D2";
-  fso.admin.user_name = "alice";
-  fso.admin.password = "secret";
-  fso.disk_count = 1;
-  fso.disk_size = 10;
-  fso.storage_sku = "Standard_LRS";
-  cp_->file_servers().create(fso);
+  cp_->file_servers().create(file_server_options("nfs"));
   EXPECT_EQ(reconciles([&] { cp_->groups().show("rg"); }), 1u);
   EXPECT_EQ(reconciles([&] { cp_->groups().list(); }), 1u);
   EXPECT_EQ(reconciles([&] { cp_->workspaces().show(ws); }), 1u);

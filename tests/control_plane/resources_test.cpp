@@ -159,15 +159,7 @@ TEST_F(ControlPlaneTest, FileServerMessagesInOrder) {
 TEST_F(ControlPlaneTest, FileServerNoWaitProvisionsOverSimulatedTime) {
   open(std::chrono::seconds(3));
   auto ws = make_workspace();
-  FileServerCreateOptions o;
-  o.where = ws;
-  o.name = "nfs";
-  o.admin.user_name = "u";
-  o.admin.password = "p";
-  o.disk_size = 10;
-  o.disk_count = 1;
-  o.storage_sku = "Standard_LRS";
-  o.vm_size = "Standard_D1";
+  FileServerCreateOptions o = file_server_options("nfs");
   o.no_wait = true;
   EXPECT_FALSE(cp_->file_servers().create(o).has_value());
   Json d = cp_->file_servers().show(ws, "nfs");

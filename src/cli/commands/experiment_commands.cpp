@@ -7,11 +7,8 @@
 namespace batchai::cli {
 
 void register_experiment_commands(CLI::App& group, CliContext& ctx) {
-  OptionSpec name;
-  name.required = true;
-  OptionSpec name_by_ids = name;
-  name_by_ids.replaced_by_ids = true;
-  name_by_ids.group = "Resource Id Arguments";
+  const OptionSpec name = required();
+  const OptionSpec by_ids = name_by_ids();
 
   auto& create = add_command(group, ctx, "create", "Create an experiment.");
   add_workspace(add_resource_group(create))
@@ -23,7 +20,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
 
   auto& show = add_command(group, ctx, "show", "Show information about an experiment.");
   add_workspace(add_resource_group(show, true, true), true)
-      .option("--name,-n", "Name of experiment.", name_by_ids)
+      .option("--name,-n", "Name of experiment.", by_ids)
       .ids()
       .show()
       .table(output::experiment_table)
@@ -45,7 +42,7 @@ void register_experiment_commands(CLI::App& group, CliContext& ctx) {
 
   auto& del = add_command(group, ctx, "delete", "Delete an experiment (its jobs are terminated and deleted).");
   add_workspace(add_resource_group(del, true, true), true)
-      .option("--name,-n", "Name of experiment.", name_by_ids)
+      .option("--name,-n", "Name of experiment.", by_ids)
       .ids()
       .flag("--no-wait", "Do not wait for the long-running operation to finish.")
       .confirmation()

@@ -7,11 +7,8 @@
 namespace batchai::cli {
 
 void register_workspace_commands(CLI::App& group, CliContext& ctx) {
-  OptionSpec name;
-  name.required = true;
-  OptionSpec name_by_ids = name;
-  name_by_ids.replaced_by_ids = true;
-  name_by_ids.group = "Resource Id Arguments";
+  const OptionSpec name = required();
+  const OptionSpec by_ids = name_by_ids();
   OptionSpec location;
   location.env = kDefaultLocationEnv;
 
@@ -27,7 +24,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
 
   auto& show = add_command(group, ctx, "show", "Show information about a workspace.");
   add_resource_group(show, true, true)
-      .option("--workspace,-n", "Name of workspace.", name_by_ids)
+      .option("--workspace,-n", "Name of workspace.", by_ids)
       .ids()
       .show()
       .table(output::workspace_table)
@@ -49,7 +46,7 @@ void register_workspace_commands(CLI::App& group, CliContext& ctx) {
 
   auto& del = add_command(group, ctx, "delete", "Delete a workspace and everything in it.");
   add_resource_group(del, true, true)
-      .option("--workspace,-n", "Name of workspace.", name_by_ids)
+      .option("--workspace,-n", "Name of workspace.", by_ids)
       .ids()
       .flag("--no-wait", "Do not wait for the long-running operation to finish.")
       .confirmation()
