@@ -10,6 +10,7 @@ packages=(
   slurm-wlm munge
   libcpp-httplib-dev libssl-dev
   json-schema-test-suite
+  azure-cli python3-azure libnss-myhostname
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

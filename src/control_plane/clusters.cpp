@@ -19,6 +19,7 @@
 #include "store.hpp"
 #include "cluster_quota.hpp"
 #include "internal.hpp"
+#include "slurm_clusters.hpp"
 
 namespace fs = std::filesystem;
 
@@ -113,6 +114,7 @@ void check_setup_output_prefix(const std::string& prefix) {
 Json Clusters::create(const ClusterCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "cluster_name");
+  if (o.slurm_partition) requested_slurm_partition(o.slurm_partition, nullptr);  // checked before anything runs
   cp_.reconcile();
   const std::string home = user_home();
   // 1. --generate-ssh-keys
@@ -141,6 +143,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
     Json file = load_json_file(*o.config_file);
     if (file.is_object() && file.contains("properties") && file["properties"].is_object()) props = file["properties"];
   }
+  const std::optional<std::string> partition = requested_slurm_partition(o.slurm_partition, props);
   KeyLookup lookup = [this](const std::string& account) { return account_key(cp_.store(), account); };
   // 6. patch the config's mount volumes
   Json node_setup_wire = get(props, "nodeSetup");
@@ -172,6 +175,10 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   const std::int64_t room = is_auto ? scale["autoScale"]["maximumNodeCount"].get<std::int64_t>()
                                     : scale["manual"]["targetNodeCount"].get<std::int64_t>();
   cp_.store().read([&] { check_vcpu_quota(cp_.store(), 0, ws.location, vm_size, priority, room); });
+  // A Slurm cluster: the controller and the partition are asked now, before auto-storage or the
+  // row makes anything; their error ends the create with nothing made.
+  std::vector<slurm::NodeInfo> slurm_nodes;
+  if (partition) slurm_nodes = probe_slurm_partition(cp_.launcher(), *partition);
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
   Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
@@ -233,6 +240,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
     setup_task = {{"commandLine", *o.setup_task}, {"stdOutErrPathPrefix", *o.setup_task_output}};
   }
   Json private_data = {{"setupSecrets", Json::array()}};
+  if (partition) private_data["slurm"] = slurm_private_entry(*partition, slurm_nodes);
   if (setup_task.is_object()) check_setup_output_prefix(value_or<std::string>(setup_task, "stdOutErrPathPrefix", ""));
   if (setup_task.is_object()) {
     setup_task["stdOutErrPathSuffix"] = subscription_id() + "/" + ws.resource_group + "/workspaces/" + ws.name +
@@ -259,7 +267,8 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   sim.target = target;
   sim.min_nodes = min_nodes;
   sim.max_nodes = max_nodes;
-  const int desired = desired_nodes(sim);
+  // A Slurm cluster's nodes are the partition's: no simulated nodes to allocate, so steady now.
+  const int desired = partition ? 0 : desired_nodes(sim);
   std::string vm_upper = vm_size;
   for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   Json doc = {{"allocationState", desired > 0 ? "resizing" : "steady"},
@@ -282,6 +291,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
               {"virtualMachineConfiguration", {{"imageReference", image}}},
               {"vmPriority", priority},
               {"vmSize", vm_upper}};
+  if (partition) apply_slurm_counts(doc, slurm_nodes);
   inject_resource_group(doc);
   const fs::path folder = cp_.layout().cluster(ws.resource_group, ws.name, o.name);
   cp_.store().write([&] {
@@ -300,7 +310,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   });
   std::error_code ec;
   fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name
-  fs::create_directories(folder / "nodes", ec);
+  if (!partition) fs::create_directories(folder / "nodes", ec);
   return doc;
 } catch (const Json::exception& e) {
   if (!o.config_file) throw;
@@ -321,6 +331,7 @@ void Clusters::refresh(std::int64_t cluster_row_id) {
   cp_.store().write([&] {
     auto c = load_cluster(cp_.store(), cluster_row_id);
     if (!c) return;
+    const bool on_slurm = slurm_partition(c->private_data).has_value();
     std::map<std::string, int> counts;
     Json errors = Json::array();
     int total = 0;
@@ -350,15 +361,17 @@ void Clusters::refresh(std::int64_t cluster_row_id) {
       }
     }
     Json& doc = c->doc;
-    doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},
-                              {"leavingNodeCount", counts["leaving"]},
-                              {"preparingNodeCount", counts["preparing"]},
-                              {"runningNodeCount", counts["running"]},
-                              {"unusableNodeCount", counts["unusable"]}};
-    doc["currentNodeCount"] = total;
-    doc["errors"] = errors.empty() ? Json(nullptr) : errors;
-    doc["allocationState"] = c->alloc_state;
-    doc["allocationStateTransitionTime"] = iso_us(c->alloc_changed_us);
+    if (!on_slurm) {  // a Slurm cluster's counts and errors are sinfo's (refresh_slurm_clusters)
+      doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},
+                                {"leavingNodeCount", counts["leaving"]},
+                                {"preparingNodeCount", counts["preparing"]},
+                                {"runningNodeCount", counts["running"]},
+                                {"unusableNodeCount", counts["unusable"]}};
+      doc["currentNodeCount"] = total;
+      doc["errors"] = errors.empty() ? Json(nullptr) : errors;
+      doc["allocationState"] = c->alloc_state;
+      doc["allocationStateTransitionTime"] = iso_us(c->alloc_changed_us);
+    }
     if (c->scale_mode == "manual") {
       Json manual = doc["scaleSettings"]["manual"].is_object() ? doc["scaleSettings"]["manual"] : Json::object();
       manual["targetNodeCount"] = c->target;

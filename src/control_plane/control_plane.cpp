@@ -79,6 +79,7 @@ void ControlPlane::reconcile() {
     nodes_.reconcile(now);
     empty_trash();
   }
+  nodes_.reconcile_slurm();
   jobs_.schedule();
 }
 

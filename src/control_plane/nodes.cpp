@@ -20,6 +20,7 @@
 #include "store.hpp"
 #include "batchai/runtime/node_dir.hpp"
 #include "internal.hpp"
+#include "slurm_clusters.hpp"
 
 namespace fs = std::filesystem;
 
@@ -139,6 +140,10 @@ void step_cluster(ControlPlane& cp, Store& store, const Settings& settings, cons
                   std::int64_t now) {
   auto c = load_cluster(store, id);
   if (!c) return;
+  if (slurm_partition(c->private_data)) {  // Slurm's nodes: resize/auto-scale changed the bound only
+    store.prepare("UPDATE clusters SET pending = 0 WHERE id = ?").bind(1, id).run();
+    return;
+  }
   const std::int64_t prov = settings.provisioning_delay.count();
   const std::int64_t prep = settings.node_preparation_delay.count();
   const fs::path cluster_dir = layout.cluster(c->resource_group, c->workspace, c->name);
@@ -283,6 +288,8 @@ void Nodes::reconcile(std::int64_t now_us) {
   }
 }
 
+void Nodes::reconcile_slurm() { refresh_slurm_clusters(cp_); }
+
 void Nodes::start_work(std::int64_t cluster_row_id) {
   std::vector<std::string> preparing, claimed;
   auto cluster = cp_.store().write([&] {
@@ -338,6 +345,7 @@ void Nodes::start_work(std::int64_t cluster_row_id) {
 Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
   cp_.reconcile();
   auto t = load_nodes(cp_.store(), ref, cluster);
+  if (slurm_partition(t.cluster.private_data)) return slurm_node_list(t.cluster);
   Json out = Json::array();
   for (const auto& [node_id, ordinal] : t.nodes)
     out.push_back({{"ipAddress", t.cluster.public_ip},
@@ -348,6 +356,7 @@ Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
 
 void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
+  refuse_on_slurm(cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); }), "cluster node exec");
   cp_.reconcile();
   auto t = load_nodes(cp_.store(), ref, cluster);
   if (t.nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
@@ -395,6 +404,7 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
                                      int expiry_minutes) {
   // Local file:// URLs do not expire, but the service takes 5 to 600 minutes only.
   checked_integer(Json(expiry_minutes), "--expiry", 5, 600);
+  refuse_on_slurm(cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); }), "cluster file list");
   cp_.reconcile();
   auto c = cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); });
   const Json& setup = c.doc["nodeSetup"];

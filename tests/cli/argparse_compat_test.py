@@ -99,7 +99,8 @@ TABLES = {
         opt("--vm-size", "-s"), opt("--target", "-t", int_=True), opt("--min", int_=True), opt("--max", int_=True),
         opt("--vm-priority", choices=["dedicated", "lowpriority"]), opt("--user-name", "-u"), opt("--ssh-key", "-k"),
         opt("--password", "-p"), opt("--generate-ssh-keys", kind="flag"), opt("--use-auto-storage", kind="flag")]
-        + MOUNTS + [opt("--subnet"), opt("--setup-task"), opt("--setup-task-output")],
+        + MOUNTS + [opt("--subnet"), opt("--setup-task"), opt("--setup-task-output"),
+                    opt("--slurm-partition")],
 }
 
 

@@ -51,6 +51,9 @@ struct ClusterCreateOptions {
   std::optional<std::string> subnet;
   std::optional<std::string> setup_task;
   std::optional<std::string> setup_task_output;
+  // A Slurm-backed cluster on this partition (docs/slurm.md); the config file's
+  // properties.slurm.partition when not given.
+  std::optional<std::string> slurm_partition;
 };
 
 struct FileServerCreateOptions {

@@ -36,6 +36,8 @@ void register_create(CLI::App& group, CliContext& ctx) {
       .option("--setup-task", "A command line to be executed on each cluster's node after it is allocated or "
               "rebooted.", in_group("Setup Task"))
       .option("--setup-task-output", "Directory path to store the setup-task's logs.", in_group("Setup Task"))
+      .option("--slurm-partition", "Stand the cluster on this Slurm partition: its nodes are the partition's, "
+              "reached through $SLURM_CONF (docs/slurm.md).", in_group("Slurm"))
       .example("Create a single node GPU cluster with default image and auto-storage account.",
                "batchai cluster create -g MyResourceGroup -w MyWorkspace -n MyCluster -s Standard_NC6 -t 1 "
                "--use-auto-storage --generate-ssh-keys")
@@ -62,6 +64,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.subnet = a.get("subnet");
         o.setup_task = a.get("setup-task");
         o.setup_task_output = a.get("setup-task-output");
+        o.slurm_partition = a.get("slurm-partition");
         return ctx.control_plane().clusters().create(o);
       });
 }

@@ -13,6 +13,7 @@
 #include "job_rows.hpp"
 #include "mount_rules.hpp"
 #include "scheduler.hpp"
+#include "slurm_clusters.hpp"
 #include "supervisor.hpp"
 #include "vm_sizes.hpp"
 #include "storage_paths.hpp"
@@ -162,6 +163,7 @@ Json Jobs::create(const JobCreateOptions& o) {
     cluster_name = id->path.back().second;
   }
   const ClusterRow cluster = store.read([&] { return require_cluster(store, cluster_where, cluster_name); });
+  refuse_on_slurm(cluster, "job create");  // sbatch submission is the next part of issue 15
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
   add_command_line_mounts(cp_, o, lookup, props);

@@ -1,0 +1,125 @@
+// Slurm-backed clusters: the partition check at create, the counts from sinfo at reconcile, and
+// what the node commands show or refuse (docs/slurm.md, "Slurm-backed clusters").
+#include "slurm_clusters.hpp"
+
+#include <map>
+#include <utility>
+
+#include "batchai/common/errors.hpp"
+#include "batchai/common/log.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/slurm/batch_script.hpp"
+#include "batchai/slurm/client.hpp"
+#include "batchai/slurm/states.hpp"
+#include "store.hpp"
+
+namespace batchai::control_plane::detail {
+
+std::optional<std::string> slurm_partition(const Json& private_data) {
+  if (!private_data.is_object()) return std::nullopt;
+  auto it = private_data.find("slurm");
+  if (it == private_data.end() || !it->is_object()) return std::nullopt;
+  auto p = it->find("partition");
+  if (p == it->end() || !p->is_string()) return std::nullopt;
+  return p->get<std::string>();
+}
+
+std::optional<std::string> requested_slurm_partition(const std::optional<std::string>& option, const Json& props) {
+  std::optional<std::string> partition = option;
+  if (!partition && props.is_object() && props.contains("slurm")) {
+    const Json& slurm = props["slurm"];
+    if (!slurm.is_object() || !slurm.contains("partition") || !slurm["partition"].is_string())
+      throw InvalidArgument("properties.slurm.partition in the cluster configuration file must be the name of a Slurm "
+                            "partition (text).");
+    partition = slurm["partition"].get<std::string>();
+  }
+  if (partition) slurm::check_partition_name(*partition);
+  return partition;
+}
+
+std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, const std::string& partition) {
+  slurm::SlurmClient client(launcher);
+  client.check_version();
+  return client.partition_nodes(partition);
+}
+
+Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes) {
+  Json list = Json::array();
+  for (const auto& n : nodes)
+    list.push_back(
+        {{"name", n.name}, {"state", std::string(slurm::to_string(n.state))}, {"slurmState", n.slurm_state}});
+  return {{"nodes", list}, {"partition", partition}};
+}
+
+void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes) {
+  std::map<slurm::NodeState, int> counts;
+  for (const auto& n : nodes) ++counts[n.state];
+  doc["nodeStateCounts"] = {{"idleNodeCount", counts[slurm::NodeState::idle]},
+                            {"leavingNodeCount", 0},
+                            {"preparingNodeCount", counts[slurm::NodeState::preparing]},
+                            {"runningNodeCount", counts[slurm::NodeState::running]},
+                            {"unusableNodeCount", counts[slurm::NodeState::unusable]}};
+  doc["currentNodeCount"] = static_cast<int>(nodes.size());
+  doc["allocationState"] = "steady";  // Slurm's nodes are there or not; batchai never resizes them
+}
+
+void refresh_slurm_clusters(ControlPlane& cp) {
+  // A cheap read; the text filter only narrows, the parsed private JSON decides.
+  std::vector<std::pair<std::int64_t, std::string>> clusters = cp.store().read([&] {
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    auto st = cp.store().prepare("SELECT id, private FROM clusters WHERE private LIKE '%\"slurm\":{%'");
+    while (st.step())
+      if (auto partition = slurm_partition(parse_doc(st.text(1)))) out.emplace_back(st.integer(0), *partition);
+    return out;
+  });
+  for (const auto& entry : clusters) {
+    const std::int64_t id = entry.first;
+    const std::string& partition = entry.second;
+    std::optional<std::vector<slurm::NodeInfo>> nodes;
+    Json error;
+    try {
+      nodes = slurm::SlurmClient(cp.launcher()).partition_nodes(partition);
+    } catch (const Error& e) {
+      // Last known counts stay; the error says they are stale and why.
+      error = {{"code", e.code().empty() ? std::string("SlurmError") : e.code()},
+               {"details", Json::array({{{"name", "partition"}, {"value", partition}}})},
+               {"message", "Slurm did not report the nodes of partition '" + partition +
+                               "'; the node counts shown are the last known ones: " + e.what()}};
+      log::warning(error["message"].get<std::string>());
+    }
+    cp.store().write([&] {
+      auto c = load_cluster(cp.store(), id);
+      if (!c || slurm_partition(c->private_data) != partition) return;  // deleted or replaced meanwhile
+      if (nodes) {
+        apply_slurm_counts(c->doc, *nodes);
+        c->doc["errors"] = nullptr;
+        c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
+      } else {
+        c->doc["errors"] = Json::array({error});
+      }
+      cp.store()
+          .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
+          .bind(1, dump_doc(c->doc)).bind(2, dump_doc(c->private_data)).bind(3, id).run();
+    });
+  }
+}
+
+Json slurm_node_list(const ClusterRow& cluster) {
+  Json out = Json::array();
+  const Json& slurm = cluster.private_data["slurm"];
+  if (!slurm.contains("nodes") || !slurm["nodes"].is_array()) return out;
+  // Slurm's node names reach the nodes; sinfo's %N gives no address, so the address is loopback
+  // (the private test Slurm) until the job part maps NodeAddr (docs/slurm.md).
+  for (const auto& n : slurm["nodes"])
+    out.push_back({{"ipAddress", "127.0.0.1"}, {"nodeId", value_or<std::string>(n, "name", "")}, {"port", 22.0}});
+  return out;
+}
+
+void refuse_on_slurm(const ClusterRow& cluster, const std::string& what) {
+  if (slurm_partition(cluster.private_data))
+    throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
+                          "' stands on Slurm partition '" + *slurm_partition(cluster.private_data) +
+                          "' (docs/slurm.md).");
+}
+
+}  // namespace batchai::control_plane::detail

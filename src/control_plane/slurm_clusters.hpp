@@ -1,0 +1,49 @@
+// Slurm-backed clusters (issue 15, docs/slurm.md "Slurm-backed clusters"): a cluster whose nodes
+// are a Slurm partition's. Its row keeps {"slurm": {"partition": NAME, "nodes": [...]}} in the
+// private JSON; it has no simulated node rows, and its counts come from sinfo at reconcile.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/slurm/parsers.hpp"
+#include "internal.hpp"
+
+namespace batchai::control_plane {
+class ControlPlane;
+}
+
+namespace batchai::control_plane::detail {
+
+// The partition a cluster stands on; nullopt for a simulated cluster.
+std::optional<std::string> slurm_partition(const Json& private_data);
+
+// `--slurm-partition` or the config file's `properties.slurm.partition` (the option wins);
+// nullopt when neither names one. The name is checked (Slurm's characters, 1 to 64) here.
+std::optional<std::string> requested_slurm_partition(const std::optional<std::string>& option, const Json& props);
+
+// Asks the controller for its version and the partition's nodes (one bounded command each).
+// Throws the client's error: NotFound partition, controller that does not answer, Slurm too old.
+std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, const std::string& partition);
+
+// {"partition": NAME, "nodes": [{"name", "state", "slurmState"}...]}: the private "slurm" entry.
+Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes);
+
+// Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes.
+void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes);
+
+// Part of every reconcile: each Slurm cluster's partition asked once (sinfo); a controller that
+// does not answer leaves the last known counts and an `errors` entry saying so. Simulated
+// clusters cost one read of the clusters table and no process.
+void refresh_slurm_clusters(ControlPlane& cp);
+
+// `cluster node list` of a Slurm cluster: the partition's nodes as last seen.
+Json slurm_node_list(const ClusterRow& cluster);
+
+// InvalidArgument "<what> is not supported on Slurm clusters yet ..." for a Slurm cluster.
+void refuse_on_slurm(const ClusterRow& cluster, const std::string& what);
+
+}  // namespace batchai::control_plane::detail

@@ -1,0 +1,216 @@
+// Slurm-backed clusters through the control plane API, against the private Slurm the CTest
+// fixture "slurm" starts (3 nodes node1..node3, partition "batchai"; SLURM_CONF names it).
+// docs/slurm.md, "Slurm-backed clusters". Never skipped: without the fixture they fail.
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "control_plane/fixture.hpp"
+#include "slurm_test_util.hpp"
+
+namespace batchai::control_plane::testing {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// Counts the processes the control plane starts; everything else goes to the real launcher.
+class CountingLauncher : public ProcessLauncher {
+ public:
+  pid_t spawn(const ProcessSpec& spec) override {
+    ++spawned;
+    return real_->spawn(spec);
+  }
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    return real_->wait(pid, timeout);
+  }
+  bool signal_group(pid_t pgid, int signal) override { return real_->signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override {
+    ++spawned;
+    return real_->spawn_detached(spec);
+  }
+  int spawned = 0;
+
+ private:
+  std::unique_ptr<ProcessLauncher> real_ = make_posix_process_launcher();
+};
+
+class SlurmCluster : public ControlPlaneTest {
+ protected:
+  void SetUp() override {
+    ControlPlaneTest::SetUp();
+    conf_ = slurm_testing::slurm_conf();
+    ASSERT_TRUE(fs::exists(conf_)) << conf_;
+    counter_ = std::make_shared<CountingLauncher>();
+    launcher_ = counter_;
+    open(Micros(0));
+    ws_ = make_workspace();
+  }
+  void TearDown() override {
+    ::setenv("SLURM_CONF", conf_.c_str(), 1);
+    ControlPlaneTest::TearDown();
+  }
+  ClusterCreateOptions slurm_options(const std::string& name, const std::string& partition = "batchai") {
+    ClusterCreateOptions o = cluster_options(name, 2);
+    o.slurm_partition = partition;
+    return o;
+  }
+  static int count(const Json& doc, const char* key) { return doc["nodeStateCounts"][key].get<int>(); }
+
+  fs::path conf_;
+  std::shared_ptr<CountingLauncher> counter_;
+  WorkspaceRef ws_;
+};
+
+TEST_F(SlurmCluster, CreateOnThePartitionShowsItsThreeIdleNodes) {
+  Json doc = cp_->clusters().create(slurm_options("sc"));
+  EXPECT_EQ(doc["currentNodeCount"], 3);
+  EXPECT_EQ(count(doc, "idleNodeCount"), 3);
+  EXPECT_EQ(doc["allocationState"], "steady");
+  EXPECT_EQ(doc["scaleSettings"]["manual"]["targetNodeCount"], 2);  // the bound on the jobs' nodes
+  Json shown = cp_->clusters().show(ws_, "sc");
+  EXPECT_EQ(shown["currentNodeCount"], 3);
+  EXPECT_TRUE(shown["errors"].is_null()) << shown.dump();
+  EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+  // No simulated nodes and no node folders: the nodes are Slurm's.
+  EXPECT_FALSE(fs::exists(cp_->layout().cluster("rg", "ws", "sc")));
+  Json nodes = cp_->nodes().list(ws_, "sc");
+  std::set<std::string> names;
+  for (const auto& n : nodes) {
+    names.insert(n["nodeId"].get<std::string>());
+    EXPECT_EQ(n["port"], 22);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"node1", "node2", "node3"}));
+}
+
+TEST_F(SlurmCluster, TheConfigFileNamesThePartitionToo) {
+  fs::path file = root_ / "cluster.json";
+  write_file(file, R"({"properties": {"vmSize": "Standard_NC6", "slurm": {"partition": "batchai"},
+                       "scaleSettings": {"manual": {"targetNodeCount": 1}}}})");
+  ClusterCreateOptions o = cluster_options("fromfile", 1);
+  o.vm_size.reset();
+  o.target.reset();
+  o.config_file = file.string();
+  EXPECT_EQ(cp_->clusters().create(o)["currentNodeCount"], 3);
+  write_file(file, R"({"properties": {"vmSize": "Standard_NC6", "slurm": {"partition": 7}}})");
+  o.name = "wrongtype";
+  EXPECT_THROW(cp_->clusters().create(o), InvalidArgument);
+  EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+}
+
+TEST_F(SlurmCluster, BadOrUnknownPartitionCreatesNothing) {
+  counter_->spawned = 0;
+  for (const std::string& bad : std::vector<std::string>{"-p", "", "a b", "x;rm", std::string(65, 'p')})
+    EXPECT_THROW(cp_->clusters().create(slurm_options("bad", bad)), InvalidArgument) << bad;
+  EXPECT_EQ(counter_->spawned, 0);  // refused before any Slurm command ran
+  EXPECT_THROW(cp_->clusters().create(slurm_options("unknown", "nosuchpartition")), NotFound);
+  EXPECT_TRUE(cp_->clusters().list(ws_).empty());
+  EXPECT_FALSE(fs::exists(cp_->layout().cluster("rg", "ws", "unknown")));
+}
+
+TEST_F(SlurmCluster, ControllerThatDoesNotAnswer) {
+  cp_->clusters().create(slurm_options("sc"));
+  const fs::path dead = slurm_testing::dead_controller_conf(root_);
+  ::setenv("SLURM_CONF", dead.c_str(), 1);
+  try {
+    cp_->clusters().create(slurm_options("late"));
+    ADD_FAILURE() << "created on a controller nobody runs";
+  } catch (const SystemError& e) {
+    EXPECT_EQ(e.code(), "SlurmControllerUnreachable") << e.what();
+  }
+  Json shown = cp_->clusters().show(ws_, "sc");  // the last known counts, and why they are stale
+  EXPECT_EQ(shown["currentNodeCount"], 3);
+  ASSERT_TRUE(shown["errors"].is_array()) << shown.dump();
+  EXPECT_EQ(shown["errors"][0]["code"], "SlurmControllerUnreachable");
+  EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+  ::setenv("SLURM_CONF", conf_.c_str(), 1);
+  EXPECT_TRUE(cp_->clusters().show(ws_, "sc")["errors"].is_null());
+}
+
+TEST_F(SlurmCluster, NodeTakenDownIsUnusableUntilResumed) {
+  cp_->clusters().create(slurm_options("sc"));
+  // A job of an earlier test may still be completing on a node: start from three idle nodes.
+  auto show_until = [&](const char* key, int want) {
+    Json d = cp_->clusters().show(ws_, "sc");
+    for (int i = 0; i < 100 && count(d, key) != want; ++i) {
+      std::this_thread::sleep_for(100ms);
+      d = cp_->clusters().show(ws_, "sc");
+    }
+    return d;
+  };
+  ASSERT_EQ(count(show_until("idleNodeCount", 3), "idleNodeCount"), 3);
+  slurm_testing::scontrol({"update", "nodename=node3", "state=down", "reason=test"});
+  Json doc = show_until("unusableNodeCount", 1);
+  slurm_testing::scontrol({"update", "nodename=node3", "state=resume"});
+  EXPECT_EQ(count(doc, "unusableNodeCount"), 1) << doc.dump();
+  EXPECT_EQ(count(doc, "idleNodeCount"), 2);
+  for (int i = 0; i < 100 && count(doc, "idleNodeCount") != 3; ++i) {
+    std::this_thread::sleep_for(100ms);
+    doc = cp_->clusters().show(ws_, "sc");
+  }
+  EXPECT_EQ(count(doc, "idleNodeCount"), 3) << doc.dump();
+}
+
+TEST_F(SlurmCluster, NodeExecAndFileListAreRefused) {
+  cp_->clusters().create(slurm_options("sc"));
+  NodeExecOptions exec;
+  exec.exec = "true";
+  expect_error<InvalidArgument>([&] { cp_->nodes().exec(ws_, "sc", exec); },
+                                "cluster node exec is not supported on Slurm clusters yet: cluster 'sc' stands on "
+                                "Slurm partition 'batchai' (docs/slurm.md).");
+  EXPECT_THROW(cp_->nodes().file_list(ws_, "sc", ".", 60), InvalidArgument);
+}
+
+// Until jobs go through sbatch, a job on a Slurm cluster is refused, never left queued forever.
+TEST_F(SlurmCluster, JobCreateIsRefusedAndNothingIsQueued) {
+  cp_->clusters().create(slurm_options("sc"));
+  cp_->experiments().create(ws_, "exp");
+  const auto file = root_ / "job.json";
+  write_file(file, R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
+                      "customToolkitSettings": {"commandLine": "true"}}})");
+  JobCreateOptions o;
+  o.where = ws_;
+  o.experiment = "exp";
+  o.name = "j";
+  o.cluster = "sc";
+  o.config_file = file.string();
+  expect_error<InvalidArgument>([&] { cp_->jobs().create(o); },
+                                "job create is not supported on Slurm clusters yet: cluster 'sc' stands on Slurm "
+                                "partition 'batchai' (docs/slurm.md).");
+  EXPECT_TRUE(cp_->jobs().list(ws_, "exp").empty());
+}
+
+TEST_F(SlurmCluster, ResizeAndAutoScaleChangeTheBoundOnlyAndDeleteKeepsSlurm) {
+  cp_->clusters().create(slurm_options("sc"));
+  Json doc = cp_->clusters().resize(ws_, "sc", 1);
+  EXPECT_EQ(doc["scaleSettings"]["manual"]["targetNodeCount"], 1);
+  EXPECT_EQ(doc["currentNodeCount"], 3);
+  doc = cp_->clusters().auto_scale(ws_, "sc", 0, 2);
+  EXPECT_EQ(doc["scaleSettings"]["autoScale"]["maximumNodeCount"], 2);
+  EXPECT_EQ(doc["currentNodeCount"], 3);
+  EXPECT_EQ(cp_->nodes().list(ws_, "sc").size(), 3u);
+  cp_->clusters().remove(ws_, "sc");
+  EXPECT_TRUE(cp_->clusters().list(ws_).empty());
+  ClusterCreateOptions again = slurm_options("sc2");
+  EXPECT_EQ(cp_->clusters().create(again)["currentNodeCount"], 3);  // the partition is untouched
+}
+
+TEST_F(SlurmCluster, SlurmIsAskedOncePerReconcileAndSimulatedClustersNever) {
+  cp_->clusters().create(cluster_options("sim", 1));
+  cp_->clusters().show(ws_, "sim");
+  counter_->spawned = 0;
+  cp_->clusters().show(ws_, "sim");
+  cp_->clusters().list(ws_);
+  EXPECT_EQ(counter_->spawned, 0);
+  cp_->clusters().create(slurm_options("sc"));
+  counter_->spawned = 0;
+  cp_->clusters().show(ws_, "sim");
+  EXPECT_EQ(counter_->spawned, 1);  // one sinfo for the one Slurm cluster
+  EXPECT_EQ(cp_->clusters().show(ws_, "sim")["currentNodeCount"], 1);
+}
+
+}  // namespace
+}  // namespace batchai::control_plane::testing

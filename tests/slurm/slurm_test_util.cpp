@@ -1,0 +1,57 @@
+// Helpers of the tests that use the private Slurm (see slurm_test_util.hpp).
+#include "slurm_test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "batchai/common/process.hpp"
+
+namespace batchai::slurm_testing {
+namespace fs = std::filesystem;
+
+fs::path slurm_conf() {
+  const char* env = std::getenv("SLURM_CONF");
+  if (env == nullptr || *env == '\0') ADD_FAILURE() << "SLURM_CONF is not set: run through ctest (fixture slurm)";
+  return env == nullptr ? fs::path() : fs::path(env);
+}
+
+namespace {
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+}  // namespace
+
+fs::path dead_controller_conf(const fs::path& dir) {
+  std::ifstream in(slurm_conf());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string conf =
+      std::regex_replace(text.str(), std::regex("SlurmctldPort=\\d+"), "SlurmctldPort=" + std::to_string(free_port()));
+  fs::path out = dir / "dead-slurm.conf";
+  std::ofstream(out) << conf;
+  return out;
+}
+
+void scontrol(const std::vector<std::string>& args) {
+  ProcessSpec spec;
+  spec.argv = {"scontrol"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  EXPECT_EQ(make_posix_process_launcher()->run(spec).exit_code, 0) << "scontrol " << args.front();
+}
+
+}  // namespace batchai::slurm_testing
