@@ -63,13 +63,26 @@ void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes) {
   doc["allocationState"] = "steady";  // Slurm's nodes are there or not; batchai never resizes them
 }
 
+namespace {
+// After a controller did not answer, its clusters are not asked again for this long: every
+// command reconciles, and each would otherwise wait out the client's bound.
+constexpr std::int64_t kSilentControllerBackoffUs = 30LL * 1000 * 1000;
+}  // namespace
+
 void refresh_slurm_clusters(ControlPlane& cp) {
+  const std::int64_t now = to_us(cp.clock().now());
   // A cheap read; the text filter only narrows, the parsed private JSON decides.
   std::vector<std::pair<std::int64_t, std::string>> clusters = cp.store().read([&] {
     std::vector<std::pair<std::int64_t, std::string>> out;
     auto st = cp.store().prepare("SELECT id, private FROM clusters WHERE private LIKE '%\"slurm\":{%'");
-    while (st.step())
-      if (auto partition = slurm_partition(parse_doc(st.text(1)))) out.emplace_back(st.integer(0), *partition);
+    while (st.step()) {
+      const Json private_data = parse_doc(st.text(1));
+      auto partition = slurm_partition(private_data);
+      if (!partition) continue;
+      const std::int64_t silent_until = private_data["slurm"].value("silentUntilUs", std::int64_t{0});
+      if (now < silent_until) continue;  // its controller did not answer a moment ago
+      out.emplace_back(st.integer(0), *partition);
+    }
     return out;
   });
   for (const auto& entry : clusters) {
@@ -96,6 +109,7 @@ void refresh_slurm_clusters(ControlPlane& cp) {
         c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
       } else {
         c->doc["errors"] = Json::array({error});
+        c->private_data["slurm"]["silentUntilUs"] = now + kSilentControllerBackoffUs;
       }
       cp.store()
           .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")

@@ -126,7 +126,16 @@ TEST_F(SlurmCluster, ControllerThatDoesNotAnswer) {
   ASSERT_TRUE(shown["errors"].is_array()) << shown.dump();
   EXPECT_EQ(shown["errors"][0]["code"], "SlurmControllerUnreachable");
   EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+  // Commands in the next 30 s do not wait for the silent controller again.
+  const int asked = counter_->spawned;
+  const auto start = std::chrono::steady_clock::now();
+  cp_->clusters().show(ws_, "sc");
+  cp_->groups().list();
+  EXPECT_EQ(counter_->spawned, asked);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   ::setenv("SLURM_CONF", conf_.c_str(), 1);
+  EXPECT_FALSE(cp_->clusters().show(ws_, "sc")["errors"].is_null());  // still backing off
+  clock_->advance(std::chrono::seconds(31));
   EXPECT_TRUE(cp_->clusters().show(ws_, "sc")["errors"].is_null());
 }
 
