@@ -150,17 +150,24 @@ int scale_value(const Json& object, const char* key, const std::string& field) {
   return static_cast<int>(checked_integer(object[key], field, 0, 100000));
 }
 
+// A BatchAI PUT creates as the CLI's --config-file does: the body in a private file (removed
+// after), `o` naming it, then the accepted operation.
+template <typename Options, typename Create>
+void create_from_body(Call& call, ArmContext& ctx, Options o, Create&& create) {
+  RequestFile file(ctx.request_dir, call.body_object());
+  o.config_file = file.path().string();
+  create(o);
+  ctx.operations.accepted(call, kBatchAi, true);
+}
+
 void cluster(Call& call, ArmContext& ctx, const cp::WorkspaceRef& ws, const std::string& name) {
   cp::Clusters& clusters = ctx.cp.clusters();
   if (is_get(call)) return call.json(200, to_wire(clusters.show(ws, name)));
   if (call.method() == "PUT") {
-    RequestFile file(ctx.request_dir, call.body_object());
     cp::ClusterCreateOptions o;
     o.where = ws;
     o.name = name;
-    o.config_file = file.path().string();
-    clusters.create(o);
-    return ctx.operations.accepted(call, kBatchAi, true);
+    return create_from_body(call, ctx, o, [&](const auto& with_file) { clusters.create(with_file); });
   }
   if (call.method() == "PATCH") {  // ClusterUpdateParameters: the scale settings only; 200, not an LRO
     const Json body = call.body_object();
@@ -183,13 +190,10 @@ void file_server(Call& call, ArmContext& ctx, const cp::WorkspaceRef& ws, const 
   cp::FileServers& servers = ctx.cp.file_servers();
   if (is_get(call)) return call.json(200, to_wire(servers.show(ws, name)));
   if (call.method() == "PUT") {
-    RequestFile file(ctx.request_dir, call.body_object());
     cp::FileServerCreateOptions o;
     o.where = ws;
     o.name = name;
-    o.config_file = file.path().string();
-    servers.create(o);
-    return ctx.operations.accepted(call, kBatchAi, true);
+    return create_from_body(call, ctx, o, [&](const auto& with_file) { servers.create(with_file); });
   }
   if (call.method() == "DELETE") return batchai_delete(call, ctx, [&] { servers.remove(ws, name); });
   method_not_allowed(call);
@@ -222,14 +226,11 @@ void job(Call& call, ArmContext& ctx, const cp::JobRef& ref, std::size_t action_
   }
   if (is_get(call)) return call.json(200, to_wire(jobs.show(ref)));
   if (call.method() == "PUT") {
-    RequestFile file(ctx.request_dir, call.body_object());
     cp::JobCreateOptions o;
     o.where = ref.where;
     o.experiment = ref.experiment;
     o.name = ref.name;
-    o.config_file = file.path().string();
-    jobs.create(o);
-    return ctx.operations.accepted(call, kBatchAi, true);
+    return create_from_body(call, ctx, o, [&](const auto& with_file) { jobs.create(with_file); });
   }
   if (call.method() == "DELETE") return batchai_delete(call, ctx, [&] { jobs.remove(ref); });
   method_not_allowed(call);

@@ -96,6 +96,19 @@ class ControlPlaneTest : public ::testing::Test {
     o.vm_size = "Standard_D1";
     return o;
   }
+  // Job `name` in rg/ws/exp on `cluster`: one node running `true`, its file written under root_.
+  JobCreateOptions custom_job_options(const std::string& name, const std::string& cluster) {
+    const auto file = root_ / (name + ".json");
+    write_file(file, R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
+                         "customToolkitSettings": {"commandLine": "true"}}})");
+    JobCreateOptions o;
+    o.where = {"rg", "ws"};
+    o.experiment = "exp";
+    o.name = name;
+    o.cluster = cluster;
+    o.config_file = file.string();
+    return o;
+  }
   // Reconciles until `pred` holds on the cluster document, for up to 10 s of real time (setup
   // tasks are real processes).
   template <typename Pred>

@@ -2,7 +2,6 @@
 // exactly one time, and services reach each other through rows, never through another entry
 // point (which would reconcile again). Job supervisors are not started: a launcher that only
 // records detached spawns stands in, so the jobs stay queued.
-#include <fstream>
 
 #include "fixture.hpp"
 
@@ -59,14 +58,7 @@ TEST_F(ReconcileOnce, JobCommands) {
   const WorkspaceRef ws = make_workspace();
   cp_->experiments().create(ws, "exp");
   cp_->clusters().create(cluster_options("c", 0));
-  const auto file = root_ / "job.json";
-  std::ofstream(file) << R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT", "customToolkitSettings": {"commandLine": "true"}}})";
-  JobCreateOptions o;
-  o.where = ws;
-  o.experiment = "exp";
-  o.name = "j";
-  o.cluster = "c";
-  o.config_file = file.string();
+  const JobCreateOptions o = custom_job_options("j", "c");
   EXPECT_EQ(reconciles([&] { cp_->jobs().create(o); }), 1u);
   EXPECT_EQ(fake_->spawned, 1);
   const JobRef job{ws, "exp", "j"};

@@ -10,23 +10,19 @@
 #include <sstream>
 #include <thread>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/client.hpp"
+#include "slurm_test_util.hpp"
 
 namespace batchai::slurm {
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-fs::path slurm_conf() {
-  const char* env = std::getenv("SLURM_CONF");
-  if (env == nullptr || *env == '\0') ADD_FAILURE() << "SLURM_CONF is not set: run through ctest (fixture slurm)";
-  return env == nullptr ? fs::path() : fs::path(env);
-}
+using slurm_testing::dead_controller_conf;
+using slurm_testing::slurm_conf;
 
 class LiveSlurm : public ::testing::Test {
  protected:
@@ -147,28 +143,6 @@ TEST_F(LiveSlurm, UnknownPartitionAndJobAreRefused) {
   }
   EXPECT_THROW(client_.job(4000000000u), NotFound);
   EXPECT_THROW(client_.cancel(4000000000u), NotFound);
-}
-
-// A loopback port nobody listens on (bound, read, closed).
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-// The test's slurm.conf with the controller moved to a port nobody listens on.
-fs::path dead_controller_conf(const fs::path& dir) {
-  std::string conf = read_file(slurm_conf());
-  conf = std::regex_replace(conf, std::regex("SlurmctldPort=\\d+"), "SlurmctldPort=" + std::to_string(free_port()));
-  fs::path out = dir / "slurm.conf";
-  std::ofstream(out) << conf;
-  return out;
 }
 
 void expect_does_not_answer(SlurmClient& client, std::chrono::seconds within) {

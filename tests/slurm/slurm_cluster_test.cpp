@@ -177,15 +177,7 @@ TEST_F(SlurmCluster, NodeExecAndFileListAreRefused) {
 TEST_F(SlurmCluster, JobCreateIsRefusedAndNothingIsQueued) {
   cp_->clusters().create(slurm_options("sc"));
   cp_->experiments().create(ws_, "exp");
-  const auto file = root_ / "job.json";
-  write_file(file, R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
-                      "customToolkitSettings": {"commandLine": "true"}}})");
-  JobCreateOptions o;
-  o.where = ws_;
-  o.experiment = "exp";
-  o.name = "j";
-  o.cluster = "sc";
-  o.config_file = file.string();
+  const JobCreateOptions o = custom_job_options("j", "sc");
   expect_error<InvalidArgument>([&] { cp_->jobs().create(o); },
                                 "job create is not supported on Slurm clusters yet: cluster 'sc' stands on Slurm "
                                 "partition 'batchai' (docs/slurm.md).");
