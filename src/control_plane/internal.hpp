@@ -43,6 +43,10 @@ WorkspaceRow require_workspace(Store& store, const WorkspaceRef& ref);
 // "file_servers"); AlreadyExists with the service's message when the name is taken.
 WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, const char* table, const std::string& name);
 
+// Makes a node folder (mounts, jobs, shared) and links the cluster's nodeSetup mountVolumes
+// beneath its mount root; idempotent, so a crash or a second call is harmless (nodes.cpp).
+void ensure_node_folder(const NodeLayout& layout, const Json& cluster_doc, const std::filesystem::path& node);
+
 // Cluster row fields the simulation needs.
 struct ClusterRow {
   std::int64_t id = 0;

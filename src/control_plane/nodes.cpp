@@ -28,6 +28,19 @@ namespace batchai::control_plane {
 
 using namespace detail;
 
+namespace detail {
+
+void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::path& node) {
+  std::error_code ec;
+  const runtime::NodeDir dir(node);
+  for (const auto& sub : {dir.mounts(), dir.jobs(), dir.shared()}) fs::create_directories(sub, ec);
+  Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
+                                                                       : Json();
+  link_mount_volumes(layout, mv, dir.mounts());
+}
+
+}  // namespace detail
+
 namespace {
 
 struct NodeRow {
@@ -55,16 +68,6 @@ int removal_rank(const std::string& state) {
   if (state == "unusable") return 1;
   if (state == "preparing") return 2;
   return 3;  // running: last
-}
-
-// Makes the node folder and its mounts; idempotent, so a crash or a second call is harmless.
-void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::path& node) {
-  std::error_code ec;
-  const runtime::NodeDir dir(node);
-  for (const auto& sub : {dir.mounts(), dir.jobs(), dir.shared()}) fs::create_directories(sub, ec);
-  Json mv = doc.contains("nodeSetup") && doc["nodeSetup"].is_object() ? doc["nodeSetup"].value("mountVolumes", Json())
-                                                                       : Json();
-  link_mount_volumes(layout, mv, dir.mounts());
 }
 
 // A volume that cannot be mounted (a missing share, container or file server) fails the node's

@@ -228,6 +228,7 @@ class Planner {
     std::vector<std::string> argv = {"mpirun", "-np", std::to_string(processes), "--hostfile", plan_.hostfile.string()};
     if (ctx_.as_root) argv.push_back("--allow-run-as-root");
     if (processes > ctx_.cores) argv.push_back("--oversubscribe");
+    if (ctx_.mpi_map_by_node) argv.insert(argv.end(), {"--map-by", "ppr:" + std::to_string(slots) + ":node"});
     argv.insert(argv.end(), {"--bind-to", "none"});
     for (const auto& [name, value] : envs_[0]) argv.insert(argv.end(), {"-x", name});
     argv.insert(argv.end(), {ctx_.self_executable.string(), kRankExecCommand, "--nodes-file",

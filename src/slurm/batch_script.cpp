@@ -117,6 +117,7 @@ BatchSubmission render_batch_job(const BatchJob& job) {
   if (!job.partition.empty()) o.push_back("--partition=" + job.partition);
   o.push_back("--nodes=" + std::to_string(job.node_count));
   if (job.exclusive) o.push_back("--exclusive");
+  if (!job.requeue) o.push_back("--no-requeue");
   if (job.time_limit_minutes) o.push_back("--time=" + std::to_string(*job.time_limit_minutes));
   if (job.nice != 0) o.push_back("--nice=" + std::to_string(job.nice));
   o.push_back("--chdir=" + job.work_dir.string());

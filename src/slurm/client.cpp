@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <system_error>
 
 
@@ -185,37 +186,42 @@ JobId SlurmClient::submit(const BatchJob& job) {
   return parse_sbatch_parsable(run_checked(argv));
 }
 
-std::optional<JobInfo> SlurmClient::completion_record(JobId id) {
+std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId>& ids) {
+  std::map<JobId, JobInfo> found;
+  if (ids.empty()) return found;
   const auto& cfg = config();
   auto type = cfg.find("JobCompType");
   auto loc = cfg.find("JobCompLoc");
-  if (type == cfg.end() || type->second != "jobcomp/filetxt" || loc == cfg.end()) return std::nullopt;
+  if (type == cfg.end() || type->second != "jobcomp/filetxt" || loc == cfg.end()) return found;
   const fs::path log = loc->second;
-  if (!log.is_absolute()) return std::nullopt;
+  if (!log.is_absolute()) return found;
   std::ifstream in(log, std::ios::binary);
-  if (!in) return std::nullopt;
-  // The last record of the id wins: a controller started with fresh state numbers jobs anew.
-  const std::string prefix = "JobId=" + std::to_string(id) + " ";
-  std::optional<std::string> found;
+  if (!in) return found;
+  const std::set<JobId> wanted(ids.begin(), ids.end());
+  // The last record of an id wins: a controller started with fresh state numbers jobs anew.
   std::string line;
   while (std::getline(in, line)) {
-    if (line.size() <= 64 * 1024 && line.compare(0, prefix.size(), prefix) == 0) found = line;
+    if (line.size() > 64 * 1024 || line.compare(0, 6, "JobId=") != 0) continue;
+    JobId id = 0;
+    try {
+      id = parse_job_id(line.substr(6, line.find(' ') - 6));
+    } catch (const Error&) {
+      continue;
+    }
+    if (!wanted.count(id)) continue;
+    if (auto record = parse_jobcomp_line(line)) found[id] = *record;
   }
-  if (!found) return std::nullopt;
-  return parse_jobcomp_line(*found);
+  return found;
 }
 
-JobInfo SlurmClient::job(JobId id) {
+std::optional<JobInfo> SlurmClient::completion_record(JobId id) {
+  auto records = completion_records({id});
+  if (records.empty()) return std::nullopt;
+  return records.begin()->second;
+}
+
+std::optional<JobInfo> SlurmClient::scontrol_job(JobId id) {
   const std::string sid = std::to_string(id);
-  Output queue = run({"squeue", "-h", "-t", "all", "-j", sid, "-o", "%i|%T|%D|%N|%r"});
-  if (queue.exit_code == 0 && !queue.out.empty()) {
-    JobInfo info = parse_squeue_line(queue.out.substr(0, queue.out.find('\n')));
-    if (info.id != id) throw SystemError("squeue answered for job " + std::to_string(info.id) + ", not " + sid);
-    if (!is_final_job_state(info.slurm_state)) return info;
-  } else if (queue.exit_code != 0 && !contains(queue.err, "Invalid job id")) {
-    fail("squeue", queue);
-  }
-  if (auto record = completion_record(id)) return *record;
   Output show = run({"scontrol", "show", "job", "-o", sid});
   if (show.exit_code == 0 && !show.out.empty()) {
     JobInfo info = parse_scontrol_job(show.out.substr(0, show.out.find('\n')));
@@ -223,9 +229,57 @@ JobInfo SlurmClient::job(JobId id) {
     return info;
   }
   if (show.exit_code != 0 && !contains(show.err, "Invalid job id")) fail("scontrol", show);
-  throw NotFound("Slurm does not know job " + sid +
-                     ": it is neither queued nor running, and no completion record names it.",
-                 "SlurmJobNotFound");
+  return std::nullopt;
+}
+
+JobInfo SlurmClient::job(JobId id) {
+  auto known = jobs({id});
+  if (known.empty())
+    throw NotFound("Slurm does not know job " + std::to_string(id) +
+                       ": it is neither queued nor running, and no completion record names it.",
+                   "SlurmJobNotFound");
+  return known.begin()->second;
+}
+
+std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
+  std::map<JobId, JobInfo> out;
+  if (ids.empty()) return out;
+  std::string list;
+  for (JobId id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  Output queue = run({"squeue", "-h", "-t", "all", "-j", list, "-o", "%i|%T|%D|%N|%r"});
+  if (queue.exit_code != 0 && !contains(queue.err, "Invalid job id")) fail("squeue", queue);
+  const std::set<JobId> wanted(ids.begin(), ids.end());
+  std::vector<JobId> ended;  // asked of the completion record, then scontrol
+  std::map<JobId, JobInfo> from_queue;
+  if (queue.exit_code == 0) {
+    std::size_t start = 0;
+    while (start < queue.out.size()) {
+      std::size_t end = queue.out.find('\n', start);
+      if (end == std::string::npos) end = queue.out.size();
+      const std::string line = queue.out.substr(start, end - start);
+      start = end + 1;
+      if (line.empty()) continue;
+      JobInfo info = parse_squeue_line(line);
+      if (!wanted.count(info.id)) throw SystemError("squeue answered for job " + std::to_string(info.id) + ", not asked for");
+      if (is_final_job_state(info.slurm_state))
+        from_queue[info.id] = info;  // the last resort below: it lacks the exit code
+      else
+        out[info.id] = info;
+    }
+  }
+  for (JobId id : ids)
+    if (!out.count(id)) ended.push_back(id);
+  auto records = completion_records(ended);
+  for (JobId id : ended) {
+    if (auto it = records.find(id); it != records.end()) {
+      out[id] = it->second;
+    } else if (auto info = scontrol_job(id)) {
+      out[id] = *info;
+    } else if (auto q = from_queue.find(id); q != from_queue.end()) {
+      out[id] = q->second;
+    }
+  }
+  return out;
 }
 
 void SlurmClient::cancel(JobId id) {

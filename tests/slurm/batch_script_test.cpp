@@ -37,6 +37,7 @@ TEST(SlurmBatchScript, RendersOptionsAndScript) {
   EXPECT_TRUE(has(o, "--partition=batchai"));
   EXPECT_TRUE(has(o, "--nodes=2"));
   EXPECT_TRUE(has(o, "--exclusive"));
+  EXPECT_TRUE(has(o, "--no-requeue"));
   EXPECT_TRUE(has(o, "--time=5"));
   EXPECT_TRUE(has(o, "--nice=100"));
   EXPECT_TRUE(has(o, "--chdir=/data/jobs/job1"));
@@ -55,9 +56,10 @@ TEST(SlurmBatchScript, OptionalFieldsLeftOut) {
   j.exclusive = false;
   j.time_limit_minutes.reset();
   j.nice = 0;
+  j.requeue = true;
   auto o = render_batch_job(j).sbatch_options;
   for (const auto& opt : o) {
-    for (auto prefix : {"--comment", "--partition", "--exclusive", "--time", "--nice"})
+    for (auto prefix : {"--comment", "--partition", "--exclusive", "--time", "--nice", "--no-requeue"})
       EXPECT_NE(opt.rfind(prefix, 0), 0u) << opt;
   }
 }

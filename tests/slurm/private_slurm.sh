@@ -122,6 +122,8 @@ SchedulerType=sched/backfill
 PriorityType=priority/multifactor
 PriorityWeightJobSize=0
 PriorityWeightAge=0
+# a base above the nice range, so both a raised (negative nice) and a lowered job move
+PriorityWeightPartition=100000
 JobCompType=jobcomp/filetxt
 JobCompLoc=$BASE/log/jobcomp.txt
 JobAcctGatherType=jobacct_gather/none

@@ -173,17 +173,6 @@ TEST_F(SlurmCluster, NodeExecAndFileListAreRefused) {
   EXPECT_THROW(cp_->nodes().file_list(ws_, "sc", ".", 60), InvalidArgument);
 }
 
-// Until jobs go through sbatch, a job on a Slurm cluster is refused, never left queued forever.
-TEST_F(SlurmCluster, JobCreateIsRefusedAndNothingIsQueued) {
-  cp_->clusters().create(slurm_options("sc"));
-  cp_->experiments().create(ws_, "exp");
-  const JobCreateOptions o = custom_job_options("j", "sc");
-  expect_error<InvalidArgument>([&] { cp_->jobs().create(o); },
-                                "job create is not supported on Slurm clusters yet: cluster 'sc' stands on Slurm "
-                                "partition 'batchai' (docs/slurm.md).");
-  EXPECT_TRUE(cp_->jobs().list(ws_, "exp").empty());
-}
-
 TEST_F(SlurmCluster, ResizeAndAutoScaleChangeTheBoundOnlyAndDeleteKeepsSlurm) {
   cp_->clusters().create(slurm_options("sc"));
   Json doc = cp_->clusters().resize(ws_, "sc", 1);

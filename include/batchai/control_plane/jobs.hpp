@@ -81,6 +81,10 @@ class Jobs {
   // records the result. Returns the process exit code (0 unless the supervisor itself could not work).
   int supervise(const std::string& job_key);
 
+  // Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run
+  // by Slurm on the first node of the job's allocation. Returns the batch script's exit status.
+  int run_in_slurm_allocation(const std::string& job_key);
+
   // Where the supervisor keeps its lock, pid list and log for `job_key`.
   std::filesystem::path job_state_dir(const std::string& job_key) const;
 

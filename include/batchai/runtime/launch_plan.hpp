@@ -36,6 +36,10 @@ struct LaunchContext {
   // The job's mountVolumes as links beneath each node's $AZ_BATCHAI_JOB_MOUNT_ROOT, computed by
   // the control plane (it owns the mount rules and the storage layout).
   std::vector<MountLink> job_mounts;
+  // mpirun --map-by ppr:SLOTS:node: inside a Slurm allocation Open MPI takes the slots from the
+  // allocation and would fill the first node; this keeps the hostfile's placement (rank r on
+  // node r / slots), which the rank wrapper assumes.
+  bool mpi_map_by_node = false;
 };
 
 // One node's folders for the job (docs/behaviour.md §4.7, §4.8).

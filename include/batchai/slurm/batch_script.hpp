@@ -16,6 +16,8 @@ struct BatchJob {
   std::string partition;         // --partition; empty = Slurm's default partition
   int node_count = 1;            // --nodes: 1..1000
   bool exclusive = true;         // --exclusive: the job owns its nodes, as a Batch AI job does
+  bool requeue = false;          // false: --no-requeue, a job whose node fails ends NODE_FAIL and
+                                 // never runs twice (docs/slurm.md)
   std::optional<int> time_limit_minutes;  // --time in minutes, 1..525600 (a year); none = the partition's
   int nice = 0;                  // --nice: -10000..10000 (below 0 needs a Slurm operator)
   std::filesystem::path work_dir;     // --chdir: absolute

@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ class SlurmClient {
   // completion record (jobcomp/filetxt), or scontrol while the controller still remembers it.
   // NotFound when no source knows the job.
   JobInfo job(JobId id);
+  // The states of many jobs with one squeue and one pass over the completion record (what a
+  // reconcile of every job of a cluster needs); a job no source knows is left out of the answer.
+  std::map<JobId, JobInfo> jobs(const std::vector<JobId>& ids);
   // scancel; a job that has already ended is left as it is. NotFound for an unknown job.
   void cancel(JobId id);
 
@@ -56,6 +60,9 @@ class SlurmClient {
   std::string run_checked(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& command, const Output& result);
   std::optional<JobInfo> completion_record(JobId id);
+  // The last completion record of each of `ids` (jobcomp/filetxt); empty without one.
+  std::map<JobId, JobInfo> completion_records(const std::vector<JobId>& ids);
+  std::optional<JobInfo> scontrol_job(JobId id);
   const std::map<std::string, std::string>& config();
 
   ProcessLauncher& launcher_;

@@ -1,5 +1,6 @@
 // Hidden commands the job machinery runs itself (never typed by users):
 //   batchai _supervise --job-key K                         the detached per-job supervisor
+//   batchai _slurm-run --job-key K                         a Slurm job's batch script (docs/slurm.md)
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
 // Ordinary commands of the tree, marked hidden; each returns its exit code to main.
 #include "commands/hidden_job_commands.hpp"
@@ -26,6 +27,23 @@ void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
           code = ctx.control_plane().jobs().supervise(key);
         } catch (const std::exception& e) {
           std::cerr << "ERROR: supervisor of job " << key << ": " << e.what() << std::endl;
+          code = 1;
+        }
+        return CommandResult::exit_code_only(code);
+      });
+
+  add_command(root, ctx, "_slurm-run", "Run a job inside its Slurm allocation (internal).")
+      .hidden()
+      .option("--job-key", "The job's key (a lower-case UUID).", required())
+      .handler([&ctx](const Args& a) -> CommandResult {
+        const std::string key = a.str("job-key");
+        int code = 0;
+        try {
+          if (!control_plane::is_job_key(key))
+            throw InvalidArgument("--job-key '" + key + "' is not a job key (a lower-case UUID).");
+          code = ctx.control_plane().jobs().run_in_slurm_allocation(key);
+        } catch (const std::exception& e) {
+          std::cerr << "ERROR: Slurm runner of job " << key << ": " << e.what() << std::endl;
           code = 1;
         }
         return CommandResult::exit_code_only(code);

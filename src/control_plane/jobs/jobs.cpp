@@ -14,6 +14,8 @@
 #include "mount_rules.hpp"
 #include "scheduler.hpp"
 #include "slurm_clusters.hpp"
+#include "slurm_jobs.hpp"
+#include "slurm_runner.hpp"
 #include "supervisor.hpp"
 #include "vm_sizes.hpp"
 #include "storage_paths.hpp"
@@ -105,7 +107,8 @@ void Jobs::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& 
   std::vector<std::int64_t> touched;
   for (auto& job : affected) {
     if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
-      kill_job_processes(cp_, job.key, job.sup_pid);
+      if (is_slurm_job(job)) cancel_slurm_job(cp_, job, false);  // Slurm ends the allocation's processes
+      else kill_job_processes(cp_, job.key, job.sup_pid);
       for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
       // Recorded even where the row goes with its experiment: a supervisor that outlived
       // SIGKILL's delivery (it cannot) would find the job ended, not running.
@@ -163,7 +166,7 @@ Json Jobs::create(const JobCreateOptions& o) {
     cluster_name = id->path.back().second;
   }
   const ClusterRow cluster = store.read([&] { return require_cluster(store, cluster_where, cluster_name); });
-  refuse_on_slurm(cluster, "job create");  // sbatch submission is the next part of issue 15
+  const std::optional<std::string> partition = slurm_partition(cluster.private_data);
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
   add_command_line_mounts(cp_, o, lookup, props);
@@ -192,6 +195,7 @@ Json Jobs::create(const JobCreateOptions& o) {
   inject_resource_group(doc);
   const std::string key = new_uuid();
   Json private_data = {{"secrets", spec.secrets}};
+  if (partition) private_data["slurm"] = new_slurm_job_entry(*partition);
   store.write([&] {
     const std::int64_t exp = require_experiment(store, o.where, o.experiment);
     // Checked again under the write lock: two concurrent creates of one name, one wins.
@@ -206,6 +210,10 @@ Json Jobs::create(const JobCreateOptions& o) {
         .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
         .run();
   });
+  if (partition) {
+    submit_slurm_jobs(cp_);  // sbatch now, when the cluster's bound has room (docs/slurm.md)
+    return doc;
+  }
   try {
     spawn_supervisor(cp_, key);
   } catch (const Error& e) {
@@ -267,7 +275,10 @@ void Jobs::end(const JobRef& ref) {
   const std::int64_t now = to_us(cp_.clock().now());
   auto job = store.write([&] {
     JobRow j = require_job(store, ref);
-    if (j.state == "queued") {
+    if (j.state == "queued" && slurm_job_id(j)) {
+      set_state(j, "terminating", now);  // Slurm may start it any moment: cancelled below
+      save_job(store, j);
+    } else if (j.state == "queued") {
       finish_job(j, false, std::nullopt, job_error("JobTerminated", "The job was terminated before it started."), now);
       save_job(store, j);
     } else if (j.state == "running") {
@@ -277,6 +288,10 @@ void Jobs::end(const JobRef& ref) {
     return j;
   });
   if (job.state != "terminating") return;
+  if (is_slurm_job(job)) {
+    terminate_slurm_job(cp_, job);
+    return;
+  }
   // The supervisor sees `terminating`, stops the process tree and records `failed`.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (supervisor_alive(cp_.layout(), job.key) && std::chrono::steady_clock::now() < deadline)
@@ -312,6 +327,10 @@ fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_di
 void Jobs::schedule() { Scheduler(cp_).step(); }
 
 int Jobs::supervise(const std::string& job_key) { return Supervisor(cp_).run(job_key); }
+
+int Jobs::run_in_slurm_allocation(const std::string& job_key) {
+  return jobs_detail::run_in_slurm_allocation(cp_, job_key);
+}
 
 // ---- job files and nodes ----
 
@@ -409,6 +428,12 @@ Json Jobs::node_list(const JobRef& ref) {
     JobRow job = require_job(store, ref);
     Json out = Json::array();
     if (!job.cluster_id || !job.private_data.contains("nodes")) return out;
+    if (is_slurm_job(job)) {  // the allocation's nodes while the job runs (docs/slurm.md)
+      if (job.state != "running" && job.state != "terminating") return out;
+      for (const auto& name : job.private_data["nodes"])
+        out.push_back({{"ipAddress", "127.0.0.1"}, {"nodeId", name}, {"port", 22.0}});
+      return out;
+    }
     auto cluster = load_cluster(store, *job.cluster_id);
     if (!cluster) return out;
     for (const auto& id : job.private_data["nodes"]) {

@@ -11,6 +11,7 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
+#include "slurm_jobs.hpp"
 
 namespace batchai::control_plane {
 
@@ -34,6 +35,10 @@ Scheduler::Scheduler(ControlPlane& cp) : cp_(cp) {}
 
 void Scheduler::step() {
   Store& store = cp_.store();
+  // Jobs on Slurm clusters: Slurm's states first (ended jobs free the cluster's bound), then
+  // submissions. They have no supervisor here: Slurm runs them (slurm_jobs.hpp).
+  refresh_slurm_jobs(cp_);
+  submit_slurm_jobs(cp_);
   const std::int64_t now = to_us(cp_.clock().now());
   // A read first: most calls find nothing to change and never take the write lock.
   Pending pending = store.read([&] {
@@ -41,6 +46,7 @@ void Scheduler::step() {
     auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
     while (st.step()) {
       JobRow j = read_job(st);
+      if (is_slurm_job(j)) continue;
       const bool dead = j.sup_pid ? !supervisor_alive(cp_.layout(), j.key)
                                   : now - j.created_us > kSupervisorStartGraceUs &&
                                         !supervisor_alive(cp_.layout(), j.key);

@@ -26,6 +26,7 @@
 #include "batchai/runtime/supervisor.hpp"
 #include "jobs/job_wake.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "job_launcher.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
 #include "vm_sizes.hpp"
@@ -38,53 +39,6 @@ using namespace detail;
 using namespace jobs_detail;
 
 namespace {
-
-// Starts every job process inside the job's containment (marker variable, cgroup) and keeps
-// the tasks it started and has not reaped yet: their groups and the subtrees below them are
-// what signal_all reaches beyond the containment's own members.
-class JobLauncher final : public ProcessLauncher {
- public:
-  JobLauncher(ProcessLauncher& inner, const JobProcesses& procs) : inner_(inner), procs_(procs) {}
-  pid_t spawn(const ProcessSpec& spec) override {
-    ProcessSpec contained = spec;
-    procs_.adopt(contained);
-    // Under the lock: reap_orphans() must never see a task that is not in tasks_ yet.
-    std::lock_guard lock(mutex_);
-    pid_t pid = inner_.spawn(contained);
-    tasks_.insert(pid);
-    return pid;
-  }
-  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
-    auto e = inner_.wait(pid, timeout);
-    if (e) {
-      std::lock_guard lock(mutex_);
-      tasks_.erase(pid);  // reaped: its pid may belong to someone else from now on
-    }
-    return e;
-  }
-  bool signal_group(pid_t pgid, int signal) override { return inner_.signal_group(pgid, signal); }
-  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_.spawn_detached(spec); }
-  std::set<pid_t> tasks() {
-    std::lock_guard lock(mutex_);
-    return tasks_;
-  }
-  void signal_all(int signal) {
-    const auto live = tasks();
-    for (pid_t g : live) inner_.signal_group(g, signal);
-    procs_.signal_all(signal, live);
-  }
-  // Orphans the subreaper adopted and that exited (not tasks: the runner waits for those).
-  void reap_orphans() {
-    std::lock_guard lock(mutex_);
-    batchai::reap_orphans(tasks_);
-  }
-
- private:
-  ProcessLauncher& inner_;  // the control plane's (Services::launcher)
-  const JobProcesses& procs_;
-  std::mutex mutex_;
-  std::set<pid_t> tasks_;
-};
 
 // Space a supervisor sets aside while its job runs and gives back when the job filled the disk,
 // so the job's end can still be written to the store.

@@ -1,0 +1,263 @@
+// Submission of queued jobs to Slurm, their states from Slurm, and cancellation
+// (docs/slurm.md, "Jobs on Slurm clusters").
+#include "slurm_jobs.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "batchai/common/log.hpp"
+#include "batchai/common/process.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/runtime/job.hpp"
+#include "batchai/slurm/batch_script.hpp"
+#include "batchai/slurm/client.hpp"
+#include "job_processes.hpp"
+#include "slurm_clusters.hpp"
+
+namespace batchai::control_plane::jobs_detail {
+
+using namespace detail;
+
+namespace {
+
+// Slurm's whole-minute --time is a backstop one minute past maxWallClockTime: the runner in the
+// allocation ends the job at the exact time and says so (Slurm would only say TIMEOUT).
+constexpr int kTimeLimitMarginMinutes = 1;
+// How long `job terminate` waits for Slurm to report a cancelled job ended (KillWait and the
+// runner's own stop come within it on a healthy cluster).
+constexpr auto kCancelWait = std::chrono::seconds(20);
+
+// schedulingPriority -> sbatch --nice. Lowering a job's priority is every user's right; raising
+// it (a negative nice) is a Slurm operator's, which root is (docs/slurm.md).
+int nice_for(const std::string& priority) {
+  if (priority == "low") return 10000;
+  if (priority == "high") return ::geteuid() == 0 ? -10000 : 0;
+  return 0;
+}
+
+Json& slurm_entry(JobRow& job) { return job.private_data["slurm"]; }
+
+// The node bound of a Slurm cluster: how many of its partition's nodes its jobs may hold at once.
+int node_bound(const ClusterRow& cluster) { return cluster.scale_mode == "auto" ? cluster.max_nodes : cluster.target; }
+
+// The batch job for `job` on `cluster` (its state folder holds Slurm's own output of the script).
+slurm::BatchJob batch_job_for(ControlPlane& cp, const JobRow& job, const ClusterRow& cluster) {
+  const runtime::Job typed = runtime::parse_job(job.doc);
+  const std::filesystem::path dir = state_dir(cp.layout(), job.key);
+  slurm::BatchJob b;
+  b.name = job.name;
+  b.comment = "batchai job " + job.key + " " + value_or<std::string>(job.doc, "id", "");
+  if (b.comment.size() > 1000) b.comment.resize(1000);
+  b.partition = *slurm_partition(cluster.private_data);
+  b.node_count = typed.node_count;
+  b.exclusive = true;
+  if (auto wall = parse_duration(typed.max_wall_clock_time))
+    b.time_limit_minutes =
+        slurm::minutes_for_seconds(std::chrono::duration_cast<std::chrono::seconds>(*wall).count()) +
+        kTimeLimitMarginMinutes;
+  b.nice = nice_for(typed.priority);
+  b.work_dir = dir;
+  b.stdout_path = dir / "slurm-batch.log";
+  b.stderr_path = dir / "slurm-batch.log";
+  b.environment["BATCHAI_HOME"] = cp.settings().home.string();
+  b.command_line = slurm::shell_quote(self_executable().string()) + " _slurm-run --job-key " + job.key;
+  return b;
+}
+
+struct Submitted {
+  std::int64_t row = 0;
+  std::optional<slurm::JobId> id;
+};
+
+}  // namespace
+
+bool is_slurm_job(const JobRow& job) {
+  return job.private_data.is_object() && job.private_data.contains("slurm") && job.private_data["slurm"].is_object();
+}
+
+std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
+  if (!is_slurm_job(job)) return std::nullopt;
+  const Json& s = job.private_data["slurm"];
+  if (!s.contains("jobId") || !s["jobId"].is_number_unsigned()) return std::nullopt;
+  return s["jobId"].get<slurm::JobId>();
+}
+
+Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
+
+void submit_slurm_jobs(ControlPlane& cp) {
+  Store& store = cp.store();
+  // Slurm clusters with a queued job not submitted yet: a cheap read, most calls find none.
+  std::vector<std::int64_t> clusters = store.read([&] {
+    std::vector<std::int64_t> out;
+    auto st = store.prepare(
+        "SELECT DISTINCT cluster_id FROM jobs WHERE state = 'queued' AND cluster_id IS NOT NULL AND private LIKE "
+        "'%\"slurm\":{%' AND private NOT LIKE '%\"jobId\":%'");
+    while (st.step()) out.push_back(st.integer(0));
+    return out;
+  });
+  for (std::int64_t cluster_id : clusters) {
+    // sbatch runs under the store's write lock: a job is submitted once, whichever of several
+    // reconciling commands gets there first, and its id is stored with the submission.
+    store.write([&] {
+      auto cluster = load_cluster(store, cluster_id);
+      if (!cluster || !slurm_partition(cluster->private_data)) return;
+      int in_use = 0;
+      std::vector<JobRow> queue;
+      {
+        auto st = store.prepare(std::string(kJobColumns) +
+                                "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
+                                "ORDER BY priority DESC, created_us, id");
+        st.bind(1, cluster_id);
+        while (st.step()) {
+          JobRow j = read_job(st);
+          if (!is_slurm_job(j)) continue;
+          if (slurm_job_id(j))
+            in_use += j.node_count;
+          else if (j.state == "queued")
+            queue.push_back(std::move(j));
+        }
+      }
+      const int bound = node_bound(*cluster);
+      slurm::SlurmClient client(cp.launcher());
+      for (JobRow& job : queue) {
+        if (job.node_count > bound) continue;  // waits for a resize without blocking the others
+        if (in_use + job.node_count > bound) break;  // in order: a later job does not overtake it
+        const std::int64_t now = to_us(cp.clock().now());
+        try {
+          const slurm::JobId id = client.submit(batch_job_for(cp, job, *cluster));
+          slurm_entry(job)["jobId"] = id;
+          slurm_entry(job)["submittedUs"] = now;
+          in_use += job.node_count;
+        } catch (const Error& e) {
+          if (e.code() == "SlurmControllerUnreachable") {
+            log::warning(std::string("Slurm job submission postponed: ") + e.what());
+            return;  // the job stays queued; the next reconcile tries again
+          }
+          finish_job(job, false, std::nullopt,
+                     job_error("SlurmSubmitFailed", std::string("Slurm refused the job: ") + e.what()), now);
+        }
+        save_job(store, job);
+      }
+    });
+  }
+}
+
+void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now_us) {
+  std::optional<int> exit_code;
+  if (info.exit) exit_code = info.exit->batchai_exit_code();
+  const slurm::JobOutcome outcome = slurm::map_job_state(info.slurm_state, exit_code);
+  const Json& runner = job.private_data["slurm"].value("outcome", Json());
+  const bool terminated = job.state == "terminating";
+  if (terminated) {
+    finish_job(job, false, exit_code, job_error("JobTerminated", "The job was terminated by the user."), now_us);
+  } else if (outcome.state == slurm::JobState::succeeded) {
+    finish_job(job, true, exit_code.value_or(0), nullptr, now_us);
+  } else {
+    // For a job that ended by itself (FAILED), the runner's word is the more precise one (which task
+    // failed, a wall-clock timeout); Slurm's reason when Slurm ended it (a node failure, its own
+    // time limit, a cancel, memory).
+    const bool ended_by_itself = slurm::map_job_state(info.slurm_state).error_code == "JobFailed";
+    Json errors = ended_by_itself && runner.is_object() && runner.value("errors", Json()).is_array()
+                      ? runner["errors"]
+                      : job_error(outcome.error_code, outcome.error_message);
+    finish_job(job, false, exit_code, errors, now_us);
+  }
+  if (!info.node_list.empty()) slurm_entry(job)["nodeList"] = info.node_list;
+  slurm_entry(job)["finalState"] = info.slurm_state;
+}
+
+void refresh_slurm_jobs(ControlPlane& cp) {
+  Store& store = cp.store();
+  std::map<slurm::JobId, std::string> submitted = store.read([&] {
+    std::map<slurm::JobId, std::string> out;
+    auto st = store.prepare(std::string(kJobColumns) +
+                            "WHERE state IN ('queued', 'running', 'terminating') AND private LIKE '%\"jobId\":%'");
+    while (st.step()) {
+      JobRow j = read_job(st);
+      if (auto id = slurm_job_id(j)) out[*id] = j.key;
+    }
+    return out;
+  });
+  if (submitted.empty()) return;
+  std::vector<slurm::JobId> ids;
+  for (const auto& entry : submitted) ids.push_back(entry.first);
+  std::map<slurm::JobId, slurm::JobInfo> known;
+  try {
+    known = slurm::SlurmClient(cp.launcher()).jobs(ids);
+  } catch (const Error& e) {
+    log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
+    return;
+  }
+  store.write([&] {
+    const std::int64_t now = to_us(cp.clock().now());
+    for (const auto& [id, key] : submitted) {
+      auto it = known.find(id);
+      auto job = load_job_by_key(store, key);
+      if (!job || slurm_job_id(*job) != id) continue;
+      if (job->state != "queued" && job->state != "running" && job->state != "terminating") continue;
+      if (it == known.end()) {
+        // Slurm forgot the job (a controller restarted without its state): it will not run.
+        finish_job(*job, false, std::nullopt,
+                   job_error("SlurmJobLost", "Slurm no longer knows job " + std::to_string(id) +
+                                                 " (its controller lost its state); submit the job again."),
+                   now);
+      } else if (slurm::is_final_job_state(it->second.slurm_state)) {
+        finish_from_slurm(*job, it->second, now);
+      } else {
+        const slurm::JobOutcome o = slurm::map_job_state(it->second.slurm_state);
+        if (o.state == slurm::JobState::running && job->state == "queued") {
+          set_state(*job, "running", now);
+          job->doc["executionInfo"] = {
+              {"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+        } else if (o.state == slurm::JobState::queued && job->state == "running") {
+          set_state(*job, "queued", now);  // requeued by Slurm (a node failed under it)
+          job->doc["executionInfo"] = nullptr;
+        } else {
+          continue;
+        }
+        if (!it->second.node_list.empty()) slurm_entry(*job)["nodeList"] = it->second.node_list;
+      }
+      save_job(store, *job);
+    }
+  });
+}
+
+std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait) {
+  const auto id = slurm_job_id(job);
+  if (!id) return std::nullopt;
+  slurm::SlurmClient client(cp.launcher());
+  try {
+    client.cancel(*id);
+    if (!wait) return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
+    for (;;) {
+      slurm::JobInfo info = client.job(*id);
+      if (slurm::is_final_job_state(info.slurm_state) || std::chrono::steady_clock::now() >= deadline) return info;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  } catch (const Error& e) {
+    log::warning("Cannot cancel Slurm job " + std::to_string(*id) + " of job '" + job.name + "': " + e.what());
+    return std::nullopt;
+  }
+}
+
+void terminate_slurm_job(ControlPlane& cp, const JobRow& job) {
+  // The runner stops the tasks on SIGTERM; Slurm ends the allocation.
+  const auto info = cancel_slurm_job(cp, job);
+  Store& store = cp.store();
+  store.write([&] {
+    auto j = load_job_by_key(store, job.key);
+    if (!j || j->state != "terminating") return;  // a reconcile recorded the end meanwhile
+    const std::int64_t now = to_us(cp.clock().now());
+    if (info && slurm::is_final_job_state(info->slurm_state))
+      finish_from_slurm(*j, *info, now);
+    else
+      finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
+    save_job(store, *j);
+  });
+}
+
+}  // namespace batchai::control_plane::jobs_detail

@@ -1,0 +1,50 @@
+// Jobs on Slurm-backed clusters (issue 15, docs/slurm.md "Jobs on Slurm clusters"): a job is
+// stored queued like any other; the scheduler submits it with sbatch (one batch job, exclusive
+// nodes) once the cluster's bound (target, or auto-scale maximum) has room; every reconcile reads
+// the submitted jobs' states from Slurm (one squeue, one pass over the completion record); the
+// batch script runs `batchai _slurm-run --job-key K` in the allocation (slurm_runner.hpp).
+// The job's private JSON keeps {"slurm": {"partition", "jobId", "outcome"}}.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "batchai/slurm/parsers.hpp"
+#include "job_rows.hpp"
+
+namespace batchai::control_plane {
+class ControlPlane;
+}
+
+namespace batchai::control_plane::jobs_detail {
+
+// True for a job made on a Slurm-backed cluster.
+bool is_slurm_job(const JobRow& job);
+// The Slurm job id the job was submitted as; nullopt before submission (or not a Slurm job).
+std::optional<slurm::JobId> slurm_job_id(const JobRow& job);
+
+// The private "slurm" entry of a new job on a cluster standing on `partition`.
+Json new_slurm_job_entry(const std::string& partition);
+
+// Scheduler step for Slurm clusters: submits queued jobs (priority, then age) while the
+// cluster's bound has room. A job Slurm refuses fails with Slurm's message.
+void submit_slurm_jobs(ControlPlane& cp);
+
+// Reconcile step: each submitted, unfinished job takes Slurm's state (PENDING -> queued,
+// RUNNING -> running, an ended job -> succeeded/failed with the exit code of Slurm's record and
+// the error the runner recorded, or Slurm's reason).
+void refresh_slurm_jobs(ControlPlane& cp);
+
+// `job terminate` / `job delete` of a submitted job: scancel, then (with `wait`) waits, bounded,
+// until Slurm reports the job ended. Returns Slurm's last word on it (nullopt when Slurm does not
+// answer, or without `wait`).
+std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait = true);
+
+// Ends a Slurm job that `job terminate`/`job delete` set terminating: scancel, then its end
+// recorded (Slurm's record when it came within the wait, JobTerminated either way).
+void terminate_slurm_job(ControlPlane& cp, const JobRow& job);
+
+// The exit code and errors a Slurm job ends with: Slurm's record, with the runner's errors when
+// the runner recorded the job's failure itself (a preparation that failed, a wall-clock timeout).
+void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now_us);
+
+}  // namespace batchai::control_plane::jobs_detail
