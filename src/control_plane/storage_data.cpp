@@ -4,11 +4,16 @@
 // share or container, so nothing outside is read, listed, created or removed.
 #include "batchai/control_plane/storage_data.hpp"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
@@ -134,6 +139,38 @@ void blobs_under(const ConfinedDir& dir, const std::string& prefix,
       out.emplace_back(prefix + e.name, *e.target);
     }
   }
+}
+
+// Opens the file `normal` (checked) for writing beneath the root: its folder is resolved confined
+// and its own name is never followed (a link is refused), nor is anything but a regular file
+// written (a fifo would block: O_NONBLOCK, then the type check).
+UniqueFd open_for_write(const ConfinedDir& root, const std::string& normal, int flags, const std::string& what) {
+  auto dir = root.open_dir(parent_of(normal), what);
+  if (!dir) throw NotFound("The specified parent path does not exist.", "ParentNotFound");
+  const std::string name = fs::path(normal).filename().string();
+  UniqueFd fd(::openat(dir->fd(), name.c_str(), flags | O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
+  if (!fd) {
+    if (errno == ENOENT) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
+    if (errno == EISDIR) throw Conflict("The specified resource is a directory.", "ResourceTypeMismatch");
+    if (errno == ELOOP || errno == ENXIO)
+      throw InvalidArgument(what + " names a link or a special file, which is not written.", "ResourceTypeMismatch");
+    throw SystemError("Cannot write " + what + ": " + std::strerror(errno));
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw InvalidArgument(what + " names no regular file.", "ResourceTypeMismatch");
+  return fd;
+}
+
+StoredFile stored_file(UniqueFd fd) {
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) throw SystemError(std::string("Cannot read a stored file: ") + std::strerror(errno));
+  StoredFile out;
+  out.size = static_cast<std::uint64_t>(st.st_size);
+  out.etag = etag(st);
+  out.modified = st.st_mtim;
+  out.fd = std::move(fd);
+  return out;
 }
 
 }  // namespace
@@ -264,7 +301,93 @@ Json StorageData::file_delete(const StorageAuth& auth, const std::string& share,
   return {{"deleted", true}};
 }
 
+Json StorageData::file_create(const StorageAuth& auth, const std::string& share, const std::string& path,
+                              std::uint64_t length) {
+  authenticate(cp_.store(), auth);
+  if (length > kMaxShareFileBytes)
+    throw InvalidArgument("The file length " + std::to_string(length) + " is over the largest a share file may have (" +
+                              std::to_string(kMaxShareFileBytes) + " bytes).",
+                          "InvalidHeaderValue");
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string file = root.check(path, "The file path");
+  if (file == ".") throw InvalidArgument("Give the file's path; the share root is a directory.", "InvalidResourceName");
+  UniqueFd fd = open_for_write(root, file, O_CREAT, "The file path");
+  // Azure's Create File replaces the content: the file is `length` zeros (sparse) afterwards.
+  if (::ftruncate(fd.get(), 0) != 0 || ::ftruncate(fd.get(), static_cast<off_t>(length)) != 0)
+    throw SystemError("Cannot size the file '" + path + "': " + std::strerror(errno));
+  return upload_result(root, file, "The file path");
+}
+
+Json StorageData::file_write_range(const StorageAuth& auth, const std::string& share, const std::string& path,
+                                   std::uint64_t offset, std::string_view bytes) {
+  authenticate(cp_.store(), auth);
+  if (bytes.size() > kMaxPutRangeBytes)
+    throw InvalidArgument("A range may hold at most 4 MiB.", "InvalidRange");
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  const std::string file = root.check(path, "The file path");
+  if (file == ".") throw InvalidArgument("Give the file's path; the share root is a directory.", "InvalidResourceName");
+  UniqueFd fd = open_for_write(root, file, 0, "The file path");
+  struct stat st{};
+  ::fstat(fd.get(), &st);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // Ranges stay inside the length the file was created with, as in Azure (no growing by writes).
+  if (offset > size || bytes.size() > size - offset)
+    throw InvalidArgument("The range specified is invalid for the current size of the resource.", "InvalidRange");
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw SystemError("Cannot write the file '" + path + "': " + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+  return upload_result(root, file, "The file path");
+}
+
+StoredFile StorageData::file_open(const StorageAuth& auth, const std::string& share, const std::string& path) {
+  authenticate(cp_.store(), auth);
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
+  auto file = root.open_file(path, "The file path");
+  if (!file) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
+  return stored_file(std::move(*file));
+}
+
 // ---- blob containers ----
+
+Json StorageData::blob_put(const StorageAuth& auth, const std::string& container, const std::string& name,
+                           std::string_view bytes) {
+  authenticate(cp_.store(), auth);
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  const std::string blob = root.check(name, "The blob name");
+  if (blob == ".") throw InvalidArgument("Give the blob's name.", "InvalidResourceName");
+  if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
+  // The body goes in through an anonymous memory file, so replace_file's atomic write applies.
+  UniqueFd mem(::memfd_create("batchai-blob", MFD_CLOEXEC));
+  if (!mem) throw SystemError(std::string("Cannot hold the blob: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(mem.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw SystemError(std::string("Cannot hold the blob: ") + std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
+  ::lseek(mem.get(), 0, SEEK_SET);
+  root.replace_file(blob, "The blob name", mem.get());
+  return upload_result(root, blob, "The blob name");
+}
+
+StoredFile StorageData::blob_open(const StorageAuth& auth, const std::string& container, const std::string& name) {
+  authenticate(cp_.store(), auth);
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  auto blob = root.open_file(name, "The blob name");
+  if (!blob) throw NotFound("The specified blob does not exist.", "BlobNotFound");
+  return stored_file(std::move(*blob));
+}
+
+Json StorageData::container_exists(const StorageAuth& auth, const std::string& container) {
+  authenticate(cp_.store(), auth);
+  std::error_code ec;
+  return {{"exists", fs::is_directory(fs::symlink_status(container_root(auth.account_name, container), ec))}};
+}
 
 Json StorageData::container_create(const StorageAuth& auth, const std::string& container) {
   authenticate(cp_.store(), auth);

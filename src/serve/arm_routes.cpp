@@ -94,12 +94,33 @@ void resource_group(Call& call, ArmContext& ctx, const std::string& name) {
 
 // --- Microsoft.Storage -----------------------------------------------------------------------
 
+// An account's file and blob endpoints as this server serves them (docs/serve.md "The storage
+// data plane"): https://ACCOUNT.file.core.localhost:PORT/, the suffix its az line registers.
+Json served_account(const Call& call, Json doc) {
+  const std::string port = call.base.substr(call.base.rfind(':'));
+  auto endpoints = doc.find("primaryEndpoints");
+  if (endpoints == doc.end() || !endpoints->is_object()) return doc;
+  for (const char* service : {"file", "blob"}) {
+    auto url = endpoints->find(service);
+    if (url == endpoints->end() || !url->is_string()) continue;
+    std::string text = url->get<std::string>();
+    if (auto at = text.find(".core.windows.net/"); at != std::string::npos)
+      *url = text.replace(at, 18, ".core.localhost" + port + "/");
+  }
+  return doc;
+}
+
+Json served_accounts(const Call& call, Json docs) {
+  for (auto& doc : docs) doc = served_account(call, doc);
+  return docs;
+}
+
 void storage(Call& call, ArmContext& ctx, const std::optional<std::string>& rg, std::size_t at) {
   if (!check_api_version(call, kStorageVersions)) return;
   cp::StorageAccounts& accounts = ctx.cp.storage_accounts();
   if (call.is({"storageaccounts"}, at)) {
     if (!is_get(call)) return method_not_allowed(call);
-    return call.json(200, to_wire_list(accounts.list(rg)));
+    return call.json(200, to_wire_list(served_accounts(call, accounts.list(rg))));
   }
   if (!rg) return not_served(call);
   if (call.is({"storageaccounts", "*", "listkeys"}, at)) {
@@ -108,7 +129,7 @@ void storage(Call& call, ArmContext& ctx, const std::optional<std::string>& rg, 
   }
   if (!call.is({"storageaccounts", "*"}, at)) return not_served(call);
   const std::string name = call.segs[at + 1];
-  if (is_get(call)) return call.json(200, to_wire(accounts.show(rg, name)));
+  if (is_get(call)) return call.json(200, to_wire(served_account(call, accounts.show(rg, name))));
   if (call.method() == "PUT") {
     const Json body = call.body_object();
     const std::string sku = string_at(body.value("sku", Json::object()), "name").value_or("Standard_LRS");
@@ -117,7 +138,7 @@ void storage(Call& call, ArmContext& ctx, const std::optional<std::string>& rg, 
       accounts.create(*rg, name, string_at(body, "location"), sku, kind);
     } catch (const AlreadyExists&) {
       // ARM's PUT of an account this group already has is an update: answer it as it stands.
-      return call.json(200, to_wire(accounts.show(rg, name)));
+      return call.json(200, to_wire(served_account(call, accounts.show(rg, name))));
     }
     return ctx.operations.accepted(call, kStorage, true);
   }

@@ -53,7 +53,13 @@ void Call::error(const ArmError& e) {
 Json Call::body_object() const {
   if (std::all_of(req.body.begin(), req.body.end(), [](unsigned char c) { return std::isspace(c); }))
     return Json::object();
-  Json body = parse_json_text(req.body, "the request body");
+  Json body;
+  try {
+    body = parse_json_text(req.body, "the request body");
+  } catch (const InvalidArgument& e) {
+    // ARM's code for a body it cannot parse (malformed, or nesting past kMaxJsonDepth).
+    throw InvalidArgument(e.what(), "InvalidRequestContent");
+  }
   if (!body.is_object()) throw InvalidArgument("The request body must be a JSON object.", "InvalidRequestContent");
   return body;
 }

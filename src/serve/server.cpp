@@ -3,6 +3,8 @@
 #include "batchai/serve/server.hpp"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -21,14 +23,13 @@
 #include "identity.hpp"
 #include "operations.hpp"
 #include "request_file.hpp"
+#include "storage_routes.hpp"
 
 namespace batchai::serve {
 namespace {
 
 // Bodies are JSON documents of the size a configuration file may have (common/json_util.hpp).
 constexpr std::size_t kMaxBodyBytes = kMaxJsonFileBytes;
-// A client that sends nothing for this long loses its connection (slow clients hold a thread).
-constexpr time_t kReadTimeoutSeconds = 30;
 
 std::string shell_word(const std::string& text) {
   const bool plain = !text.empty() && text.find_first_not_of(
@@ -58,6 +59,15 @@ ArmError status_error(int status) {
   }
 }
 
+// A well-formed method no route serves (TRACE, CONNECT, BREW): ARM's 405, not httplib's 404/400.
+bool is_unserved_method(const std::string& method) {
+  if (method.empty() || method.size() > 32 || method.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
+    return false;
+  for (const char* served : {"GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"})
+    if (method == served) return false;
+  return true;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -80,6 +90,12 @@ struct Server::Impl {
   void dispatch(const httplib::Request& req, httplib::Response& res) {
     Call call(req, res, base);
     try {
+      // The storage data plane (ACCOUNT.file|blob.core.localhost) signs with SharedKey, never
+      // with the ARM bearer token, and answers Storage's XML errors itself.
+      if (auto target = storage_target(req)) {
+        auto lease = pool.borrow();
+        return handle_storage(req, res, *target, *lease);
+      }
       if (handle_auth_route(call, identity)) return;
       if (!check_bearer(call, identity)) return;
       auto lease = pool.borrow();
@@ -104,6 +120,8 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
     throw InvalidArgument("--host must be an IP address or a host name.");
   if (s.config.cert_file.empty() != s.config.key_file.empty())
     throw InvalidArgument("--cert and --key go together: give both or neither.");
+  if (s.config.read_timeout_seconds < 1 || s.config.read_timeout_seconds > 3600)
+    throw InvalidArgument("The read timeout must be between 1 and 3600 seconds.");
   const std::filesystem::path dir = s.config.settings.home / "serve";
   s.identity = load_or_create_identity(dir);
   s.request_dir = dir / "requests";
@@ -120,13 +138,17 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
   if (!s.http->is_valid()) throw SystemError("The TLS server could not be set up with " + s.cert.string() + ".");
   // httplib's default adds SO_REUSEPORT, with which a second `batchai serve` on the same port
   // would share it silently; SO_REUSEADDR alone lets a restart reuse the port, refuses a twin.
+  // TCP_NODELAY (inherited by accepted sockets): httplib writes an answer's headers and body
+  // apart, and Nagle would hold the body until the client's delayed ACK, 40 ms a request.
   s.http->set_socket_options([](int sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
   s.http->set_payload_max_length(kMaxBodyBytes);
-  s.http->set_read_timeout(kReadTimeoutSeconds, 0);
-  s.http->set_write_timeout(kReadTimeoutSeconds, 0);
+  // A client silent mid-request (or not reading its answer) holds a request thread: bounded.
+  s.http->set_read_timeout(s.config.read_timeout_seconds, 0);
+  s.http->set_write_timeout(s.config.read_timeout_seconds, 0);
   s.http->set_keep_alive_timeout(5);
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->dispatch(req, res); };
   s.http->Get(".*", handler);
@@ -135,8 +157,9 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
   s.http->Delete(".*", handler);
   s.http->Patch(".*", handler);
   s.http->Options(".*", handler);
-  s.http->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+  s.http->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours already
+    if (is_unserved_method(req.method)) res.status = 405;  // httplib: TRACE 404, unknown 400
     res.set_content(status_error(res.status).body().dump(), "application/json; charset=utf-8");
     return httplib::Server::HandlerResponse::Handled;
   }));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian's real `az` 2.45 (package azure-cli) against `batchai serve` (issue 16, docs/serve.md
 # "The az command line"): the lines the server prints, then the tutorial's az commands that the
-# server serves (no storage data plane yet). Usage: az_tutorial.sh BATCHAI_EXE
+# server serves, the storage data plane included (Azure Files and Blob, SharedKey). Usage:
+# az_tutorial.sh BATCHAI_EXE
 # Fails (not skips) when az is missing, naming the package.
 set -uo pipefail
 EXE=$(realpath "$1")
@@ -85,6 +86,53 @@ step batchai job show -g rg1 -w ws1 -e exp1 -n job1 -o table
 [[ "$STEP_OUT" == *job1*nc6* ]] || fail "job show -o table: $STEP_OUT"
 step batchai job file list -g rg1 -w ws1 -e exp1 -j job1 --query "[?name=='stdout.txt'].contentLength" -o tsv
 expect "$(printf 'hello from bar\n' | wc -c)"
+
+# The tutorial's storage steps, as it writes them: an account, the share `logs`, a directory,
+# the script uploaded (and a file over 4 MiB, so az uploads it in ranges), listed, downloaded.
+SA=batchaistore1
+step storage account create -n $SA --sku Standard_LRS -g rg1 -l eastus --query provisioningState -o tsv
+expect Succeeded
+step storage share create -n logs --account-name $SA --query created -o tsv;          expect true
+step storage directory create -n horovod_cifar10 -s logs --account-name $SA --query created -o tsv; expect true
+printf 'print("hello from cifar10_cnn.py")\n' >cifar10_cnn.py
+head -c $((5 * 1024 * 1024 + 123)) /dev/urandom >big.bin
+step storage file upload -s logs --source cifar10_cnn.py -p horovod_cifar10 --account-name $SA
+step storage file upload -s logs --source big.bin -p horovod_cifar10/big.bin --account-name $SA
+step storage file list -s logs -p horovod_cifar10 --account-name $SA --query "[].[name, properties.contentLength]" -o tsv
+expect "$(printf 'big.bin\t%s\ncifar10_cnn.py\t%s' "$(stat -c %s big.bin)" "$(stat -c %s cifar10_cnn.py)")"
+step storage file download -s logs -p horovod_cifar10/big.bin --dest ./big.back --account-name $SA
+cmp -s big.bin big.back || fail "big.bin came back different"
+
+# A job that mounts the share (azureFileShares) and writes into it; its file, downloaded.
+cat >job2.json <<'EOF2'
+{
+  "properties": {
+    "nodeCount": 1,
+    "mountVolumes": {"azureFileShares": [{"accountName": "<AZURE_BATCHAI_STORAGE_ACCOUNT>",
+      "azureFileUrl": "https://<AZURE_BATCHAI_STORAGE_ACCOUNT>.file.core.windows.net/logs",
+      "credentials": {"accountKey": "<AZURE_BATCHAI_STORAGE_KEY>"}, "relativeMountPath": "logs"}]},
+    "customToolkitSettings": {"commandLine": "mkdir -p $AZ_BATCHAI_JOB_MOUNT_ROOT/logs/output && python3 $AZ_BATCHAI_JOB_MOUNT_ROOT/logs/horovod_cifar10/cifar10_cnn.py > $AZ_BATCHAI_JOB_MOUNT_ROOT/logs/output/result.txt"},
+    "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/logs"
+  }
+}
+EOF2
+step batchai job create -g rg1 -w ws1 -e exp1 -n job2 -c nc6 -f job2.json --storage-account-name $SA \
+  --query name -o tsv
+expect job2
+for _ in $(seq 150); do
+  step batchai job show -g rg1 -w ws1 -e exp1 -n job2 --query executionState -o tsv
+  [ "$STEP_OUT" = succeeded ] || [ "$STEP_OUT" = failed ] && break; sleep 0.2
+done
+[ "$STEP_OUT" = succeeded ] || fail "job2 is $STEP_OUT"
+step storage file download -s logs -p output/result.txt --dest ./result.txt --account-name $SA
+[ "$(cat result.txt)" = "hello from cifar10_cnn.py" ] || fail "result.txt holds '$(cat result.txt)'"
+
+# Blob, once each: a container, an upload, a download.
+step storage container create -n models --account-name $SA --query created -o tsv;     expect true
+step storage blob upload -c models -f cifar10_cnn.py -n scripts/cifar10_cnn.py --account-name $SA
+step storage blob download -c models -n scripts/cifar10_cnn.py -f ./blob.back --account-name $SA
+cmp -s cifar10_cnn.py blob.back || fail "the blob came back different"
+
 step batchai cluster resize -g rg1 -w ws1 -n nc6 --target 0 --query scaleSettings.manual.targetNodeCount -o tsv
 expect 0
 step group delete -n rg1 -y

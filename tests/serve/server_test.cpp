@@ -1,8 +1,6 @@
 // batchai serve over HTTPS (docs/serve.md): an in-process server on a free port with a temporary
 // BATCHAI_HOME, driven with httplib::SSLClient trusting the certificate it made; the executable
-// (BATCHAI_EXE) shares the store with it.
-#include <gtest/gtest.h>
-#include <httplib.h>
+// (BATCHAI_EXE) shares the store with it (the fixture: serve_fixture.hpp).
 #include <sys/stat.h>
 
 #include <csignal>
@@ -10,173 +8,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
-#include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
-#include "batchai/common/json_util.hpp"
-#include "batchai/common/process.hpp"
-#include "batchai/serve/server.hpp"
+#include "serve_fixture.hpp"
 #include "token.hpp"
 
 namespace batchai::serve {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Job supervisors are `<self> _supervise ...`: in this test process <self> is the test binary,
-// so the launcher starts the real executable in its place.
-class ExeLauncher : public ProcessLauncher {
- public:
-  ExeLauncher() : inner_(make_posix_process_launcher()), self_(self_executable().string()) {}
-  pid_t spawn(const ProcessSpec& spec) override { return inner_->spawn(fix(spec)); }
-  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
-    return inner_->wait(pid, timeout);
-  }
-  bool signal_group(pid_t pgid, int signal) override { return inner_->signal_group(pgid, signal); }
-  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_->spawn_detached(fix(spec)); }
-
- private:
-  ProcessSpec fix(ProcessSpec spec) const {
-    if (!spec.argv.empty() && spec.argv[0] == self_) spec.argv[0] = BATCHAI_EXE;
-    return spec;
-  }
-  std::unique_ptr<ProcessLauncher> inner_;
-  std::string self_;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class ServeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char templ[] = "/tmp/batchai-serve-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(templ), nullptr);
-    home_ = templ;
-    ::setenv("BATCHAI_HOME", home_.c_str(), 1);
-    ::setenv("BATCHAI_SIM_DELAY_S", "0", 1);
-    start_server();
-  }
-  void TearDown() override {
-    stop_server();
-    // Jobs' supervisors may still be writing: retry the removal briefly.
-    std::error_code ec;
-    for (int i = 0; i < 50 && fs::exists(home_); ++i) {
-      fs::remove_all(home_, ec);
-      if (fs::exists(home_)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-
-  void start_server() {
-    ServerConfig config;
-    config.settings = control_plane::Settings::from_environment();
-    config.services = control_plane::Services{make_process_clock(), std::make_shared<ExeLauncher>()};
-    config.port = 0;
-    server_ = std::make_unique<Server>(std::move(config));
-    thread_ = std::thread([this] { server_->run(); });
-  }
-  void stop_server() {
-    if (!server_) return;
-    server_->stop();
-    thread_.join();
-    server_.reset();
-  }
-
-  std::unique_ptr<httplib::SSLClient> client() {
-    auto c = std::make_unique<httplib::SSLClient>("localhost", server_->port());
-    c->set_ca_cert_path(server_->certificate().c_str());
-    c->enable_server_certificate_verification(true);
-    c->set_read_timeout(60, 0);
-    return c;
-  }
-
-  std::string token() {
-    auto c = client();
-    const Identity& id = server_->identity();
-    auto r = c->Post("/adfs/oauth2/token",
-                     "client_id=" + id.client_id + "&grant_type=client_credentials&client_secret=" + id.client_secret +
-                         "&scope=https%3A%2F%2Flocalhost%3A" + std::to_string(server_->port()) + "%2F%2F.default",
-                     "application/x-www-form-urlencoded");
-    EXPECT_TRUE(r);
-    EXPECT_EQ(r->status, 200) << r->body;
-    return Json::parse(r->body)["access_token"].get<std::string>();
-  }
-
-  httplib::Headers auth() {
-    if (token_.empty()) token_ = token();
-    return {{"Authorization", "Bearer " + token_}};
-  }
-
-  httplib::Result call(const std::string& method, const std::string& path, const std::string& body = "") {
-    auto c = client();
-    if (method == "GET") return c->Get(path.c_str(), auth());
-    if (method == "HEAD") return c->Head(path.c_str(), auth());
-    if (method == "DELETE") return c->Delete(path.c_str(), auth());
-    if (method == "PUT") return c->Put(path.c_str(), auth(), body, "application/json");
-    if (method == "PATCH") return c->Patch(path.c_str(), auth(), body, "application/json");
-    return c->Post(path.c_str(), auth(), body, "application/json");
-  }
-
-  // Calls and expects `status`; returns the body as JSON (null when empty).
-  Json expect(const std::string& method, const std::string& path, int status, const std::string& body = "") {
-    auto r = call(method, path, body);
-    EXPECT_TRUE(r) << method << " " << path;
-    if (!r) return nullptr;
-    EXPECT_EQ(r->status, status) << method << " " << path << ": " << r->body;
-    return r->body.empty() ? Json(nullptr) : Json::parse(r->body, nullptr, false);
-  }
-
-  // The async operation of a 202: polled (as azure-core does) until it reports Succeeded.
-  void follow(const httplib::Result& r) {
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 202) << r->body;
-    EXPECT_EQ(r->get_header_value("Retry-After"), "1");
-    const std::string base = "https://localhost:" + std::to_string(server_->port());
-    std::string location = r->get_header_value("Location");
-    ASSERT_EQ(location.rfind(base, 0), 0u) << location;
-    std::string async = r->get_header_value("Azure-AsyncOperation");
-    if (!async.empty()) {
-      ASSERT_EQ(async.rfind(base, 0), 0u);
-      Json status = expect("GET", async.substr(base.size()), 200);
-      EXPECT_EQ(status["status"], "Succeeded");
-    }
-    expect("GET", location.substr(base.size()), 204);
-  }
-
-  std::string sub() const { return "/subscriptions/" + subscription_id(); }
-  std::string rg(const std::string& name) const { return sub() + "/resourceGroups/" + name; }
-  std::string ws(const std::string& group, const std::string& name) const {
-    return rg(group) + "/providers/Microsoft.BatchAI/workspaces/" + name;
-  }
-
-  // Runs the executable on the same home; returns exit code and stdout.
-  std::pair<int, std::string> cli(std::vector<std::string> args) {
-    ProcessSpec spec;
-    spec.argv = {BATCHAI_EXE};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.stdout_file = home_ / "cli.out";
-    spec.stderr_file = home_ / "cli.err";
-    auto exit = make_posix_process_launcher()->run(spec);
-    return {exit.exit_code, read_file(home_ / "cli.out") + read_file(home_ / "cli.err")};
-  }
-
-  fs::path home_;
-  std::unique_ptr<Server> server_;
-  std::thread thread_;
-  std::string token_;
-};
-
-constexpr const char* kRg = "?api-version=2021-04-01";
-constexpr const char* kAi = "?api-version=2018-05-01";
 
 TEST_F(ServeTest, DiscoveryAndTokenEndpoints) {
   auto c = client();
@@ -459,43 +302,23 @@ TEST_F(ServeTest, RefusesBadOptions) {
 // `batchai serve --port 0` as users run it: the plugin beside the executable, the four lines on
 // stdout, a request answered, SIGTERM, exit 0. Skipped while the executable has no `serve`.
 TEST(ServeCommand, ServesUntilSigtermThenExitsZero) {
-  char templ[] = "/tmp/batchai-serve-cmd-XXXXXX";
-  ASSERT_NE(::mkdtemp(templ), nullptr);
-  const fs::path home = templ;
-  auto launcher = make_posix_process_launcher();
-  ProcessSpec help;
-  help.argv = {BATCHAI_EXE, "serve", "--help"};
-  help.stdout_file = home / "help.out";
-  help.stderr_file = home / "help.out";
-  if (launcher->run(help).exit_code != 0) {
-    fs::remove_all(home);
-    GTEST_SKIP() << "this batchai has no serve command yet";
+  const fs::path home = make_temp_dir("batchai-serve-cmd");
+  // The serve plugin is part of every build: its absence is a failure, never a skip.
+  ASSERT_TRUE(exe_has_serve_command(home)) << "batchai serve did not start (is libbatchai_serve.so built?)";
+  {
+    ServeChild child(home);
+    ASSERT_TRUE(child.ok()) << child.why();
+    EXPECT_EQ(child.out().rfind("export REQUESTS_CA_BUNDLE=", 0), 0u) << child.out();
+    httplib::SSLClient client("localhost", child.port());
+    client.set_ca_cert_path((home / "serve" / "cert.pem").c_str());
+    client.enable_server_certificate_verification(true);
+    auto r = client.Get("//metadata/endpoints?api-version=2015-01-01");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    auto exit = child.stop(SIGTERM, std::chrono::seconds(20));
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->exit_code, 0) << child.why();
   }
-  ProcessSpec spec;
-  spec.argv = {BATCHAI_EXE, "serve", "--port", "0"};
-  spec.env = {{"BATCHAI_HOME", home.string()}, {"BATCHAI_SIM_DELAY_S", "0"}};
-  spec.stdout_file = home / "serve.out";
-  spec.stderr_file = home / "serve.err";
-  const pid_t pid = launcher->spawn(spec);
-  std::string out;
-  for (int i = 0; i < 200 && std::count(out.begin(), out.end(), '\n') < 4; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    out = read_file(home / "serve.out");
-  }
-  const auto at = out.find("https://localhost:");
-  ASSERT_NE(at, std::string::npos) << out << read_file(home / "serve.err");
-  const int port = std::stoi(out.substr(at + 18));
-  EXPECT_EQ(out.rfind("export REQUESTS_CA_BUNDLE=", 0), 0u) << out;
-  httplib::SSLClient client("localhost", port);
-  client.set_ca_cert_path((home / "serve" / "cert.pem").c_str());
-  client.enable_server_certificate_verification(true);
-  auto r = client.Get("//metadata/endpoints?api-version=2015-01-01");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  launcher->signal_group(pid, SIGTERM);
-  auto exit = launcher->wait(pid, std::chrono::seconds(20));
-  ASSERT_TRUE(exit.has_value());
-  EXPECT_EQ(exit->exit_code, 0) << read_file(home / "serve.err");
   fs::remove_all(home);
 }
 

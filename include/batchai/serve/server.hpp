@@ -27,6 +27,9 @@ struct ServerConfig {
   int port = 8443;                   // 0: any free port
   std::filesystem::path cert_file;   // both empty: the home's self-signed certificate
   std::filesystem::path key_file;
+  // A client that sends (or takes) nothing for this long in the middle of a request (or of its
+  // answer) loses its connection, so slow clients cannot hold request threads; 1..3600.
+  int read_timeout_seconds = 30;
 };
 
 class Server {

@@ -1,0 +1,27 @@
+// The storage data plane of `batchai serve` (docs/serve.md "The storage data plane"): requests
+// whose Host is ACCOUNT.file.core.localhost[:PORT] (Azure Files) or ACCOUNT.blob.core.localhost
+// (Blob), authenticated with SharedKey under the account's keys and answered from the control
+// plane's StorageData, which confines every name and path.
+#pragma once
+#include <optional>
+#include <string>
+
+#include <httplib.h>
+
+#include "batchai/control_plane/control_plane.hpp"
+
+namespace batchai::serve {
+
+struct StorageTarget {
+  bool blob = false;    // false: Azure Files
+  std::string account;  // lower-case, as the Host names it
+  std::string host;     // the Host header as sent (for ServiceEndpoint)
+};
+
+// The data-plane target the Host names; nullopt for any other host (the ARM API).
+std::optional<StorageTarget> storage_target(const httplib::Request& req);
+// Answers the request (Storage's XML errors included; never throws).
+void handle_storage(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
+                    control_plane::ControlPlane& cp);
+
+}  // namespace batchai::serve
