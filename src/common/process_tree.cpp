@@ -256,7 +256,9 @@ std::vector<pid_t> JobProcesses::kill_all(std::chrono::milliseconds limit, const
     auto left = members(tasks);
     if (left.empty()) break;
     for (pid_t pid : left) ::kill(pid, SIGKILL);
-    for (pid_t pid : left) ::waitpid(pid, nullptr, WNOHANG);  // ours: no zombie left behind
+    // Ours: no zombie left behind; but never a task, which its launcher still waits for.
+    for (pid_t pid : left)
+      if (!tasks.count(pid)) ::waitpid(pid, nullptr, WNOHANG);
     if (supervisor_) reap_orphans(tasks);
     if (std::chrono::steady_clock::now() >= deadline) return members(tasks);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -105,8 +105,8 @@ TEST_F(ProcessTreeTest, CgroupHoldsProcessesWithoutTheMarker) {
   auto members = job.members();
   EXPECT_NE(std::find(members.begin(), members.end(), a), members.end());
   EXPECT_NE(std::find(members.begin(), members.end(), b), members.end());
-  EXPECT_TRUE(job.kill_all(5s).empty());
-  launcher_->wait(leader, 5s);
+  EXPECT_TRUE(job.kill_all(5s, {leader}).empty());  // the leader is our task: reaped by our wait
+  EXPECT_TRUE(launcher_->wait(leader, 5s).has_value());
   EXPECT_FALSE(process_alive(a));
   EXPECT_FALSE(process_alive(b));
   EXPECT_FALSE(fs::exists(group));  // removed once empty
