@@ -1,11 +1,13 @@
 #include "arm_routes.hpp"
 
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "job_file_links.hpp"
 #include "request_file.hpp"
 #include "wire.hpp"
 
@@ -239,8 +241,15 @@ void job(Call& call, ArmContext& ctx, const cp::JobRef& ref, std::size_t action_
       if (call.has_query("linkexpiryinminutes"))
         expiry = static_cast<int>(checked_integer(parse_json_text(call.query("linkexpiryinminutes"), "linkexpiryinminutes"),
                                                   "linkexpiryinminutes", 5, 600));
+      // The control plane's file:// URLs become links on this server (job_file_links.hpp).
+      const std::int64_t expires = static_cast<std::int64_t>(std::time(nullptr)) + std::int64_t{expiry} * 60;
       Json value = Json::array();
-      for (const auto& entry : jobs.file_list(ref, directory_id, directory, expiry)) value.push_back(output_file_to_wire(entry));
+      for (Json entry : jobs.file_list(ref, directory_id, directory, expiry)) {
+        if (entry["downloadUrl"].is_string())
+          entry["downloadUrl"] = job_file_url(ctx.identity, call.base,
+                                              {ref, directory_id, directory, entry["name"].get<std::string>(), expires});
+        value.push_back(output_file_to_wire(entry));
+      }
       return call.json(200, {{"value", value}});
     }
     return not_served(call);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "arm_error.hpp"
@@ -23,6 +24,7 @@
 #include "identity.hpp"
 #include "operations.hpp"
 #include "request_file.hpp"
+#include "job_file_links.hpp"
 #include "storage_routes.hpp"
 
 namespace batchai::serve {
@@ -95,6 +97,11 @@ struct Server::Impl {
       if (auto target = storage_target(req)) {
         auto lease = pool.borrow();
         return handle_storage(req, res, *target, *lease);
+      }
+      // A job file link carries its own signature: clients GET it without the bearer token.
+      if (is_job_file_request(req)) {
+        auto lease = pool.borrow();
+        return handle_job_file(req, res, identity, *lease, static_cast<std::int64_t>(std::time(nullptr)));
       }
       if (handle_auth_route(call, identity)) return;
       if (!check_bearer(call, identity)) return;

@@ -1,7 +1,6 @@
 #include "storage_routes.hpp"
 
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -9,6 +8,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "byte_reply.hpp"
 #include "shared_key.hpp"
 #include "storage_xml.hpp"
 
@@ -20,7 +20,6 @@ namespace cp = control_plane;
 constexpr std::string_view kFileSuffix = ".file.core.localhost";
 constexpr std::string_view kBlobSuffix = ".blob.core.localhost";
 constexpr const char* kDefaultVersion = "2021-06-08";
-constexpr const char* kOctets = "application/octet-stream";
 
 struct Exchange {
   const httplib::Request& req;
@@ -37,36 +36,30 @@ struct Exchange {
   std::string endpoint() const { return "https://" + target.host + "/"; }
 };
 
-void reply_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
-  res.status = status;
-  res.set_header("x-ms-error-code", code);
-  res.set_content(storage_error_xml(code, message), "application/xml");
-}
-
 // The Storage error for the exception being handled: the service's code, a status by kind.
 void reply_exception(httplib::Response& res) {
   try {
     throw;
   } catch (const NotFound& e) {
-    reply_error(res, 404, e.code() == "Error" ? "ResourceNotFound" : e.code(), e.what());
+    reply_storage_error(res, 404, e.code() == "Error" ? "ResourceNotFound" : e.code(), e.what());
   } catch (const AlreadyExists& e) {
-    reply_error(res, 409, e.code() == "Error" ? "ResourceAlreadyExists" : e.code(), e.what());
+    reply_storage_error(res, 409, e.code() == "Error" ? "ResourceAlreadyExists" : e.code(), e.what());
   } catch (const Conflict& e) {
-    reply_error(res, 409, e.code() == "Error" ? "Conflict" : e.code(), e.what());
+    reply_storage_error(res, 409, e.code() == "Error" ? "Conflict" : e.code(), e.what());
   } catch (const InvalidArgument& e) {
     const bool range = e.code() == "InvalidRange";
-    reply_error(res, range ? 416 : 400, e.code() == "Error" ? "InvalidInput" : e.code(), e.what());
+    reply_storage_error(res, range ? 416 : 400, e.code() == "Error" ? "InvalidInput" : e.code(), e.what());
   } catch (const UsageError& e) {
-    reply_error(res, 400, "InvalidInput", e.what());
+    reply_storage_error(res, 400, "InvalidInput", e.what());
   } catch (const std::exception& e) {
-    reply_error(res, 500, "InternalError", e.what());
+    reply_storage_error(res, 500, "InternalError", e.what());
   } catch (...) {
-    reply_error(res, 500, "InternalError", "The server failed with an unknown error.");
+    reply_storage_error(res, 500, "InternalError", "The server failed with an unknown error.");
   }
 }
 
 void unsupported(Exchange& x) {
-  reply_error(x.res, 400, "UnsupportedHttpVerb",
+  reply_storage_error(x.res, 400, "UnsupportedHttpVerb",
               "batchai serve does not serve " + x.req.method + " with these parameters on this resource.");
 }
 
@@ -93,84 +86,16 @@ std::string md5_base64(const std::string& bytes) {
   return base64_encode(std::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
-// An unsigned decimal of at most 19 digits (fits in 63 bits); nullopt otherwise.
-std::optional<std::uint64_t> parse_count(std::string_view text) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string_view::npos)
-    return std::nullopt;
-  return std::stoull(std::string(text));
-}
-
-struct ByteRange {
-  std::uint64_t start = 0;
-  std::optional<std::uint64_t> end;  // inclusive
-};
-
-// "bytes=START-END" or "bytes=START-"; nullopt for anything else (suffix ranges included).
-std::optional<ByteRange> parse_range(const std::string& text) {
-  if (text.rfind("bytes=", 0) != 0) return std::nullopt;
-  const std::string spec = text.substr(6);
-  const auto dash = spec.find('-');
-  if (dash == std::string::npos) return std::nullopt;
-  auto start = parse_count(std::string_view(spec).substr(0, dash));
-  if (!start) return std::nullopt;
-  ByteRange r{*start, std::nullopt};
-  if (dash + 1 < spec.size()) {
-    r.end = parse_count(std::string_view(spec).substr(dash + 1));
-    if (!r.end || *r.end < r.start) return std::nullopt;
-  }
-  return r;
-}
-
-std::string range_header(const Exchange& x) {
-  return x.req.has_header("x-ms-range") ? x.header("x-ms-range") : x.header("Range");
-}
-
-// GET (whole, or the x-ms-range/Range asked for: 206) or HEAD of a stored file, streamed from
-// its descriptor in bounded pieces.
+// GET or HEAD of a stored file: Storage's headers, then the bytes (byte_reply.hpp).
 void serve_file(Exchange& x, cp::StoredFile stored) {
   x.res.set_header("ETag", stored.etag);
   x.res.set_header("Last-Modified", rfc1123(stored.modified.tv_sec));
-  x.res.set_header("Accept-Ranges", "bytes");
   x.res.set_header("x-ms-server-encrypted", "false");
   if (x.target.blob)
     x.res.set_header("x-ms-blob-type", "BlockBlob");
   else
     x.res.set_header("x-ms-type", "File");
-  const std::uint64_t size = stored.size;
-  std::uint64_t start = 0;
-  std::uint64_t length = size;
-  x.res.status = 200;
-  if (x.req.method == "GET") {
-    if (auto range = parse_range(range_header(x))) {
-      if (range->start >= size) {
-        x.res.set_header("Content-Range", "bytes */" + std::to_string(size));
-        return reply_error(x.res, 416, "InvalidRange",
-                           "The range specified is invalid for the current size of the resource.");
-      }
-      const std::uint64_t end = std::min(range->end.value_or(size - 1), size - 1);
-      x.res.status = 206;
-      // httplib applies a plain Range header itself (offsets into the whole file, Content-Range);
-      // x-ms-range is ours to apply.
-      if (x.req.has_header("x-ms-range")) {
-        start = range->start;
-        length = end - start + 1;
-        x.res.set_header("Content-Range",
-                         "bytes " + std::to_string(start) + "-" + std::to_string(end) + "/" + std::to_string(size));
-      }
-    } else if (x.req.ranges.size() > 1 && !x.req.has_header("x-ms-range")) {
-      return reply_error(x.res, 416, "InvalidRange", "Only one range per request is served.");
-    }
-  }
-  if (length == 0) return x.res.set_content("", kOctets);
-  auto file = std::make_shared<cp::StoredFile>(std::move(stored));
-  x.res.set_content_provider(static_cast<std::size_t>(length), kOctets,
-                             [file, start](std::size_t offset, std::size_t want, httplib::DataSink& sink) {
-                               char buf[64 * 1024];
-                               const std::size_t n = std::min(want, sizeof buf);
-                               const ssize_t got = ::pread(file->fd.get(), buf, n, static_cast<off_t>(start + offset));
-                               if (got <= 0) return false;
-                               return sink.write(buf, static_cast<std::size_t>(got));
-                             });
+  reply_bytes(x.req, x.res, std::make_shared<const UniqueFd>(std::move(stored.fd)), stored.size);
 }
 
 // ---- Azure Files ----
@@ -179,12 +104,12 @@ void share_routes(Exchange& x, const std::string& share) {
   const std::string& m = x.req.method;
   if (m == "PUT" && x.param("comp").empty()) {
     if (!x.data.share_create(x.auth, share).value("created", false))
-      return reply_error(x.res, 409, "ShareAlreadyExists", "The specified share already exists.");
+      return reply_storage_error(x.res, 409, "ShareAlreadyExists", "The specified share already exists.");
     return created(x);
   }
   if (x.is_read() && x.param("comp").empty()) {
     if (!x.data.share_exists(x.auth, share).value("exists", false))
-      return reply_error(x.res, 404, "ShareNotFound", "The specified share does not exist.");
+      return reply_storage_error(x.res, 404, "ShareNotFound", "The specified share does not exist.");
     x.res.status = 200;
     x.res.set_header("x-ms-share-quota", "5120");
     x.res.set_header("Last-Modified", rfc1123(std::time(nullptr)));
@@ -192,7 +117,7 @@ void share_routes(Exchange& x, const std::string& share) {
   }
   if (m == "DELETE") {
     if (!x.data.share_delete(x.auth, share).value("deleted", false))
-      return reply_error(x.res, 404, "ShareNotFound", "The specified share does not exist.");
+      return reply_storage_error(x.res, 404, "ShareNotFound", "The specified share does not exist.");
     x.res.status = 202;
     return;
   }
@@ -207,7 +132,7 @@ void directory_routes(Exchange& x, const std::string& share) {
   if (!x.param("comp").empty()) return unsupported(x);
   if (m == "PUT") {
     if (!x.data.directory_create(x.auth, share, x.rest).value("created", false))
-      return reply_error(x.res, 409, "ResourceAlreadyExists", "The specified resource already exists.");
+      return reply_storage_error(x.res, 409, "ResourceAlreadyExists", "The specified resource already exists.");
     return created(x);
   }
   if (x.is_read()) {
@@ -218,7 +143,7 @@ void directory_routes(Exchange& x, const std::string& share) {
   }
   if (m == "DELETE") {
     if (!x.data.directory_delete(x.auth, share, x.rest).value("deleted", false))
-      return reply_error(x.res, 404, "ResourceNotFound", "The specified resource does not exist.");
+      return reply_storage_error(x.res, 404, "ResourceNotFound", "The specified resource does not exist.");
     x.res.status = 202;
     return;
   }
@@ -227,17 +152,17 @@ void directory_routes(Exchange& x, const std::string& share) {
 
 // Put Range: x-ms-range names where the body goes; at most 4 MiB, inside the declared length.
 void put_range(Exchange& x, const std::string& share) {
-  auto range = parse_range(range_header(x));
+  auto range = parse_range(range_header(x.req));
   if (!range || !range->end)
-    return reply_error(x.res, 400, "InvalidHeaderValue", "x-ms-range must be bytes=START-END.");
+    return reply_storage_error(x.res, 400, "InvalidHeaderValue", "x-ms-range must be bytes=START-END.");
   const std::uint64_t length = *range->end - range->start + 1;
   if (length > cp::kMaxPutRangeBytes)
-    return reply_error(x.res, 413, "RequestBodyTooLarge", "A range may hold at most 4 MiB (4194304 bytes).");
+    return reply_storage_error(x.res, 413, "RequestBodyTooLarge", "A range may hold at most 4 MiB (4194304 bytes).");
   const std::string write = x.header("x-ms-write");
   if (write != "update")
-    return reply_error(x.res, 400, "InvalidHeaderValue", "Only x-ms-write: update is served (clear is not).");
+    return reply_storage_error(x.res, 400, "InvalidHeaderValue", "Only x-ms-write: update is served (clear is not).");
   if (x.req.body.size() != length)
-    return reply_error(x.res, 400, "InvalidHeaderValue", "The body's length differs from the range's.");
+    return reply_storage_error(x.res, 400, "InvalidHeaderValue", "The body's length differs from the range's.");
   created(x, x.data.file_write_range(x.auth, share, x.rest, range->start, x.req.body));
   x.res.set_header("Content-MD5", md5_base64(x.req.body));
 }
@@ -259,12 +184,12 @@ void file_routes(Exchange& x) {
   if (!comp.empty()) return unsupported(x);
   if (m == "PUT") {
     if (to_lower(x.header("x-ms-type")) != "file")
-      return reply_error(x.res, 400, "InvalidHeaderValue", "Create File needs x-ms-type: file.");
+      return reply_storage_error(x.res, 400, "InvalidHeaderValue", "Create File needs x-ms-type: file.");
     auto length = parse_count(x.header("x-ms-content-length"));
     if (!length || *length > cp::kMaxShareFileBytes)
-      return reply_error(x.res, 400, "InvalidHeaderValue",
+      return reply_storage_error(x.res, 400, "InvalidHeaderValue",
                          "x-ms-content-length must be a length of at most 4 TiB (4398046511104 bytes).");
-    if (!x.req.body.empty()) return reply_error(x.res, 400, "InvalidInput", "Create File takes no body.");
+    if (!x.req.body.empty()) return reply_storage_error(x.res, 400, "InvalidInput", "Create File takes no body.");
     return created(x, x.data.file_create(x.auth, share, x.rest, *length));
   }
   if (x.is_read()) return serve_file(x, x.data.file_open(x.auth, share, x.rest));
@@ -288,12 +213,12 @@ void container_routes(Exchange& x, const std::string& container) {
   if (!x.param("comp").empty()) return unsupported(x);
   if (m == "PUT") {
     if (!x.data.container_create(x.auth, container).value("created", false))
-      return reply_error(x.res, 409, "ContainerAlreadyExists", "The specified container already exists.");
+      return reply_storage_error(x.res, 409, "ContainerAlreadyExists", "The specified container already exists.");
     return created(x);
   }
   if (x.is_read()) {
     if (!x.data.container_exists(x.auth, container).value("exists", false))
-      return reply_error(x.res, 404, "ContainerNotFound", "The specified container does not exist.");
+      return reply_storage_error(x.res, 404, "ContainerNotFound", "The specified container does not exist.");
     x.res.status = 200;
     x.res.set_header("Last-Modified", rfc1123(std::time(nullptr)));
     x.res.set_header("x-ms-lease-status", "unlocked");
@@ -302,7 +227,7 @@ void container_routes(Exchange& x, const std::string& container) {
   }
   if (m == "DELETE") {
     if (!x.data.container_delete(x.auth, container).value("deleted", false))
-      return reply_error(x.res, 404, "ContainerNotFound", "The specified container does not exist.");
+      return reply_storage_error(x.res, 404, "ContainerNotFound", "The specified container does not exist.");
     x.res.status = 202;
     return;
   }
@@ -324,7 +249,7 @@ void blob_routes(Exchange& x) {
   const std::string& m = x.req.method;
   if (m == "PUT") {
     if (x.header("x-ms-blob-type") != "BlockBlob")
-      return reply_error(x.res, 400, "InvalidHeaderValue", "Only block blobs (x-ms-blob-type: BlockBlob) are served.");
+      return reply_storage_error(x.res, 400, "InvalidHeaderValue", "Only block blobs (x-ms-blob-type: BlockBlob) are served.");
     if (x.header("If-None-Match") == "*") {
       bool exists = true;
       try {
@@ -333,7 +258,7 @@ void blob_routes(Exchange& x) {
         if (e.code() != "BlobNotFound") throw;
         exists = false;
       }
-      if (exists) return reply_error(x.res, 409, "BlobAlreadyExists", "The specified blob already exists.");
+      if (exists) return reply_storage_error(x.res, 409, "BlobAlreadyExists", "The specified blob already exists.");
     }
     created(x, x.data.blob_put(x.auth, container, x.rest, x.req.body));
     x.res.set_header("Content-MD5", md5_base64(x.req.body));
@@ -364,7 +289,7 @@ bool authenticated(const httplib::Request& req, httplib::Response& res, const St
   const std::string why = keys.empty() ? "The storage account does not exist or has no keys."
                                        : shared_key_refusal(req, target.account, keys, std::time(nullptr));
   if (why.empty()) return true;
-  reply_error(res, 403, "AuthenticationFailed",
+  reply_storage_error(res, 403, "AuthenticationFailed",
               "Server failed to authenticate the request. Make sure the value of Authorization header is formed "
               "correctly including the signature. " + why);
   return false;

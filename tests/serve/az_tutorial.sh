@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Debian's real `az` 2.45 (package azure-cli) against `batchai serve` (issue 16, docs/serve.md
 # "The az command line"): the lines the server prints, then the tutorial's az commands that the
-# server serves, the storage data plane included (Azure Files and Blob, SharedKey). Usage:
+# server serves, the storage data plane included (Azure Files and Blob, SharedKey), and the
+# tutorial's Horovod job (examples/horovod-cifar10/job.json, a short synthetic schedule on 2 nodes)
+# streamed with `az batchai job file stream` and its model downloaded with az. Usage:
 # az_tutorial.sh BATCHAI_EXE
 # Fails (not skips) when az is missing, naming the package.
 set -uo pipefail
 EXE=$(realpath "$1")
+EXAMPLE=$(cd "$(dirname "$0")/../../examples/horovod-cifar10" && pwd)/job.json
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v az >/dev/null || fail "az is missing: apt-get install azure-cli"
 
@@ -52,14 +55,14 @@ step account show --query state -o tsv;                                   expect
 step group create -n rg1 -l eastus --query properties.provisioningState -o tsv; expect Succeeded
 step batchai workspace create -g rg1 -n ws1 -l eastus --query provisioningState -o tsv; expect succeeded
 step batchai experiment create -g rg1 -w ws1 -n exp1 --query name -o tsv; expect exp1
-step batchai cluster create -g rg1 -w ws1 -n nc6 --image UbuntuLTS --vm-size Standard_NC6 --target 1 \
+step batchai cluster create -g rg1 -w ws1 -n nc6 --image UbuntuLTS --vm-size Standard_NC6 --target 2 \
   -u demoUser -p 'Passw0rd!' --query '[name, vmSize, scaleSettings.manual.targetNodeCount]' -o tsv
-expect "$(printf 'nc6\nSTANDARD_NC6\n1')"
+expect "$(printf 'nc6\nSTANDARD_NC6\n2')"
 for _ in $(seq 100); do
   step batchai cluster show -g rg1 -w ws1 -n nc6 --query '[allocationState, currentNodeCount]' -o tsv
-  [ "$STEP_OUT" = "$(printf 'steady\n1')" ] && break; sleep 0.2
+  [ "$STEP_OUT" = "$(printf 'steady\n2')" ] && break; sleep 0.2
 done
-expect "$(printf 'steady\n1')"
+expect "$(printf 'steady\n2')"
 step batchai cluster show -g rg1 -w ws1 -n nc6 -o table
 [[ "$STEP_OUT" == *nc6* ]] || fail "cluster show -o table: $STEP_OUT"
 
@@ -86,6 +89,8 @@ step batchai job show -g rg1 -w ws1 -e exp1 -n job1 -o table
 [[ "$STEP_OUT" == *job1*nc6* ]] || fail "job show -o table: $STEP_OUT"
 step batchai job file list -g rg1 -w ws1 -e exp1 -j job1 --query "[?name=='stdout.txt'].contentLength" -o tsv
 expect "$(printf 'hello from bar\n' | wc -c)"
+# az GETs the listed downloadUrl (a link on the server, no token) with a Range header.
+step batchai job file stream -g rg1 -w ws1 -e exp1 -j job1 -f stdout.txt;  expect "hello from bar"
 
 # The tutorial's storage steps, as it writes them: an account, the share `logs`, a directory,
 # the script uploaded (and a file over 4 MiB, so az uploads it in ranges), listed, downloaded.
@@ -126,6 +131,32 @@ done
 [ "$STEP_OUT" = succeeded ] || fail "job2 is $STEP_OUT"
 step storage file download -s logs -p output/result.txt --dest ./result.txt --account-name $SA
 [ "$(cat result.txt)" = "hello from cifar10_cnn.py" ] || fail "result.txt holds '$(cat result.txt)'"
+
+# The tutorial's Horovod job: its job file as the example ships it (share `myshare` mounted with
+# the account's placeholders), 2 nodes, a short synthetic schedule; stdout streamed while it
+# trains, then the model downloaded from the share.
+step storage share create -n myshare --account-name $SA --query created -o tsv;       expect true
+python3 - "$EXAMPLE" >horovod.json <<'PY' || fail "could not adapt $EXAMPLE"
+import json, sys
+job = json.load(open(sys.argv[1]))
+p = job["properties"]
+p["nodeCount"] = 2
+p["horovodSettings"]["commandLineArgs"] += (" --synthetic=256 --epochs=1 --steps-per-epoch=8"
+                                            " --validation-images=64 --batch-size=16 --threads=1")
+json.dump(job, sys.stdout, indent=2)
+PY
+step batchai job create -g rg1 -w ws1 -e exp1 -n cifar -c nc6 -f horovod.json --storage-account-name $SA \
+  --query '[toolType, nodeCount]' -o tsv
+expect "$(printf 'horovod\n2')"
+step batchai job file stream -g rg1 -w ws1 -e exp1 -j cifar -f stdout.txt
+for want in 'Epoch 1/1' 'Test accuracy'; do
+  [[ "$STEP_OUT" == *"$want"* ]] || fail "the stream has no '$want': $STEP_OUT"
+done
+step batchai job show -g rg1 -w ws1 -e exp1 -n cifar --query executionState -o tsv;   expect succeeded
+step storage file download -s myshare -p cifar/saved_models/keras_cifar10_trained_model.h5 --dest ./model.h5 \
+  --account-name $SA
+[ "$(head -c 8 model.h5 | od -An -tx1 | tr -d ' ')" = 894844460d0a1a0a ] || fail "model.h5 is not an HDF5 file"
+echo "       model.h5: $(stat -c %s model.h5) bytes"
 
 # Blob, once each: a container, an upload, a download.
 step storage container create -n models --account-name $SA --query created -o tsv;     expect true

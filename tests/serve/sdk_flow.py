@@ -120,6 +120,9 @@ def flow(base, cert, cred, sub):
     assert "stdout.txt" in names and "stderr.txt" in names, names
     out = [f for f in files if f.name == "stdout.txt"][0]
     assert out.file_type == "file" and out.content_length == 3 and out.download_url, out
+    # The download URL is a signed link: no token, as a SAS URL (a Range as az's stream sends).
+    got = requests.get(out.download_url, verify=cert, timeout=30, headers={"Range": "bytes=1-"})
+    assert (got.status_code, got.content) == (206, b"i\n"), (got.status_code, got.content)
 
     client.jobs.begin_create(rg, ws, exp, "long", job_params("sleep 300")).result()
     wait_state(client, rg, ws, exp, "long", ("running",))

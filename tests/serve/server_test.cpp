@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <ctime>
 #include <atomic>
 #include <chrono>
 #include <sstream>
@@ -13,6 +14,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "job_file_links.hpp"
 #include "serve_fixture.hpp"
 #include "token.hpp"
 
@@ -181,28 +183,44 @@ TEST_F(ServeTest, CliAndServerShareTheStore) {
   EXPECT_EQ(cli({"workspace", "show", "-g", "rg", "-n", "fromapi"}).first, 3);
 }
 
-TEST_F(ServeTest, JobCreateRunsAndIsListedAndTerminable) {
+namespace cp = control_plane;
+
+class ServeJobTest : public ServeTest {
+ protected:
+  // A workspace "ws" with experiment "e" and a 1-node cluster "c"; returns the job path for
+  // `name` after creating it with `command` and waiting for it to end (its final state in `state`).
+  std::string run_job(const std::string& name, const std::string& command, std::string& state);
+};
+
+std::string ServeJobTest::run_job(const std::string& name, const std::string& command, std::string& state) {
   expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
   follow(call("PUT", ws("rg", "ws") + kAi, R"({"location":"eastus"})"));
   follow(call("PUT", ws("rg", "ws") + "/experiments/e" + kAi));
   follow(call("PUT", ws("rg", "ws") + "/clusters/c" + kAi,
-              R"({"properties":{"vmSize":"Standard_D1","scaleSettings":{"manual":{"targetNodeCount":1}},
-                  "userAccountSettings":{"adminUserName":"u","adminUserPassword":"p"}}})"));
+                  R"({"properties":{"vmSize":"Standard_D1","scaleSettings":{"manual":{"targetNodeCount":1}},
+                      "userAccountSettings":{"adminUserName":"u","adminUserPassword":"p"}}})"));
   const std::string cluster_id = expect("GET", ws("rg", "ws") + "/clusters/c" + kAi, 200)["id"];
-  const std::string job = ws("rg", "ws") + "/experiments/e/jobs/j1";
+  const std::string job = ws("rg", "ws") + "/experiments/e/jobs/" + name;
   follow(call("PUT", job + kAi,
-              R"({"properties":{"cluster":{"id":")" + cluster_id +
-                  R"("},"nodeCount":1,"stdOutErrPathPrefix":"$AZ_BATCHAI_JOB_MOUNT_ROOT","customToolkitSettings":{"commandLine":"echo hello"}}})"));
+                  R"({"properties":{"cluster":{"id":")" + cluster_id +
+                      R"("},"nodeCount":1,"stdOutErrPathPrefix":"$AZ_BATCHAI_JOB_MOUNT_ROOT","customToolkitSettings":{"commandLine":")" +
+                      command + R"("}}})"));
+  state.clear();
+  for (int i = 0; i < 200 && state != "succeeded" && state != "failed"; ++i) {
+    state = expect("GET", job + kAi, 200)["properties"]["executionState"];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return job;
+}
+
+TEST_F(ServeJobTest, JobCreateRunsAndIsListedAndTerminable) {
+  std::string state;
+  const std::string job = run_job("j1", "echo hello", state);
   Json j = expect("GET", job + kAi, 200);
   EXPECT_EQ(j["properties"]["toolType"], "custom");
   EXPECT_EQ(expect("GET", ws("rg", "ws") + "/experiments/e/jobs" + kAi, 200)["value"].size(), 1u);
   // The CLI sees it too.
   EXPECT_EQ(cli({"job", "show", "-g", "rg", "-w", "ws", "-e", "e", "-n", "j1"}).first, 0);
-  std::string state;
-  for (int i = 0; i < 200 && state != "succeeded" && state != "failed"; ++i) {
-    state = expect("GET", job + kAi, 200)["properties"]["executionState"];
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
   EXPECT_EQ(state, "succeeded");
   Json files = expect("POST", job + "/listOutputFiles" + kAi + "&outputdirectoryid=stdouterr&linkexpiryinminutes=60", 200);
   bool stdout_listed = false;
@@ -212,6 +230,54 @@ TEST_F(ServeTest, JobCreateRunsAndIsListedAndTerminable) {
   follow(call("POST", job + "/terminate" + kAi));
   follow(call("DELETE", job + kAi));
   expect("GET", job + kAi, 404);
+}
+
+// listOutputFiles answers links on the server that need no token (az's `job file stream` GETs
+// them with a Range), and only links the server signed, unexpired, for files still there.
+TEST_F(ServeJobTest, JobFileLinksServeTheFileAndRefuseForgeries) {
+  std::string state;
+  const std::string job = run_job("j1", "echo hello", state);
+  ASSERT_EQ(state, "succeeded");
+  Json files = expect("POST", job + "/listOutputFiles" + kAi + "&outputdirectoryid=stdouterr&linkexpiryinminutes=5", 200);
+  std::string url;
+  for (const auto& f : files["value"])
+    if (f["name"] == "stdout.txt") url = f["downloadUrl"];
+  const std::string base = "https://localhost:" + std::to_string(server_->port());
+  ASSERT_EQ(url.rfind(base + "/batchai-files/", 0), 0u) << files.dump();
+  const std::string path = url.substr(base.size());
+  auto c = client();  // no Authorization header anywhere below
+  auto get = [&](const std::string& p, httplib::Headers h = {}) {
+    auto r = c->Get(p.c_str(), h);
+    EXPECT_TRUE(r);
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+  };
+  EXPECT_EQ(get(path), std::make_pair(200, std::string("hello\n")));
+  EXPECT_EQ(get(path, {{"Range", "bytes=2-"}}), std::make_pair(206, std::string("llo\n")));
+  EXPECT_EQ(get(path, {{"Range", "bytes=6-"}}).first, 416);  // az's next poll once it has it all
+  auto post = c->Post(path.c_str(), "", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 400);
+
+  std::string tampered = path;
+  tampered.back() = tampered.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(get(tampered).first, 403);
+  EXPECT_EQ(get("/batchai-files/nodot").first, 403);
+  EXPECT_EQ(get("/batchai-files/" + std::string(5000, 'a') + ".b").first, 403);  // over the link limit, under httplib's
+  const cp::JobRef ref{{"rg", "ws"}, "e", "j1"};
+  const std::int64_t later = std::time(nullptr) + 300;
+  Identity forged = server_->identity();
+  forged.token_key = std::string(32, 'f');
+  EXPECT_EQ(get(job_file_url(forged, "", {ref, "stdouterr", ".", "stdout.txt", later})).first, 403);
+  EXPECT_EQ(get(job_file_url(server_->identity(), "", {ref, "stdouterr", ".", "stdout.txt", later - 600})).first, 403);
+  // Signed, but naming what is not there, or leading out of the folder: refused, never served.
+  const Identity& id = server_->identity();
+  EXPECT_EQ(get(job_file_url(id, "", {ref, "stdouterr", ".", "nothere.txt", later})).first, 404);
+  EXPECT_EQ(get(job_file_url(id, "", {ref, "stdouterr", "..", "stdout.txt", later})).first, 400);
+  EXPECT_EQ(get(job_file_url(id, "", {ref, "stdouterr", ".", "../../../../etc/passwd", later})).first, 400);
+  EXPECT_EQ(get(job_file_url(id, "", {{{"rg", "ws"}, "e", "other"}, "stdouterr", ".", "stdout.txt", later})).first, 404);
+
+  follow(call("DELETE", job + kAi));
+  EXPECT_EQ(get(path).first, 404);  // the job is gone, and its link with it
 }
 
 // Each request thread works through a control plane of its own on the one store: parallel

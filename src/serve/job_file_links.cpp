@@ -1,0 +1,103 @@
+#include "job_file_links.hpp"
+
+#include <sys/stat.h>
+
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include "batchai/common/errors.hpp"
+#include "byte_reply.hpp"
+#include "encoding.hpp"
+#include "shared_key.hpp"  // rfc1123
+
+namespace batchai::serve {
+namespace {
+
+constexpr std::string_view kPrefix = "/batchai-files/";
+// A link's token is a few hundred bytes; a longer path is refused before any decoding.
+constexpr std::size_t kMaxTokenBytes = 4096;
+
+// The signed text: a fixed label, so a bearer token's signature can never pass for a link's.
+std::string link_signature(const Identity& identity, std::string_view payload) {
+  return base64url_encode(hmac_sha256(identity.token_key, "batchai-files\n" + std::string(payload)));
+}
+
+std::optional<JobFileLink> decode_payload(std::string_view payload) {
+  auto text = base64url_decode(payload);
+  if (!text) return std::nullopt;
+  Json a = Json::parse(*text, nullptr, false);
+  if (!a.is_array() || a.size() != 8 || !a[7].is_number_integer()) return std::nullopt;
+  for (std::size_t i = 0; i < 7; ++i)
+    if (!a[i].is_string()) return std::nullopt;
+  JobFileLink link;
+  link.job.where = {a[0].get<std::string>(), a[1].get<std::string>()};
+  link.job.experiment = a[2].get<std::string>();
+  link.job.name = a[3].get<std::string>();
+  link.directory_id = a[4].get<std::string>();
+  link.path = a[5].get<std::string>();
+  link.file = a[6].get<std::string>();
+  link.expires_s = a[7].get<std::int64_t>();
+  return link;
+}
+
+void forbidden(httplib::Response& res, const std::string& why) {
+  reply_storage_error(res, 403, "AuthenticationFailed",
+                      "Server failed to authenticate the request: " + why);
+}
+
+void not_found(httplib::Response& res) {
+  reply_storage_error(res, 404, "ResourceNotFound", "The specified resource does not exist.");
+}
+
+void answer(const httplib::Request& req, httplib::Response& res, const Identity& identity,
+            control_plane::ControlPlane& cp, std::int64_t now_s) {
+  if (req.method != "GET" && req.method != "HEAD")
+    return reply_storage_error(res, 400, "UnsupportedHttpVerb", "A job file link serves GET and HEAD only.");
+  const std::string_view token = std::string_view(req.path).substr(kPrefix.size());
+  const auto dot = token.rfind('.');
+  if (token.size() > kMaxTokenBytes || dot == std::string_view::npos)
+    return forbidden(res, "the link is not one this server made.");
+  const std::string_view payload = token.substr(0, dot);
+  if (!constant_time_equal(token.substr(dot + 1), link_signature(identity, payload)))
+    return forbidden(res, "the link's signature does not match.");
+  auto link = decode_payload(payload);
+  if (!link) return forbidden(res, "the link is not one this server made.");
+  if (link->expires_s < now_s) return forbidden(res, "the link expired; list the job's files again for a new one.");
+  auto folder = cp.jobs().output_folder(link->job, link->directory_id, link->path);
+  if (!folder) return not_found(res);
+  auto fd = folder->open_file(link->file, "The file name");
+  struct stat st {};
+  if (!fd || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return not_found(res);
+  res.set_header("Last-Modified", rfc1123(st.st_mtim.tv_sec));
+  res.set_header("x-ms-type", "File");
+  reply_bytes(req, res, std::make_shared<const UniqueFd>(std::move(*fd)), static_cast<std::uint64_t>(st.st_size));
+}
+
+}  // namespace
+
+std::string job_file_url(const Identity& identity, const std::string& base, const JobFileLink& link) {
+  const Json a = {link.job.where.resource_group, link.job.where.workspace, link.job.experiment, link.job.name,
+                  link.directory_id, link.path, link.file, link.expires_s};
+  const std::string payload = base64url_encode(a.dump());
+  return base + std::string(kPrefix) + payload + "." + link_signature(identity, payload);
+}
+
+bool is_job_file_request(const httplib::Request& req) { return req.path.rfind(kPrefix, 0) == 0; }
+
+void handle_job_file(const httplib::Request& req, httplib::Response& res, const Identity& identity,
+                     control_plane::ControlPlane& cp, std::int64_t now_s) {
+  try {
+    answer(req, res, identity, cp, now_s);
+  } catch (const NotFound& e) {
+    reply_storage_error(res, 404, "ResourceNotFound", e.what());
+  } catch (const InvalidArgument& e) {
+    reply_storage_error(res, 400, "InvalidInput", e.what());
+  } catch (const std::exception& e) {
+    reply_storage_error(res, 500, "InternalError", e.what());
+  } catch (...) {
+    reply_storage_error(res, 500, "InternalError", "The server failed with an unknown error.");
+  }
+}
+
+}  // namespace batchai::serve
