@@ -6,6 +6,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "internal.hpp"
+#include "tag_rules.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane {
@@ -28,6 +29,7 @@ void validate_group_name(const std::string& name) {
 
 Json Groups::create(const std::string& name, const std::string& location, const std::optional<Json>& tags) {
   validate_group_name(name);
+  if (tags) checked_tags(*tags);
   const std::string loc = normalize_location(location);
   Json doc = cp_.store().write([&] {
     if (auto existing = find_group(cp_.store(), name)) {
@@ -56,6 +58,19 @@ Json Groups::create(const std::string& name, const std::string& location, const 
     return d;
   });
   return doc;
+}
+
+Json Groups::update_tags(const std::string& name, const Json& tags) {
+  checked_tags(tags);
+  return cp_.store().write([&] {
+    auto st = cp_.store().prepare("SELECT doc FROM resource_groups WHERE name_lc = ?");
+    st.bind(1, to_lower(name));
+    if (!st.step()) require_group(cp_.store(), name);  // throws the service's ResourceGroupNotFound
+    Json d = parse_doc(st.text(0));
+    d["tags"] = tags;
+    cp_.store().prepare("UPDATE resource_groups SET doc = ? WHERE name_lc = ?").bind(1, dump_doc(d)).bind(2, to_lower(name)).run();
+    return d;
+  });
 }
 
 Json Groups::show(const std::string& name) {

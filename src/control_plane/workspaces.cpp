@@ -7,6 +7,7 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "store.hpp"
 #include "internal.hpp"
+#include "tag_rules.hpp"
 
 namespace batchai::control_plane {
 
@@ -23,18 +24,40 @@ void validate_group_parameter(const std::string& rg) {
         "validation error: Parameter 'resource_group_name' must conform to the following pattern: '^[-\\\\w\\\\._]+$'.");
 }
 
+Json set_tags(Store& store, const WorkspaceRef& ref, const Json& tags) {
+  auto st = store.prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
+  st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace));
+  if (!st.step()) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
+  Json doc = parse_doc(st.text(0));
+  doc["tags"] = tags;
+  store.prepare("UPDATE workspaces SET doc = ? WHERE rg_lc = ? AND name_lc = ?")
+      .bind(1, dump_doc(doc)).bind(2, to_lower(ref.resource_group)).bind(3, to_lower(ref.workspace)).run();
+  return doc;
+}
+
 }  // namespace
 
+Json Workspaces::update_tags(const WorkspaceRef& ref, const Json& tags) {
+  checked_tags(tags);
+  return cp_.store().write([&] { return set_tags(cp_.store(), ref, tags); });
+}
+
 Json Workspaces::create(const std::string& resource_group, const std::string& name,
-                                    const std::optional<std::string>& location) {
+                        const std::optional<std::string>& location, const std::optional<Json>& tags) {
   validate_group_parameter(resource_group);
   validate_resource_name(name, "workspace_name");
+  if (tags) checked_tags(*tags);
   const auto now = cp_.clock().now();
   return cp_.store().write([&] {
     auto group = require_group(cp_.store(), resource_group);
-    auto st = cp_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
-    st.bind(1, to_lower(resource_group)).bind(2, to_lower(name));
-    if (st.step()) return parse_doc(st.text(0));  // create-or-update PUT: returns the existing one
+    std::optional<Json> existing;
+    {
+      auto st = cp_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
+      st.bind(1, to_lower(resource_group)).bind(2, to_lower(name));
+      if (st.step()) existing = parse_doc(st.text(0));
+    }  // (the statement is the store's cached one, which set_tags prepares again)
+    if (existing)  // create-or-update PUT: the existing one, its tags updated when given
+      return tags ? set_tags(cp_.store(), {resource_group, name}, *tags) : *existing;
     std::string loc = location && !location->empty() ? to_lower(*location) : group.location;
     Json doc = {{"creationTime", format_iso(now)},
                 {"id", arm_id(subscription_id(), group.name, {{"workspaces", name}})},
@@ -43,7 +66,7 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
                 {"provisioningState", "succeeded"},
                 {"provisioningStateTransitionTime", format_iso(now)},
                 {"resourceGroup", group.name},
-                {"tags", nullptr},
+                {"tags", tags ? *tags : Json(nullptr)},
                 {"type", "Microsoft.BatchAI/workspaces"}};
     cp_.store().prepare("INSERT INTO workspaces(rg_lc, name_lc, name, location, doc) VALUES (?, ?, ?, ?, ?)")
         .bind(1, to_lower(resource_group)).bind(2, to_lower(name)).bind(3, name).bind(4, loc).bind(5, dump_doc(doc))

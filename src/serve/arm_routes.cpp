@@ -69,6 +69,12 @@ std::optional<std::string> string_at(const Json& object, const char* key) {
   return object[key].get<std::string>();
 }
 
+// A body's "tags": nullopt when absent or null (the control plane checks the rest).
+std::optional<Json> tags_at(const Json& body) {
+  if (!body.contains("tags") || body["tags"].is_null()) return std::nullopt;
+  return body["tags"];
+}
+
 // --- Microsoft.Resources ---------------------------------------------------------------------
 
 void resource_group(Call& call, ArmContext& ctx, const std::string& name) {
@@ -76,14 +82,16 @@ void resource_group(Call& call, ArmContext& ctx, const std::string& name) {
   cp::Groups& groups = ctx.cp.groups();
   if (call.method() == "HEAD") return call.empty(groups.exists(name) ? 204 : 404);
   if (call.method() == "GET") return call.json(200, to_wire(groups.show(name)));
-  if (call.method() == "PUT") {
+  if (call.method() == "PUT") {  // create-or-update: `az group update --tags` PUTs the group back
     const Json body = call.body_object();
-    if (groups.exists(name)) return call.json(200, to_wire(groups.show(name)));
+    const bool existed = groups.exists(name);
     auto location = string_at(body, "location");
     if (!location) throw InvalidArgument("The location property is required for this definition.", "LocationRequired");
-    std::optional<Json> tags;
-    if (body.contains("tags") && !body["tags"].is_null()) tags = body["tags"];
-    return call.json(201, to_wire(groups.create(name, *location, tags)));
+    return call.json(existed ? 200 : 201, to_wire(groups.create(name, *location, tags_at(body))));
+  }
+  if (call.method() == "PATCH") {  // the tags only; a body without them changes nothing
+    const auto tags = tags_at(call.body_object());
+    return call.json(200, to_wire(tags ? groups.update_tags(name, *tags) : groups.show(name)));
   }
   if (call.method() == "DELETE") {
     if (!groups.exists(name))
@@ -280,8 +288,12 @@ void batchai(Call& call, ArmContext& ctx, const std::string& rg, std::size_t at)
     if (is_get(call)) return call.json(200, to_wire(workspaces.show(ws)));
     if (call.method() == "PUT") {
       const Json body = call.body_object();
-      workspaces.create(rg, ws.workspace, string_at(body, "location"));
+      workspaces.create(rg, ws.workspace, string_at(body, "location"), tags_at(body));
       return ctx.operations.accepted(call, kBatchAi, true);
+    }
+    if (call.method() == "PATCH") {  // WorkspaceUpdateParameters: the tags; 200, not an LRO
+      const auto tags = tags_at(call.body_object());
+      return call.json(200, to_wire(tags ? workspaces.update_tags(ws, *tags) : workspaces.show(ws)));
     }
     if (call.method() == "DELETE") return batchai_delete(call, ctx, [&] { workspaces.remove(ws); });
     return method_not_allowed(call);

@@ -37,6 +37,25 @@ TEST_F(ControlPlaneTest, GroupLifecycle) {
   EXPECT_THROW(cp_->groups().remove("MyGroup"), NotFound);
 }
 
+// Tags keep ARM's rules wherever they are set; a refused update leaves the stored ones.
+TEST_F(ControlPlaneTest, TagsAreCheckedAndReplacedWhole) {
+  cp_->groups().create("rg", "eastus", std::nullopt);
+  EXPECT_TRUE(cp_->workspaces().create("rg", "ws", std::nullopt)["tags"].is_null());
+  EXPECT_EQ(cp_->workspaces().update_tags({"rg", "ws"}, {{"a", "1"}})["tags"], Json({{"a", "1"}}));
+  EXPECT_EQ(cp_->workspaces().create("rg", "WS", std::nullopt, Json{{"b", "2"}})["tags"], Json({{"b", "2"}}));
+  EXPECT_EQ(cp_->workspaces().show({"rg", "ws"})["tags"], Json({{"b", "2"}}));
+  for (const Json& bad : {Json::array({"a"}), Json{{"a/b", "c"}}, Json{{"a", 1}}, Json{{"a", std::string(257, 'v')}}}) {
+    EXPECT_THROW(cp_->workspaces().update_tags({"rg", "ws"}, bad), InvalidArgument) << bad.dump().substr(0, 40);
+    EXPECT_THROW(cp_->groups().update_tags("rg", bad), InvalidArgument) << bad.dump().substr(0, 40);
+  }
+  EXPECT_THROW(cp_->groups().create("rg2", "eastus", Json{{"a%", "b"}}), InvalidArgument);
+  EXPECT_FALSE(cp_->groups().exists("rg2"));
+  EXPECT_EQ(cp_->workspaces().show({"rg", "ws"})["tags"], Json({{"b", "2"}}));
+  EXPECT_EQ(cp_->groups().update_tags("RG", Json::object())["tags"], Json::object());
+  EXPECT_THROW(cp_->workspaces().update_tags({"rg", "none"}, Json::object()), NotFound);
+  EXPECT_THROW(cp_->groups().update_tags("none", Json::object()), NotFound);
+}
+
 TEST_F(ControlPlaneTest, StorageAccounts) {
   cp_->groups().create("rg", "eastus", std::nullopt);
   cp_->groups().create("rg2", "eastus", std::nullopt);

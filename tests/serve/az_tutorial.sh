@@ -53,6 +53,7 @@ done <"$W/serve.out"
 
 step account show --query state -o tsv;                                   expect Enabled
 step group create -n rg1 -l eastus --query properties.provisioningState -o tsv; expect Succeeded
+step group update -n rg1 --tags team=ml --query tags.team -o tsv;          expect ml
 step batchai workspace create -g rg1 -n ws1 -l eastus --query provisioningState -o tsv; expect succeeded
 step batchai experiment create -g rg1 -w ws1 -n exp1 --query name -o tsv; expect exp1
 step batchai cluster create -g rg1 -w ws1 -n nc6 --image UbuntuLTS --vm-size Standard_NC6 --target 2 \

@@ -90,6 +90,8 @@ def flow(base, cert, cred, sub):
     w = client.workspaces.begin_create(rg, ws, models.WorkspaceCreateParameters(location="eastus")).result()
     assert w.name == ws and w.provisioning_state == "succeeded", w
     assert [x.name for x in client.workspaces.list_by_resource_group(rg)] == [ws]
+    w = client.workspaces.update(rg, ws, models.WorkspaceUpdateParameters(tags={"team": "ml"}))
+    assert w.tags == {"team": "ml"}, w.tags
 
     cl = client.clusters.begin_create(rg, ws, "nc6", models.ClusterCreateParameters(
         vm_size="STANDARD_NC6",

@@ -78,6 +78,34 @@ TEST_F(ServeTest, ArmRequestsNeedAValidUnexpiredToken) {
   check("Bearer " + std::string(kMaxTokenBytes + 1, 'a'), "InvalidAuthenticationToken");
 }
 
+// Tags: set by PUT and PATCH (the SDK's workspaces.update), checked by ARM's rules; a refused
+// PATCH changes nothing.
+TEST_F(ServeTest, WorkspaceAndGroupTagsFollowArmRules) {
+  expect("PUT", rg("rg") + kRg, 201, R"({"location":"eastus"})");
+  follow(call("PUT", ws("rg", "ws") + kAi, R"({"location":"eastus","tags":{"owner":"me"}})"));
+  EXPECT_EQ(expect("GET", ws("rg", "ws") + kAi, 200)["tags"], Json({{"owner", "me"}}));
+  EXPECT_EQ(expect("PATCH", ws("rg", "ws") + kAi, 200, R"({"tags":{"team":"ml"}})")["tags"], Json({{"team", "ml"}}));
+  EXPECT_EQ(expect("PATCH", ws("rg", "nope") + kAi, 404, R"({"tags":{}})")["error"]["code"], "WorkspaceNotFound");
+  std::string many = "{";
+  for (int i = 0; i < 51; ++i) many += (i ? "," : "") + std::string("\"t") + std::to_string(i) + "\":\"v\"";
+  many += "}";
+  const std::pair<std::string, std::string> refused[] = {
+      {R"({"tags":["a"]})", "InvalidTagFormat"},
+      {R"({"tags":{"a<b":"c"}})", "InvalidTagNameCharacters"},
+      {R"({"tags":{"":"c"}})", "InvalidTagNameCharacters"},
+      {R"({"tags":{"a":7}})", "InvalidTagValueLength"},
+      {R"({"tags":{"a":")" + std::string(257, 'v') + R"("}})", "InvalidTagValueLength"},
+      {R"({"tags":)" + many + "}", "InvalidTagCount"}};
+  for (const auto& [body, code] : refused) {
+    EXPECT_EQ(expect("PATCH", ws("rg", "ws") + kAi, 400, body)["error"]["code"], code) << body.substr(0, 60);
+    EXPECT_EQ(expect("PATCH", rg("rg") + kRg, 400, body)["error"]["code"], code) << body.substr(0, 60);
+  }
+  EXPECT_EQ(expect("GET", ws("rg", "ws") + kAi, 200)["tags"], Json({{"team", "ml"}}));
+  EXPECT_EQ(expect("PUT", rg("other") + kRg, 400, R"({"location":"eastus","tags":{"a":1}})")["error"]["code"],
+            "InvalidTagValueLength");
+  expect("HEAD", rg("other") + kRg, 404);  // nothing half-created
+}
+
 TEST_F(ServeTest, ApiVersionIsRequiredAndChecked) {
   Json missing = expect("GET", sub() + "/resourcegroups", 400);
   EXPECT_EQ(missing["error"]["code"], "MissingApiVersionParameter");
@@ -97,6 +125,10 @@ TEST_F(ServeTest, ResourceGroupLifecycleWithDeleteAsOperation) {
   EXPECT_EQ(created["properties"]["provisioningState"], "Succeeded");
   EXPECT_FALSE(created.contains("resourceGroup"));
   expect("PUT", rg("rg1") + kRg, 200, R"({"location":"eastus"})");
+  EXPECT_EQ(expect("GET", rg("rg1") + kRg, 200)["tags"], Json({{"a", "b"}}));  // a PUT without tags keeps them
+  EXPECT_EQ(expect("PUT", rg("rg1") + kRg, 200, R"({"location":"eastus","tags":{"c":"d"}})")["tags"], Json({{"c", "d"}}));
+  EXPECT_EQ(expect("PATCH", rg("rg1") + kRg, 200, R"({"tags":{"team":"ml"}})")["tags"], Json({{"team", "ml"}}));
+  EXPECT_EQ(expect("PATCH", rg("rg1") + kRg, 200, "{}")["tags"], Json({{"team", "ml"}}));
   EXPECT_EQ(expect("GET", rg("rg1") + kRg, 200)["id"], "/subscriptions/" + subscription_id() + "/resourceGroups/rg1");
   expect("HEAD", rg("rg1") + kRg, 204);
   // resourcegroups in any case (az group commands send it lower-case)

@@ -15,6 +15,8 @@ class Groups {
   explicit Groups(ControlPlane& cp) : cp_(cp) {}
 
   Json create(const std::string& name, const std::string& location, const std::optional<Json>& tags);
+  // PATCH: replaces the group's tags (tag_rules.hpp); the group as stored.
+  Json update_tags(const std::string& name, const Json& tags);
   Json show(const std::string& name);
   Json list();
   bool exists(const std::string& name);

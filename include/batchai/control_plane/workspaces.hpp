@@ -15,7 +15,11 @@ class Workspaces {
  public:
   explicit Workspaces(ControlPlane& cp) : cp_(cp) {}
 
-  Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location);
+  // Create-or-update: an existing workspace is returned as it is, with `tags` (when given) set.
+  Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location,
+              const std::optional<Json>& tags = std::nullopt);
+  // PATCH (WorkspaceUpdateParameters): replaces the tags (tag_rules.hpp); the workspace as stored.
+  Json update_tags(const WorkspaceRef& ref, const Json& tags);
   Json show(const WorkspaceRef& ref);
   Json list(const std::optional<std::string>& resource_group);
   void remove(const WorkspaceRef& ref);
