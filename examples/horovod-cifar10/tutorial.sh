@@ -17,6 +17,10 @@
 #   DOWNLOAD_DIR       where `storage file download` puts the model (default $BATCHAI_HOME/downloads)
 #   STEP_PAUSE         seconds between polls (default 1); CLEANUP=0 keeps the resources
 #   WAIT_LIMIT         seconds to wait for the nodes, and for the job to leave the queue (default 300)
+#   SLURM_PARTITION    run on this Slurm partition instead of simulated nodes: the cluster is
+#                      created with --slurm-partition and the job goes through sbatch. The controller
+#                      is the one SLURM_CONF (or the system's slurm.conf) names; the partition needs
+#                      NODES idle nodes and BATCHAI_HOME on a filesystem its nodes share (docs/slurm.md)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -25,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
     --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tutorial.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -44,6 +48,9 @@ rg=batchai.horovod ws=batchaidev cluster=nc6cluster experiment=cifar job=cifar_d
 storage="cifar$(date +%s | tail -c 9)"  # storage account names are global in Azure: make it unique
 work="$BATCHAI_HOME/tutorial"
 mkdir -p "$work" "$DOWNLOAD_DIR"
+
+slurm_args=()
+[ -n "${SLURM_PARTITION:-}" ] && slurm_args=(--slurm-partition "$SLURM_PARTITION")
 
 step() { printf '\n### %s\n' "$*"; }
 note() { printf '# %s\n' "$*"; }
@@ -95,6 +102,19 @@ fi
 
 echo "BATCHAI_HOME=$BATCHAI_HOME"
 echo "nodes: $NODES, data: $data_mode, schedule: ${schedule_args:-full}"
+[ -n "${SLURM_PARTITION:-}" ] && echo "Slurm partition: $SLURM_PARTITION (SLURM_CONF: ${SLURM_CONF:-not set, the system slurm.conf})"
+
+# cluster_ready "<allocationState> <idle nodes>": whether the cluster can take the job.
+cluster_ready() {
+  if [ -n "${SLURM_PARTITION:-}" ]; then
+    # A Slurm cluster shows every node of its partition (the target only bounds its jobs' nodes),
+    # so it is ready once NODES of them are idle, not when exactly NODES are.
+    local alloc=${1% *} idle=${1#* }
+    [ "$alloc" = steady ] && [[ "$idle" =~ ^[0-9]+$ ]] && [ "$idle" -ge "$NODES" ]
+  else
+    [ "$1" = "steady $NODES" ]
+  fi
+}
 
 step "Create a resource group"
 run group create --name "$rg" --location eastus -o table
@@ -105,7 +125,7 @@ run batchai experiment create --resource-group "$rg" --workspace "$ws" --name "$
 
 step "Create a $NODES-node Standard_NC6 cluster and watch it allocate"
 run batchai cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" --vm-priority dedicated \
-  --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys -o none
+  --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys ${slurm_args[@]+"${slurm_args[@]}"} -o none
 last=""
 deadline=$((SECONDS + WAIT_LIMIT))  # bounded by time, not polls: STEP_PAUSE=0 must not give up early
 while [ "$SECONDS" -le "$deadline" ]; do
@@ -118,10 +138,10 @@ while [ "$SECONDS" -le "$deadline" ]; do
   fi
   # The table's row: Name, Resource Group, Workspace, VM Size, State, Idle, ... (one word each).
   state=$(awk 'NR == 3 { print $5, $6 }' <<<"$row")
-  [ "$state" = "steady $NODES" ] && break
+  cluster_ready "$state" && break
   sleep "$STEP_PAUSE"
 done
-[ "$state" = "steady $NODES" ] || { echo "tutorial.sh: the cluster did not reach $NODES idle nodes" >&2; exit 1; }
+cluster_ready "$state" || { echo "tutorial.sh: the cluster did not reach $NODES idle nodes" >&2; exit 1; }
 run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
   --query "nodeSetup.mountVolumes.azureFileShares[0].{storageAccountName:accountName}"
 

@@ -46,8 +46,10 @@ std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, co
 Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes) {
   Json list = Json::array();
   for (const auto& n : nodes)
-    list.push_back(
-        {{"name", n.name}, {"state", std::string(slurm::to_string(n.state))}, {"slurmState", n.slurm_state}});
+    list.push_back({{"address", n.address},
+                    {"name", n.name},
+                    {"state", std::string(slurm::to_string(n.state))},
+                    {"slurmState", n.slurm_state}});
   return {{"nodes", list}, {"partition", partition}};
 }
 
@@ -118,14 +120,35 @@ void refresh_slurm_clusters(ControlPlane& cp) {
   }
 }
 
+namespace {
+// A stored node's address; its name for a row stored before addresses were read (or a value that
+// is not text): the name is what Slurm itself falls back to when NodeAddr is not set.
+std::string stored_address(const Json& node, const std::string& name) {
+  auto it = node.find("address");
+  if (it == node.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) return name;
+  return it->get<std::string>();
+}
+}  // namespace
+
+std::string slurm_node_address(const Json& private_data, const std::string& node_name) {
+  if (private_data.is_object() && private_data.contains("slurm") && private_data["slurm"].is_object()) {
+    const Json& slurm = private_data["slurm"];
+    if (slurm.contains("nodes") && slurm["nodes"].is_array())
+      for (const auto& n : slurm["nodes"])
+        if (n.is_object() && value_or<std::string>(n, "name", "") == node_name) return stored_address(n, node_name);
+  }
+  return node_name;
+}
+
 Json slurm_node_list(const ClusterRow& cluster) {
   Json out = Json::array();
   const Json& slurm = cluster.private_data["slurm"];
   if (!slurm.contains("nodes") || !slurm["nodes"].is_array()) return out;
-  // Slurm's node names reach the nodes; sinfo's %N gives no address, so the address is loopback
-  // (the private test Slurm) until the job part maps NodeAddr (docs/slurm.md).
-  for (const auto& n : slurm["nodes"])
-    out.push_back({{"ipAddress", "127.0.0.1"}, {"nodeId", value_or<std::string>(n, "name", "")}, {"port", 22.0}});
+  // The address is Slurm's NodeAddr (sinfo %o) as last seen; port 22, as for a Batch AI node.
+  for (const auto& n : slurm["nodes"]) {
+    const std::string name = value_or<std::string>(n, "name", "");
+    out.push_back({{"ipAddress", stored_address(n, name)}, {"nodeId", name}, {"port", 22.0}});
+  }
   return out;
 }
 

@@ -29,7 +29,8 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
 // Throws the client's error: NotFound partition, controller that does not answer, Slurm too old.
 std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, const std::string& partition);
 
-// {"partition": NAME, "nodes": [{"name", "state", "slurmState"}...]}: the private "slurm" entry.
+// {"partition": NAME, "nodes": [{"name", "address", "state", "slurmState"}...]}: the private "slurm"
+// entry ("address" is Slurm's NodeAddr; rows stored before it was read lack it).
 Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes);
 
 // Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes.
@@ -40,8 +41,12 @@ void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes);
 // clusters cost one read of the clusters table and no process.
 void refresh_slurm_clusters(ControlPlane& cp);
 
-// `cluster node list` of a Slurm cluster: the partition's nodes as last seen.
+// `cluster node list` of a Slurm cluster: the partition's nodes as last seen, with their NodeAddr.
 Json slurm_node_list(const ClusterRow& cluster);
+
+// The stored NodeAddr of node `node_name` of a Slurm cluster (its private data); the node's name
+// when the node is not stored or was stored without an address (never a made-up 127.0.0.1).
+std::string slurm_node_address(const Json& private_data, const std::string& node_name);
 
 // InvalidArgument "<what> is not supported on Slurm clusters yet ..." for a Slurm cluster.
 void refuse_on_slurm(const ClusterRow& cluster, const std::string& what);

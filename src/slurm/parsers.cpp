@@ -78,6 +78,17 @@ std::string node_name(std::string_view s, std::string_view what) {
   return std::string(s);
 }
 
+// Slurm's NodeAddr: a host name or an IPv4/IPv6 address; it is shown to users and may reach an
+// ssh command line, so nothing but those characters passes, and no leading '-' (an option).
+std::string node_address(std::string_view s, std::string_view what) {
+  if (s.empty() || s.size() > 255 || s.front() == '-' || !all_of(s, [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == ':' ||
+               c == '-';
+      }))
+    bad(what, s);
+  return std::string(s);
+}
+
 // A job state word (upper case and '_'), optionally followed by " by UID".
 std::string job_state(std::string_view s, std::string_view what) {
   std::string_view word = s.substr(0, s.find(' '));
@@ -126,7 +137,7 @@ std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text) {
   for (auto line : split_lines(text)) {
     if (trim(line).empty()) continue;
     if (nodes.size() >= kMaxNodes) bad("node list (sinfo)", "more than 100000 nodes");
-    auto f = split_fields(line, 4, "node list (sinfo)");
+    auto f = split_fields(line, 5, "node list (sinfo)");
     NodeInfo n;
     n.name = node_name(f[0], "node list (sinfo)");
     std::string_view st = f[1];
@@ -138,6 +149,7 @@ std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text) {
     n.state = map_node_state(st);
     n.cpus = parse_number<int>(f[2], 0, 1000000, "node list (sinfo)");
     n.memory_mb = parse_number<std::int64_t>(f[3], 0, std::int64_t{1} << 40, "node list (sinfo)");
+    n.address = node_address(f[4], "node list (sinfo)");
     nodes.push_back(std::move(n));
   }
   return nodes;

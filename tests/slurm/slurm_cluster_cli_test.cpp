@@ -36,7 +36,12 @@ TEST_F(SlurmClusterCli, CreateShowAndNodeList) {
   CliResult nodes = run({"cluster", "node", "list", "-g", "rg", "-w", "ws", "-c", "sc", "-o", "json"});
   ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
   std::set<std::string> names;
-  for (const auto& n : nodes.json()) names.insert(n["nodeId"].get<std::string>());
+  const std::string addr = slurm_testing::configured_node_addr();  // what slurm.conf's NodeAddr says
+  for (const auto& n : nodes.json()) {
+    names.insert(n["nodeId"].get<std::string>());
+    EXPECT_EQ(n["ipAddress"], addr) << n.dump();
+    EXPECT_EQ(n["port"], 22);
+  }
   EXPECT_EQ(names, (std::set<std::string>{"node1", "node2", "node3"}));
   CliResult exec = run({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "sc", "--exec", "true"});
   EXPECT_NE(exec.exit_code, 0) << exec.out;

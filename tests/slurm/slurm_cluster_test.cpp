@@ -5,11 +5,13 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
 
 #include "control_plane/fixture.hpp"
+#include "slurm_clusters.hpp"
 #include "slurm_test_util.hpp"
 
 namespace batchai::control_plane::testing {
@@ -18,10 +20,16 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 // Counts the processes the control plane starts; everything else goes to the real launcher.
+// With `sinfo_answer` set, sinfo prints that text instead (addresses the private Slurm cannot give).
 class CountingLauncher : public ProcessLauncher {
  public:
   pid_t spawn(const ProcessSpec& spec) override {
     ++spawned;
+    if (!sinfo_answer.empty() && !spec.argv.empty() && spec.argv[0] == "sinfo") {
+      ProcessSpec fake = spec;
+      fake.argv = {"printf", "%s", sinfo_answer};
+      return real_->spawn(fake);
+    }
     return real_->spawn(spec);
   }
   std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
@@ -33,6 +41,7 @@ class CountingLauncher : public ProcessLauncher {
     return real_->spawn_detached(spec);
   }
   int spawned = 0;
+  std::string sinfo_answer;
 
  private:
   std::unique_ptr<ProcessLauncher> real_ = make_posix_process_launcher();
@@ -84,6 +93,36 @@ TEST_F(SlurmCluster, CreateOnThePartitionShowsItsThreeIdleNodes) {
     EXPECT_EQ(n["port"], 22);
   }
   EXPECT_EQ(names, (std::set<std::string>{"node1", "node2", "node3"}));
+}
+
+TEST_F(SlurmCluster, NodeListShowsEachNodesNodeAddr) {
+  counter_->sinfo_answer = "node1|idle|2|2048|10.1.0.4\nnode2|idle|2|2048|gpu-2.example\nnode3|idle|2|2048|fd00::3\n";
+  cp_->clusters().create(slurm_options("sc"));
+  std::map<std::string, std::string> addresses;
+  for (const auto& n : cp_->nodes().list(ws_, "sc")) addresses[n["nodeId"]] = n["ipAddress"];
+  EXPECT_EQ(addresses, (std::map<std::string, std::string>{
+                           {"node1", "10.1.0.4"}, {"node2", "gpu-2.example"}, {"node3", "fd00::3"}}));
+  // A NodeAddr outside its alphabet is Slurm output batchai refuses: the create fails, nothing is made.
+  counter_->sinfo_answer = "node1|idle|2|2048|10.1.0.4 -oProxyCommand=x\n";
+  EXPECT_THROW(cp_->clusters().create(slurm_options("bad")), SystemError);
+  EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+}
+
+// Rows stored before addresses were read have none: the node's name stands in, never 127.0.0.1.
+TEST(SlurmNodeAddress, StoredAddressOrTheNodeName) {
+  detail::ClusterRow row;
+  row.private_data = Json::parse(R"({"slurm": {"partition": "batchai", "nodes": [
+      {"name": "node1", "address": "10.1.0.4", "state": "idle", "slurmState": "idle"},
+      {"name": "node2", "state": "idle", "slurmState": "idle"}]}})");
+  Json listed = detail::slurm_node_list(row);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0]["ipAddress"], "10.1.0.4");
+  EXPECT_EQ(listed[1]["ipAddress"], "node2");
+  EXPECT_EQ(listed[1]["port"], 22);
+  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node1"), "10.1.0.4");
+  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node2"), "node2");
+  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node9"), "node9");  // not stored
+  EXPECT_EQ(detail::slurm_node_address(Json::object(), "node1"), "node1");   // no cluster
 }
 
 TEST_F(SlurmCluster, TheConfigFileNamesThePartitionToo) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "batchai/common/process.hpp"
@@ -28,9 +29,10 @@ std::string output_of(const std::vector<std::string>& argv) {
   spec.stderr_file = out;
   make_posix_process_launcher()->run(spec);
   std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream text;
+  text << in.rdbuf();
   std::filesystem::remove(out);
-  return text;
+  return text.str();
 }
 
 // Waits until no node of the partition is allocated or down (a former test's job may still end).
@@ -113,7 +115,7 @@ TEST_F(SlurmJobs, CustomJobRunsOnTwoOfThreeNodesWithPreparationOnEach) {
   EXPECT_NE(m[1], m[2]) << out;  // two different SLURMD_NODENAMEs
   EXPECT_NE(out.find("master " + m[1].str()), std::string::npos) << out;
   // The preparation ran on both nodes, each in its own output file.
-  for (const std::string node : {m[1].str(), m[2].str()})
+  for (const std::string& node : {m[1].str(), m[2].str()})
     EXPECT_EQ(stream("two", "stdout-job_prep-" + node + ".txt"), "prepared " + node + "\n");
   CliResult nodes = run({"job", "node", "list", "-g", "rg", "-w", "ws", "-e", "exp", "-j", "two", "-o", "json"});
   EXPECT_EQ(nodes.exit_code, 0);
@@ -210,6 +212,14 @@ TEST_F(SlurmJobs, TerminateCancelsTheSlurmJobAndItsProcesses) {
   EXPECT_NE(line.find("/experiments/exp/jobs/long"), std::string::npos) << line;
   for (int i = 0; i < 50 && output_of({"pgrep", "-f", token}).empty(); ++i) std::this_thread::sleep_for(100ms);
   ASSERT_FALSE(output_of({"pgrep", "-f", token}).empty()) << "the job's process never started";
+  // While it runs, `job node list` shows its two nodes at the NodeAddr slurm.conf gives them.
+  CliResult nodes = run({"job", "node", "list", "-g", "rg", "-w", "ws", "-e", "exp", "-j", "long", "-o", "json"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  ASSERT_EQ(nodes.json().size(), 2u) << nodes.out;
+  for (const auto& n : nodes.json()) {
+    EXPECT_EQ(n["ipAddress"], slurm_testing::configured_node_addr()) << n.dump();
+    EXPECT_EQ(n["nodeId"].get<std::string>().rfind("node", 0), 0u) << n.dump();
+  }
   CliResult t = run({"job", "terminate", "-g", "rg", "-w", "ws", "-e", "exp", "-n", "long", "-y"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   json doc = show("long");

@@ -47,6 +47,19 @@ fs::path dead_controller_conf(const fs::path& dir) {
   return out;
 }
 
+std::string configured_node_addr() {
+  std::ifstream in(slurm_conf());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string conf = text.str();
+  if (!std::regex_search(conf, m, std::regex("NodeAddr=([^ \\n]+)"))) {
+    ADD_FAILURE() << "no NodeAddr in " << slurm_conf();
+    return {};
+  }
+  return m[1].str();
+}
+
 void scontrol(const std::vector<std::string>& args) {
   ProcessSpec spec;
   spec.argv = {"scontrol"};

@@ -11,6 +11,8 @@ namespace batchai::slurm_testing {
 std::filesystem::path slurm_conf();
 // A copy of slurm_conf() in `dir` with SlurmctldPort moved to a loopback port nobody listens on.
 std::filesystem::path dead_controller_conf(const std::filesystem::path& dir);
+// The NodeAddr the private slurm.conf gives its nodes (one NodeName line); a test failure without one.
+std::string configured_node_addr();
 // Runs `scontrol <args>` (argv, no shell) and expects exit 0.
 void scontrol(const std::vector<std::string>& args);
 

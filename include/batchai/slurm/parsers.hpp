@@ -15,13 +15,15 @@ namespace batchai::slurm {
 
 using JobId = std::uint32_t;
 
-// One node of `sinfo -h -N -p P -o '%N|%T|%c|%m'`.
+// One node of `sinfo -h -N -p P -o '%N|%T|%c|%m|%o'`. A line of the older 4-field format (no
+// address) is refused like any other line that does not fit.
 struct NodeInfo {
   std::string name;
   std::string slurm_state;  // as sinfo printed it, e.g. "down*"
   NodeState state = NodeState::unusable;
   int cpus = 0;
   std::int64_t memory_mb = 0;
+  std::string address;      // Slurm's NodeAddr: 1..255 of [A-Za-z0-9.:-] (a host name, IPv4 or IPv6)
 };
 std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text);
 

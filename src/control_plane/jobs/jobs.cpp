@@ -430,8 +430,14 @@ Json Jobs::node_list(const JobRef& ref) {
     if (!job.cluster_id || !job.private_data.contains("nodes")) return out;
     if (is_slurm_job(job)) {  // the allocation's nodes while the job runs (docs/slurm.md)
       if (job.state != "running" && job.state != "terminating") return out;
-      for (const auto& name : job.private_data["nodes"])
-        out.push_back({{"ipAddress", "127.0.0.1"}, {"nodeId", name}, {"port", 22.0}});
+      // The address the cluster's nodes were last seen with (NodeAddr); the name if not stored.
+      auto slurm_cluster = load_cluster(store, *job.cluster_id);
+      const Json cluster_data = slurm_cluster ? slurm_cluster->private_data : Json::object();
+      for (const auto& name : job.private_data["nodes"]) {
+        if (!name.is_string()) continue;
+        const std::string node = name.get<std::string>();
+        out.push_back({{"ipAddress", slurm_node_address(cluster_data, node)}, {"nodeId", node}, {"port", 22.0}});
+      }
       return out;
     }
     auto cluster = load_cluster(store, *job.cluster_id);
