@@ -118,11 +118,33 @@ measure() {
   echo "$run" >> "$WORK/a-$kind-run"
   secs "$t0" "$t" >> "$WORK/a-$kind-done"
 }
+# The anchor: the same 2-node job straight through sbatch (no batchai), polled with squeue at the
+# same 50 ms, so what batchai adds over Slurm's own scheduling shows.
+measure_raw() {
+  local id t0 t s run="" limit=$((SECONDS + 120))
+  id=$(sbatch --parsable -p batchai -N 2 --exclusive -o /dev/null --wrap true) || { check "raw sbatch" 1; return 0; }
+  t0=$(now)
+  while :; do
+    s=$(squeue -h -t all -j "$id" -o %T 2>/dev/null)
+    t=$(now)
+    if [ -z "$run" ] && [ -n "$s" ] && [ "$s" != PENDING ] && [ "$s" != CONFIGURING ]; then run=$(secs "$t0" "$t"); fi
+    case "$s" in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|"") break ;; esac
+    [ "$SECONDS" -lt "$limit" ] || { s="timeout($s)"; break; }
+    sleep 0.05
+  done
+  check "raw sbatch $id: ${s:-gone} (running after ${run:-?} s, finished after $(secs "$t0" "$t") s)" \
+    "$([ "$s" = COMPLETED ] && echo 0 || echo 1)"
+  [ "$s" = COMPLETED ] || return 0
+  echo "$run" >> "$WORK/a-raw-run"
+  secs "$t0" "$t" >> "$WORK/a-raw-done"
+}
+: > "$WORK/a-raw-run"; : > "$WORK/a-raw-done"
 for r in $(seq 1 "$REPS"); do
   measure slurm "$SLURM_HOME" "lat$r"
   measure sim "$SIM_HOME" "lat$r"
+  measure_raw
 done
-for kind in slurm sim; do
+for kind in slurm raw sim; do
   if [ -s "$WORK/a-$kind-run" ]; then
     printf '  %-5s to running:   %s\n' "$kind" "$(stats < "$WORK/a-$kind-run")"
     printf '  %-5s to succeeded: %s\n' "$kind" "$(stats < "$WORK/a-$kind-done")"
