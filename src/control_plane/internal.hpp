@@ -46,6 +46,8 @@ WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, co
 // Makes a node folder (mounts, jobs, shared) and links the cluster's nodeSetup mountVolumes
 // beneath its mount root; idempotent, so a crash or a second call is harmless (nodes.cpp).
 void ensure_node_folder(const NodeLayout& layout, const Json& cluster_doc, const std::filesystem::path& node);
+// What a node adds to the environment of the commands it runs: its mount root and job temp folder.
+std::map<std::string, std::string> node_environment(const std::filesystem::path& node);
 
 // Cluster row fields the simulation needs.
 struct ClusterRow {

@@ -39,6 +39,11 @@ void ensure_node_folder(const NodeLayout& layout, const Json& doc, const fs::pat
   link_mount_volumes(layout, mv, dir.mounts());
 }
 
+std::map<std::string, std::string> node_environment(const fs::path& node) {
+  const runtime::NodeDir dir(node);
+  return {{"AZ_BATCHAI_MOUNT_ROOT", dir.mounts().string()}, {"AZ_BATCHAI_JOB_TEMP_DIR", dir.jobs().string()}};
+}
+
 }  // namespace detail
 
 namespace {
@@ -81,11 +86,6 @@ bool mount_node(const NodeLayout& layout, const Json& doc, const fs::path& node)
     log::warning("Cannot prepare node " + node.filename().string() + ": " + e.what());
     return false;
   }
-}
-
-std::map<std::string, std::string> node_environment(const fs::path& node) {
-  const runtime::NodeDir dir(node);
-  return {{"AZ_BATCHAI_MOUNT_ROOT", dir.mounts().string()}, {"AZ_BATCHAI_JOB_TEMP_DIR", dir.jobs().string()}};
 }
 
 // The setup task's output folder on a node: {prefix with the mount root expanded}/{suffix}.
@@ -359,8 +359,9 @@ Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
 
 void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
-  refuse_on_slurm(cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); }), "cluster node exec");
   cp_.reconcile();
+  const ClusterRow row = cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); });
+  if (slurm_partition(row.private_data)) return slurm_node_exec(cp_, row, options, std::nullopt);
   auto t = load_nodes(cp_.store(), ref, cluster);
   if (t.nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
   std::string node_id = t.nodes.front().first;

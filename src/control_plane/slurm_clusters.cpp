@@ -2,6 +2,8 @@
 // what the node commands show or refuse (docs/slurm.md, "Slurm-backed clusters").
 #include "slurm_clusters.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/slurm/batch_script.hpp"
 #include "batchai/slurm/client.hpp"
+#include "batchai/slurm/srun_step.hpp"
 #include "batchai/slurm/states.hpp"
 #include "store.hpp"
 
@@ -157,6 +160,36 @@ void refuse_on_slurm(const ClusterRow& cluster, const std::string& what) {
     throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
                           "' stands on Slurm partition '" + *slurm_partition(cluster.private_data) +
                           "' (docs/slurm.md).");
+}
+
+void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExecOptions& options,
+                     std::optional<slurm::JobId> job) {
+  if (!options.forwards.empty())
+    throw InvalidArgument("-L port forwarding is not served on Slurm clusters: cluster '" + cluster.name +
+                          "' stands on Slurm partition '" + slurm_partition(cluster.private_data).value_or("") +
+                          "'; forward with ssh -L to the node's address (`node list`).");
+  if (!options.exec) return;
+  std::vector<std::string> names;
+  for (const auto& n : slurm_node_list(cluster)) names.push_back(n["nodeId"].get<std::string>());
+  if (names.empty()) throw InvalidArgument("No nodes available in the cluster");
+  const std::string node = options.node_id.value_or(names.front());
+  if (std::find(names.begin(), names.end(), node) == names.end())
+    throw InvalidArgument("Cannot find a node with id=" + node);
+  const std::filesystem::path folder = cp.layout().node(cluster.resource_group, cluster.workspace, cluster.name, node);
+  ensure_node_folder(cp.layout(), cluster.doc, folder);
+  ProcessSpec spec;
+  spec.env = node_environment(folder);
+  spec.env["BATCHAI_EXEC_COMMAND"] = *options.exec;
+  slurm::SrunStep step;
+  step.node = node;
+  step.job = job;
+  step.overlap = job.has_value();
+  if (!job) step.immediate_s = 30;  // a node another job holds: a clear refusal, not a wait in the queue
+  step.cwd = folder;
+  step.command = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};
+  spec.argv = slurm::srun_argv(step);
+  spec.new_session = false;  // Ctrl-C reaches srun, which ends the step
+  cp.launcher().run(spec);   // as in the simulation, the remote exit code is not propagated
 }
 
 }  // namespace batchai::control_plane::detail

@@ -10,6 +10,7 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/slurm/parsers.hpp"
+#include "batchai/control_plane/options.hpp"
 #include "internal.hpp"
 
 namespace batchai::control_plane {
@@ -50,5 +51,12 @@ std::string slurm_node_address(const Json& private_data, const std::string& node
 
 // InvalidArgument "<what> is not supported on Slurm clusters yet ..." for a Slurm cluster.
 void refuse_on_slurm(const ClusterRow& cluster, const std::string& what);
+
+// `cluster node exec` (job: nullopt) and `job node exec` (job: the running job's Slurm id) on a
+// Slurm cluster: --exec runs through srun on the node (options.node_id, else the cluster's first
+// node), in its node folder, as a step of the job's allocation (--overlap) or of a new one-node
+// allocation that must start within 30 s. -L forwarding is refused: ssh -L to the node's NodeAddr.
+void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExecOptions& options,
+                     std::optional<slurm::JobId> job);
 
 }  // namespace batchai::control_plane::detail

@@ -3,6 +3,7 @@
 // docs/slurm.md, "Slurm-backed clusters". Never skipped: without the fixture they fail.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -25,6 +26,7 @@ class CountingLauncher : public ProcessLauncher {
  public:
   pid_t spawn(const ProcessSpec& spec) override {
     ++spawned;
+    last_argv = spec.argv;
     if (!sinfo_answer.empty() && !spec.argv.empty() && spec.argv[0] == "sinfo") {
       ProcessSpec fake = spec;
       fake.argv = {"printf", "%s", sinfo_answer};
@@ -41,6 +43,7 @@ class CountingLauncher : public ProcessLauncher {
     return real_->spawn_detached(spec);
   }
   int spawned = 0;
+  std::vector<std::string> last_argv;
   std::string sinfo_answer;
 
  private:
@@ -202,13 +205,31 @@ TEST_F(SlurmCluster, NodeTakenDownIsUnusableUntilResumed) {
   EXPECT_EQ(count(doc, "idleNodeCount"), 3) << doc.dump();
 }
 
-TEST_F(SlurmCluster, NodeExecAndFileListAreRefused) {
+// Node exec is an srun step on the node asked for, in its folder, that gives up rather than queue
+// behind another job; -L and unknown nodes are refused before anything runs; file list is refused.
+TEST_F(SlurmCluster, NodeExecGoesThroughSrunAndFileListIsRefused) {
   cp_->clusters().create(slurm_options("sc"));
   NodeExecOptions exec;
   exec.exec = "true";
-  expect_error<InvalidArgument>([&] { cp_->nodes().exec(ws_, "sc", exec); },
-                                "cluster node exec is not supported on Slurm clusters yet: cluster 'sc' stands on "
-                                "Slurm partition 'batchai' (docs/slurm.md).");
+  exec.node_id = "node2";
+  cp_->nodes().exec(ws_, "sc", exec);
+  const auto& argv = counter_->last_argv;
+  ASSERT_FALSE(argv.empty());
+  EXPECT_EQ(argv[0], "srun");
+  auto has = [&](const std::string& a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+  EXPECT_TRUE(has("--nodelist=node2") && has("--immediate=30") && has("--nodes=1")) << ::testing::PrintToString(argv);
+  EXPECT_FALSE(has("--overlap"));
+  const fs::path node_folder = cp_->layout().node("rg", "ws", "sc", "node2");
+  EXPECT_TRUE(has("--chdir=" + node_folder.string())) << ::testing::PrintToString(argv);
+  EXPECT_TRUE(fs::is_directory(node_folder));
+
+  const int before = counter_->spawned;
+  exec.node_id = "node9";
+  expect_error<InvalidArgument>([&] { cp_->nodes().exec(ws_, "sc", exec); }, "Cannot find a node with id=node9");
+  exec.node_id.reset();
+  exec.forwards = {"8080:localhost:80"};
+  EXPECT_THROW(cp_->nodes().exec(ws_, "sc", exec), InvalidArgument);
+  EXPECT_EQ(counter_->spawned - before, 2);  // the two sinfo of the two reconciles, no srun
   EXPECT_THROW(cp_->nodes().file_list(ws_, "sc", ".", 60), InvalidArgument);
 }
 

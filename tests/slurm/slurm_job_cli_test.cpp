@@ -229,6 +229,51 @@ TEST_F(SlurmJobs, TerminateCancelsTheSlurmJobAndItsProcesses) {
   EXPECT_EQ(output_of({"pgrep", "-f", token}), "");  // nothing of the job outlives it
 }
 
+// `cluster node exec` and `job node exec` run through srun on the node asked for: on an idle node
+// as a one-node step of its own, on a running job's node as a step of that job's allocation; in
+// the node's folder either way. -L and unknown nodes are refused, and a job that does not run
+// has no node to run on.
+TEST_F(SlurmJobs, NodeExecRunsOnTheNodeThroughSrun) {
+  make_cluster(3);
+  const std::vector<std::string> where = {"-g", "rg", "-w", "ws"};
+  auto args = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), where.begin(), where.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  CliResult idle = run(args({"cluster", "node", "exec"},
+                            {"-c", "sc", "-n", "node3", "--exec", "echo at $SLURMD_NODENAME in $PWD"}));
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_TRUE(std::regex_search(idle.out, std::regex("^at node3 in /.*/nodes/node3\n$"))) << idle.out;
+  CliResult ghost = run(args({"cluster", "node", "exec"}, {"-c", "sc", "-n", "node9", "--exec", "true"}));
+  EXPECT_NE(ghost.exit_code, 0);
+  EXPECT_NE(ghost.err.find("Cannot find a node with id=node9"), std::string::npos) << ghost.err;
+  CliResult forward = run(args({"cluster", "node", "exec"}, {"-c", "sc", "-L", "8080:localhost:80", "--exec", "true"}));
+  EXPECT_NE(forward.exit_code, 0);
+  EXPECT_NE(forward.err.find("ssh -L"), std::string::npos) << forward.err;
+
+  ASSERT_EQ(create_job("held", custom("sleep 300", 2)).exit_code, 0);
+  wait_for("held", {"running"});
+  CliResult nodes = run(args({"job", "node", "list"}, {"-e", "exp", "-j", "held", "-o", "json"}));
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  ASSERT_EQ(nodes.json().size(), 2u) << nodes.out;
+  const std::string second = nodes.json()[1]["nodeId"];
+  CliResult in_job = run(args({"job", "node", "exec"},
+                              {"-e", "exp", "-j", "held", "-n", second, "--exec",
+                               "echo at $SLURMD_NODENAME job $SLURM_JOB_ID in $PWD"}));
+  ASSERT_EQ(in_job.exit_code, 0) << in_job.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(in_job.out, m, std::regex("^at " + second + " job ([0-9]+) in /.*/nodes/" + second + "\n$")))
+      << in_job.out;
+  // The step ran inside the job's own allocation: the id is the one Slurm gave the job.
+  EXPECT_NE(output_of({"squeue", "-h", "-j", m[1].str(), "-o", "%k"}).find("/experiments/exp/jobs/held"),
+            std::string::npos);
+  ASSERT_EQ(run(args({"job", "terminate"}, {"-e", "exp", "-n", "held", "-y"})).exit_code, 0);
+  CliResult after = run(args({"job", "node", "exec"}, {"-e", "exp", "-j", "held", "--exec", "true"}));
+  EXPECT_NE(after.exit_code, 0);
+  EXPECT_NE(after.err.find("No nodes available"), std::string::npos) << after.err;
+}
+
 TEST_F(SlurmJobs, WallClockTimeEndsTheJob) {
   make_cluster(1);
   json props = custom("sleep 120");

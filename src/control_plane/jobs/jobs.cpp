@@ -457,11 +457,11 @@ Json Jobs::node_list(const JobRef& ref) {
 void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
   Json nodes = node_list(ref);
-  auto [where, cluster_name] = cp_.store().read([&] {
-    JobRow job = require_job(cp_.store(), ref);
-    auto c = job.cluster_id ? load_cluster(cp_.store(), *job.cluster_id) : std::nullopt;
+  auto [job, cluster] = cp_.store().read([&] {
+    JobRow j = require_job(cp_.store(), ref);
+    auto c = j.cluster_id ? load_cluster(cp_.store(), *j.cluster_id) : std::nullopt;
     if (!c) cluster_not_found();
-    return std::make_pair(WorkspaceRef{c->resource_group, c->workspace}, c->name);
+    return std::make_pair(std::move(j), std::move(*c));
   });
   if (nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
   NodeExecOptions chosen = options;
@@ -471,7 +471,9 @@ void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
   } else {
     chosen.node_id = nodes[0]["nodeId"].get<std::string>();
   }
-  cp_.nodes().exec(where, cluster_name, chosen);
+  // A Slurm job's node: a step in its allocation (node_list is empty unless it runs).
+  if (is_slurm_job(job)) return slurm_node_exec(cp_, cluster, chosen, slurm_job_id(job));
+  cp_.nodes().exec({cluster.resource_group, cluster.workspace}, cluster.name, chosen);
 }
 
 }  // namespace batchai::control_plane

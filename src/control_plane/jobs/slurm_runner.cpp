@@ -18,6 +18,7 @@
 #include "batchai/runtime/job.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "batchai/slurm/parsers.hpp"
+#include "batchai/slurm/srun_step.hpp"
 #include "job_launcher.hpp"
 #include "job_processes.hpp"
 #include "slurm_jobs.hpp"
@@ -84,12 +85,13 @@ void wrap_in_srun(runtime::TaskPlan& task, const std::string& node) {
     throw InvalidArgument("A task of the job has no program to run on node " + node + ".");
   // One task on exactly that node, sharing the allocation with the job's other steps; the task's
   // environment is srun's own (--export=ALL), which is the task's complete environment.
-  std::vector<std::string> argv = {"srun",           "--nodes=1", "--ntasks=1", "--nodelist=" + node,
-                                   "--overlap",      "--quiet",   "--mpi=none", "--export=ALL",
-                                   "--kill-on-bad-exit=1"};
-  if (!p.cwd.empty()) argv.push_back("--chdir=" + p.cwd.string());
-  argv.insert(argv.end(), p.argv.begin(), p.argv.end());
-  p.argv = std::move(argv);
+  slurm::SrunStep step;
+  step.node = node;
+  step.overlap = true;
+  step.kill_on_bad_exit = true;
+  step.cwd = p.cwd;
+  step.command = p.argv;
+  p.argv = slurm::srun_argv(step);
 }
 
 // Waits until the job's row carries this allocation's Slurm id. nullopt: nothing to run (the job
