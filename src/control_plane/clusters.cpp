@@ -291,7 +291,14 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
               {"virtualMachineConfiguration", {{"imageReference", image}}},
               {"vmPriority", priority},
               {"vmSize", vm_upper}};
-  if (partition) apply_slurm_counts(doc, slurm_nodes);
+  if (partition) {
+    apply_slurm_counts(doc, slurm_nodes);
+    ClusterRow shape;  // what slurm_gpus_per_node reads: the VM size and the partition's nodes
+    shape.name = o.name;
+    shape.doc = doc;
+    shape.private_data = private_data;
+    warn_if_no_gpus(shape);
+  }
   inject_resource_group(doc);
   const fs::path folder = cp_.layout().cluster(ws.resource_group, ws.name, o.name);
   cp_.store().write([&] {

@@ -15,6 +15,7 @@
 #include "batchai/slurm/srun_step.hpp"
 #include "batchai/slurm/states.hpp"
 #include "store.hpp"
+#include "vm_sizes.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -50,6 +51,7 @@ Json slurm_private_entry(const std::string& partition, const std::vector<slurm::
   Json list = Json::array();
   for (const auto& n : nodes)
     list.push_back({{"address", n.address},
+                    {"gpus", n.gpus},
                     {"name", n.name},
                     {"state", std::string(slurm::to_string(n.state))},
                     {"slurmState", n.slurm_state}});
@@ -153,6 +155,26 @@ Json slurm_node_list(const ClusterRow& cluster) {
     out.push_back({{"ipAddress", stored_address(n, name)}, {"nodeId", name}, {"port", 22.0}});
   }
   return out;
+}
+
+int slurm_gpus_per_node(const ClusterRow& cluster) {
+  const int wanted = vm_size_info(value_or<std::string>(cluster.doc, "vmSize", "")).gpus;
+  if (wanted <= 0) return 0;
+  const Json& slurm = cluster.private_data["slurm"];
+  if (!slurm.is_object() || !slurm.contains("nodes") || !slurm["nodes"].is_array()) return 0;
+  for (const auto& n : slurm["nodes"])
+    if (n.is_object() && n.contains("gpus") && n["gpus"].is_number_integer() && n["gpus"].get<int>() >= wanted)
+      return wanted;
+  return 0;
+}
+
+void warn_if_no_gpus(const ClusterRow& cluster) {
+  const int wanted = vm_size_info(value_or<std::string>(cluster.doc, "vmSize", "")).gpus;
+  if (wanted > 0 && slurm_gpus_per_node(cluster) == 0)
+    log::warning("No node of Slurm partition '" + slurm_partition(cluster.private_data).value_or("") + "' has " +
+                 std::to_string(wanted) + " GPU(s) among its generic resources (gres), as " +
+                 value_or<std::string>(cluster.doc, "vmSize", "") + " has: jobs on cluster '" + cluster.name +
+                 "' run without GPUs (AZ_BATCHAI_NUM_GPUS=0).");
 }
 
 void refuse_on_slurm(const ClusterRow& cluster, const std::string& what) {

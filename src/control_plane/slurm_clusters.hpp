@@ -52,6 +52,13 @@ std::string slurm_node_address(const Json& private_data, const std::string& node
 // InvalidArgument "<what> is not supported on Slurm clusters yet ..." for a Slurm cluster.
 void refuse_on_slurm(const ClusterRow& cluster, const std::string& what);
 
+// The GPUs a job asks each node for (sbatch --gres=gpu:N): the cluster's VM size's, when a node
+// of the partition has that many among its generic resources as last seen; 0 otherwise (the job
+// runs without GPUs: no node could give them, and Slurm would refuse the request).
+int slurm_gpus_per_node(const ClusterRow& cluster);
+// At cluster create: a warning when the VM size has GPUs and slurm_gpus_per_node gives none.
+void warn_if_no_gpus(const ClusterRow& cluster);
+
 // `cluster node exec` (job: nullopt) and `job node exec` (job: the running job's Slurm id) on a
 // Slurm cluster: --exec runs through srun on the node (options.node_id, else the cluster's first
 // node), in its node folder, as a step of the job's allocation (--overlap) or of a new one-node

@@ -27,6 +27,23 @@ int rank_from_environment() {
 
 }  // namespace
 
+std::string gpu_for_local_rank(int local_rank, int gpus, const char* visible) {
+  std::vector<std::string> ids;
+  if (visible != nullptr) {
+    std::string list(visible), item;
+    for (std::size_t i = 0; i <= list.size(); ++i) {
+      if (i == list.size() || list[i] == ',') {
+        if (!item.empty()) ids.push_back(item);
+        item.clear();
+      } else {
+        item += list[i];
+      }
+    }
+  }
+  if (!ids.empty()) return ids[static_cast<std::size_t>(std::max(0, local_rank)) % ids.size()];
+  return std::to_string(std::max(0, local_rank) % std::max(1, gpus));
+}
+
 int run_rank_exec(const std::vector<std::string>& args) {
   std::string nodes_file;
   std::vector<std::string> program;
@@ -65,7 +82,7 @@ int run_rank_exec(const std::vector<std::string>& args) {
   const Json& n = nodes[node];
   for (const auto& [name, value] : n.at("env").items()) ::setenv(name.c_str(), value.get<std::string>().c_str(), 1);
   const int gpus = n.value("gpus", 0);
-  if (gpus > 0) ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(local_rank % gpus).c_str(), 1);
+  if (gpus > 0) ::setenv("CUDA_VISIBLE_DEVICES", gpu_for_local_rank(local_rank, gpus, std::getenv("CUDA_VISIBLE_DEVICES")).c_str(), 1);
   ::setenv("BATCHAI_NODE_ID", n.value("id", std::string()).c_str(), 1);
   ::setenv("BATCHAI_LOCAL_RANK", std::to_string(local_rank).c_str(), 1);
   const std::string cwd = n.value("cwd", std::string());

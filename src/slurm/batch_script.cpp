@@ -90,6 +90,7 @@ BatchSubmission render_batch_job(const BatchJob& job) {
     refuse("the node count", "must be from 1 to " + std::to_string(kMaxNodes));
   if (job.time_limit_minutes && (*job.time_limit_minutes < 1 || *job.time_limit_minutes > kMaxMinutes))
     refuse("the time limit", "must be from 1 to " + std::to_string(kMaxMinutes) + " minutes");
+  if (job.gpus_per_node < 0 || job.gpus_per_node > 1024) refuse("the GPUs per node", "must be from 0 to 1024");
   if (job.nice < -kMaxNice || job.nice > kMaxNice)
     refuse("the nice value", "must be from -" + std::to_string(kMaxNice) + " to " + std::to_string(kMaxNice));
   check_path("the working folder", job.work_dir, false);
@@ -120,6 +121,7 @@ BatchSubmission render_batch_job(const BatchJob& job) {
   if (!job.requeue) o.push_back("--no-requeue");
   if (job.time_limit_minutes) o.push_back("--time=" + std::to_string(*job.time_limit_minutes));
   if (job.nice != 0) o.push_back("--nice=" + std::to_string(job.nice));
+  if (job.gpus_per_node > 0) o.push_back("--gres=gpu:" + std::to_string(job.gpus_per_node));
   o.push_back("--chdir=" + job.work_dir.string());
   o.push_back("--output=" + job.stdout_path.string());
   o.push_back("--error=" + job.stderr_path.string());

@@ -153,7 +153,7 @@ SlurmVersion SlurmClient::check_version() {
 
 std::vector<NodeInfo> SlurmClient::partition_nodes(const std::string& partition) {
   check_partition_name(partition);
-  auto nodes = parse_sinfo_nodes(run_checked({"sinfo", "-h", "-N", "-p", partition, "-o", "%N|%T|%c|%m|%o"}));
+  auto nodes = parse_sinfo_nodes(run_checked({"sinfo", "-h", "-N", "-p", partition, "-o", "%N|%T|%c|%m|%o|%G"}));
   if (!nodes.empty()) return nodes;
   // sinfo prints nothing both for an empty partition and for one that does not exist
   Output result = run({"scontrol", "show", "partition", "-o", partition});

@@ -132,12 +132,42 @@ JobInfo job_from_key_values(const std::map<std::string, std::string>& kv, std::s
 
 }  // namespace
 
+int parse_gres_gpus(std::string_view gres) {
+  const std::string_view what = "generic resources (sinfo %G)";
+  if (gres.empty() || gres == "(null)") return 0;
+  if (gres.size() > 1024 || !all_of(gres, [](char c) { return name_char(c) || std::string_view(":(),").find(c) != std::string_view::npos; }))
+    bad(what, gres);
+  int gpus = 0;
+  std::size_t depth = 0, start = 0;
+  for (std::size_t i = 0; i <= gres.size(); ++i) {  // entries split at commas outside "(S:0,1)"
+    const char c = i < gres.size() ? gres[i] : ',';
+    if (c == '(') ++depth;
+    if (c == ')') {
+      if (depth == 0) bad(what, gres);
+      --depth;
+    }
+    if (c != ',' || depth > 0) continue;
+    std::string_view entry = gres.substr(start, i - start);
+    start = i + 1;
+    entry = entry.substr(0, entry.find('('));  // "gpu:a100:4(S:0-1)" -> "gpu:a100:4"
+    const auto colon = entry.find(':');
+    if (entry.substr(0, colon) != "gpu") continue;
+    // name[:type][:count]: the count is the last field when it is a number, else 1
+    const std::string_view last = colon == std::string_view::npos ? "" : entry.substr(entry.rfind(':') + 1);
+    const bool numeric = !last.empty() && all_of(last, [](char d) { return d >= '0' && d <= '9'; });
+    gpus += numeric ? parse_number<int>(last, 0, 1024, what) : 1;
+    if (gpus > 1024) bad(what, gres);
+  }
+  if (depth != 0) bad(what, gres);
+  return gpus;
+}
+
 std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text) {
   std::vector<NodeInfo> nodes;
   for (auto line : split_lines(text)) {
     if (trim(line).empty()) continue;
     if (nodes.size() >= kMaxNodes) bad("node list (sinfo)", "more than 100000 nodes");
-    auto f = split_fields(line, 5, "node list (sinfo)");
+    auto f = split_fields(line, 6, "node list (sinfo)");
     NodeInfo n;
     n.name = node_name(f[0], "node list (sinfo)");
     std::string_view st = f[1];
@@ -150,6 +180,7 @@ std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text) {
     n.cpus = parse_number<int>(f[2], 0, 1000000, "node list (sinfo)");
     n.memory_mb = parse_number<std::int64_t>(f[3], 0, std::int64_t{1} << 40, "node list (sinfo)");
     n.address = node_address(f[4], "node list (sinfo)");
+    n.gpus = parse_gres_gpus(f[5]);
     nodes.push_back(std::move(n));
   }
   return nodes;

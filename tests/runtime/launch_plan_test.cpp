@@ -305,6 +305,21 @@ TEST(RankExec, PutsTheRankIntoItsNode) {
   fs::remove_all(dir);
 }
 
+
+// A rank's GPU: its local rank among the GPUs Slurm gave the allocation (CUDA_VISIBLE_DEVICES),
+// or among the node's 0..gpus-1 when nothing was given.
+TEST(RankExec, GpuForLocalRank) {
+  EXPECT_EQ(gpu_for_local_rank(0, 2, nullptr), "0");
+  EXPECT_EQ(gpu_for_local_rank(3, 2, nullptr), "1");
+  EXPECT_EQ(gpu_for_local_rank(0, 2, "2,3"), "2");
+  EXPECT_EQ(gpu_for_local_rank(1, 2, "2,3"), "3");
+  EXPECT_EQ(gpu_for_local_rank(2, 2, "2,3"), "2");
+  EXPECT_EQ(gpu_for_local_rank(1, 4, "GPU-aa,GPU-bb"), "GPU-bb");  // UUIDs pass as they are
+  EXPECT_EQ(gpu_for_local_rank(1, 2, ""), "1");
+  EXPECT_EQ(gpu_for_local_rank(1, 2, ",,"), "1");
+  EXPECT_EQ(gpu_for_local_rank(-1, 0, nullptr), "0");
+}
+
 // Every job file of the recipes corpus: parse -> document -> plan, or a clear error.
 TEST(Recipes, EveryJobFileParsesAndPlansOrFailsClearly) {
   fs::path root = fs::path(BATCHAI_SOURCE_DIR) / ".." / "shared" / "reference" / "batchai-recipes";

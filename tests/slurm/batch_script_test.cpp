@@ -40,6 +40,7 @@ TEST(SlurmBatchScript, RendersOptionsAndScript) {
   EXPECT_TRUE(has(o, "--no-requeue"));
   EXPECT_TRUE(has(o, "--time=5"));
   EXPECT_TRUE(has(o, "--nice=100"));
+  EXPECT_FALSE(std::any_of(o.begin(), o.end(), [](const std::string& x) { return x.rfind("--gres", 0) == 0; }));
   EXPECT_TRUE(has(o, "--chdir=/data/jobs/job1"));
   EXPECT_TRUE(has(o, "--output=/data/jobs/job1/stdouterr/stdout.txt"));
   EXPECT_TRUE(has(o, "--error=/data/jobs/job1/stdouterr/stderr.txt"));
@@ -47,6 +48,16 @@ TEST(SlurmBatchScript, RendersOptionsAndScript) {
   EXPECT_NE(s.script.find("export AZ_BATCHAI_JOB_NAME='job1'\n"), std::string::npos);
   EXPECT_NE(s.script.find("export QUOTED='it'\\''s $HOME'\n"), std::string::npos);
   EXPECT_NE(s.script.find("exec /bin/bash -c 'srun -l bash -c '\\''echo $SLURMD_NODENAME'\\'''\n"), std::string::npos);
+}
+
+TEST(SlurmBatchScript, GpusPerNodeBecomeGres) {
+  auto j = sample();
+  j.gpus_per_node = 2;
+  EXPECT_TRUE(has(render_batch_job(j).sbatch_options, "--gres=gpu:2"));
+  for (int bad : {-1, 1025}) {
+    j.gpus_per_node = bad;
+    EXPECT_THROW(render_batch_job(j), InvalidArgument) << bad;
+  }
 }
 
 TEST(SlurmBatchScript, OptionalFieldsLeftOut) {

@@ -61,13 +61,14 @@ ClientOptions conf() {
 
 TEST(SlurmClientFake, CommandsRunWithACleanEnvironmentAndSlurmConf) {
   FakeLauncher fake;
-  fake.answer = [](const auto&) { return Answer{0, "node1|idle|2|2048|10.0.0.4\n", ""}; };
+  fake.answer = [](const auto&) { return Answer{0, "node1|idle|2|2048|10.0.0.4|gpu:2\n", ""}; };
   SlurmClient client(fake, conf());
   auto nodes = client.partition_nodes("batchai");
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].address, "10.0.0.4");
+  EXPECT_EQ(nodes[0].gpus, 2);
   ASSERT_EQ(fake.specs.size(), 1u);
-  EXPECT_EQ(joined(fake.specs[0].argv), "sinfo -h -N -p batchai -o %N|%T|%c|%m|%o");
+  EXPECT_EQ(joined(fake.specs[0].argv), "sinfo -h -N -p batchai -o %N|%T|%c|%m|%o|%G");
   EXPECT_TRUE(fake.specs[0].clear_env);
   EXPECT_EQ(fake.specs[0].env.at("SLURM_CONF"), "/etc/test-slurm/slurm.conf");
 }

@@ -10,7 +10,8 @@ namespace {
 
 TEST(SlurmParseSinfo, Nodes) {
   auto nodes = parse_sinfo_nodes(
-      "node1|idle|2|2048|127.0.0.1\nnode2|mixed|2|2048|gpu-02.cluster.example\nnode3|down*|4|1024|fd00::2\n\n");
+      "node1|idle|2|2048|127.0.0.1|(null)\nnode2|mixed|2|2048|gpu-02.cluster.example|gpu:a100:4(S:0-1),nvme:1\n"
+      "node3|down*|4|1024|fd00::2|gpu:2\n\n");
   ASSERT_EQ(nodes.size(), 3u);
   EXPECT_EQ(nodes[0].name, "node1");
   EXPECT_EQ(nodes[0].state, NodeState::idle);
@@ -22,19 +23,22 @@ TEST(SlurmParseSinfo, Nodes) {
   EXPECT_EQ(nodes[2].cpus, 4);
   EXPECT_EQ(nodes[2].memory_mb, 1024);
   EXPECT_EQ(nodes[2].address, "fd00::2");
-  EXPECT_EQ(parse_sinfo_nodes("node1|idle|2|2048|" + std::string(255, 'a'))[0].address.size(), 255u);
+  EXPECT_EQ(nodes[0].gpus, 0);
+  EXPECT_EQ(nodes[1].gpus, 4);
+  EXPECT_EQ(nodes[2].gpus, 2);
+  EXPECT_EQ(parse_sinfo_nodes("node1|idle|2|2048|" + std::string(255, 'a') + "|(null)")[0].address.size(), 255u);
   EXPECT_TRUE(parse_sinfo_nodes("").empty());
 }
 
 TEST(SlurmParseSinfo, Refusals) {
   EXPECT_THROW(parse_sinfo_nodes("node1 idle 2 2048 10.0.0.1"), SystemError);  // not the machine format
   EXPECT_THROW(parse_sinfo_nodes("node1|idle|2"), SystemError);                 // fields missing
-  EXPECT_THROW(parse_sinfo_nodes("node1|idle|-2|2048|10.0.0.1"), SystemError);  // negative count
-  EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|99999999999999|10.0.0.1"), SystemError);  // beyond bound
-  EXPECT_THROW(parse_sinfo_nodes("no/de|idle|2|2048|10.0.0.1"), SystemError);   // name with '/'
-  EXPECT_THROW(parse_sinfo_nodes("node1|IDLE;rm|2|2048|10.0.0.1"), SystemError);  // state outside its alphabet
-  EXPECT_THROW(parse_sinfo_nodes("|idle|2|2048|10.0.0.1"), SystemError);
-  EXPECT_THROW(parse_sinfo_nodes(std::string(70000, 'a') + "|idle|2|2048|10.0.0.1"), SystemError);
+  EXPECT_THROW(parse_sinfo_nodes("node1|idle|-2|2048|10.0.0.1|gpu:1"), SystemError);  // negative count
+  EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|99999999999999|10.0.0.1|gpu:1"), SystemError);  // beyond bound
+  EXPECT_THROW(parse_sinfo_nodes("no/de|idle|2|2048|10.0.0.1|gpu:1"), SystemError);   // name with '/'
+  EXPECT_THROW(parse_sinfo_nodes("node1|IDLE;rm|2|2048|10.0.0.1|gpu:1"), SystemError);  // state outside its alphabet
+  EXPECT_THROW(parse_sinfo_nodes("|idle|2|2048|10.0.0.1|gpu:1"), SystemError);
+  EXPECT_THROW(parse_sinfo_nodes(std::string(70000, 'a') + "|idle|2|2048|10.0.0.1|gpu:1"), SystemError);
 }
 
 TEST(SlurmParseSinfo, BadAddressIsRefused) {
@@ -42,14 +46,30 @@ TEST(SlurmParseSinfo, BadAddressIsRefused) {
                                  std::string("host;rm"), std::string("a/b"), std::string("$(id)"),
                                  std::string("h\tx"), std::string("10.0.0.1|extra"), std::string("host_1"),
                                  std::string("-v")})
-    EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048|" + bad), SystemError) << bad;
+    EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048|" + bad + "|(null)"), SystemError) << bad;
 }
 
-// The format before NodeAddr was read (4 fields) is refused, not read with an address made up:
-// the client asks for all 5 fields, so such a line means something else printed it.
-TEST(SlurmParseSinfo, FourFieldLineOfTheOldFormatIsRefused) {
+// The formats before NodeAddr (4 fields) and GRES (5 fields) were read are refused, not read
+// with values made up: the client asks for all 6 fields, so such a line means something else printed it.
+TEST(SlurmParseSinfo, LinesOfOlderFormatsAreRefused) {
   EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048"), SystemError);
-  EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048|10.0.0.1\nnode2|idle|2|2048\n"), SystemError);
+  EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048|10.0.0.1"), SystemError);
+  EXPECT_THROW(parse_sinfo_nodes("node1|idle|2|2048|10.0.0.1|(null)\nnode2|idle|2|2048|10.0.0.2\n"), SystemError);
+}
+
+TEST(SlurmParseGres, GpusAmongTheGenericResources) {
+  EXPECT_EQ(parse_gres_gpus("(null)"), 0);
+  EXPECT_EQ(parse_gres_gpus(""), 0);
+  EXPECT_EQ(parse_gres_gpus("gpu:4"), 4);
+  EXPECT_EQ(parse_gres_gpus("gpu:tesla:2"), 2);
+  EXPECT_EQ(parse_gres_gpus("gpu:a100:4(S:0-1)"), 4);
+  EXPECT_EQ(parse_gres_gpus("gpu:a100:2(S:0,1),gpu:v100:1(S:1),nvme:1"), 3);  // commas inside (S:...) kept
+  EXPECT_EQ(parse_gres_gpus("nvme:2,mps:100"), 0);
+  EXPECT_EQ(parse_gres_gpus("gpu"), 1);
+  EXPECT_EQ(parse_gres_gpus("gpugpu:3"), 0);  // another resource's name
+  for (const std::string& bad : std::vector<std::string>{"gpu:4;rm", "gpu:$(id)", "gpu:4(S:0", "gpu:4)", "gpu:99999", "gpu:1024,gpu:1",
+                                std::string("gpu:1 2"), std::string(2000, 'g')})
+    EXPECT_THROW(parse_gres_gpus(bad), SystemError) << bad;
 }
 
 TEST(SlurmParseExitCode, Forms) {

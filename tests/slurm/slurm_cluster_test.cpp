@@ -99,16 +99,37 @@ TEST_F(SlurmCluster, CreateOnThePartitionShowsItsThreeIdleNodes) {
 }
 
 TEST_F(SlurmCluster, NodeListShowsEachNodesNodeAddr) {
-  counter_->sinfo_answer = "node1|idle|2|2048|10.1.0.4\nnode2|idle|2|2048|gpu-2.example\nnode3|idle|2|2048|fd00::3\n";
+  counter_->sinfo_answer =
+      "node1|idle|2|2048|10.1.0.4|(null)\nnode2|idle|2|2048|gpu-2.example|(null)\nnode3|idle|2|2048|fd00::3|(null)\n";
   cp_->clusters().create(slurm_options("sc"));
   std::map<std::string, std::string> addresses;
   for (const auto& n : cp_->nodes().list(ws_, "sc")) addresses[n["nodeId"]] = n["ipAddress"];
   EXPECT_EQ(addresses, (std::map<std::string, std::string>{
                            {"node1", "10.1.0.4"}, {"node2", "gpu-2.example"}, {"node3", "fd00::3"}}));
   // A NodeAddr outside its alphabet is Slurm output batchai refuses: the create fails, nothing is made.
-  counter_->sinfo_answer = "node1|idle|2|2048|10.1.0.4 -oProxyCommand=x\n";
+  counter_->sinfo_answer = "node1|idle|2|2048|10.1.0.4 -oProxyCommand=x|(null)\n";
   EXPECT_THROW(cp_->clusters().create(slurm_options("bad")), SystemError);
   EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);
+}
+
+// GPUs: a job asks each node for its VM size's GPUs (--gres=gpu:N) when a node of the partition
+// has that many among its generic resources; otherwise none (and cluster create warns).
+TEST_F(SlurmCluster, GpusPerNodeFollowTheVmSizeAndThePartitionsGres) {
+  counter_->sinfo_answer = "node1|idle|8|2048|10.1.0.4|gpu:a100:2(S:0-1)\nnode2|idle|8|2048|10.1.0.5|(null)\n";
+  auto gpus_of = [&](const std::string& name, const std::string& vm_size) {
+    ClusterCreateOptions o = slurm_options(name);
+    o.vm_size = vm_size;
+    cp_->clusters().create(o);
+    detail::ClusterRow row = cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws_, name); });
+    cp_->clusters().remove(ws_, name);  // (Slurm clusters still count against the simulated quota)
+    return detail::slurm_gpus_per_node(row);
+  };
+  EXPECT_EQ(gpus_of("nc6", "Standard_NC6"), 1);     // 1 GPU, node1 has 2
+  EXPECT_EQ(gpus_of("nc12", "Standard_NC12"), 2);   // 2 GPUs, node1 has 2
+  EXPECT_EQ(gpus_of("nc24", "Standard_NC24"), 0);   // 4 GPUs: no node has them
+  EXPECT_EQ(gpus_of("d3", "Standard_D3"), 0);       // no GPUs asked for
+  counter_->sinfo_answer = "node1|idle|8|2048|10.1.0.4|(null)\n";
+  EXPECT_EQ(gpus_of("cpuonly", "Standard_NC6"), 0);  // a partition without GPU GRES
 }
 
 // Rows stored before addresses were read have none: the node's name stands in, never 127.0.0.1.

@@ -274,6 +274,28 @@ TEST_F(SlurmJobs, NodeExecRunsOnTheNodeThroughSrun) {
   EXPECT_NE(after.err.find("No nodes available"), std::string::npos) << after.err;
 }
 
+// A GPU VM size on a partition whose nodes announce GPUs (the fixture's: 2 each): sbatch asks
+// each node for the VM size's GPUs (--gres=gpu:1 for NC6) and the job's nodes see 1 GPU each.
+TEST_F(SlurmJobs, GpuVmSizeAsksSlurmForGres) {
+  CliResult c = run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "sc", "-s", "Standard_NC6", "-t", "2", "-u",
+                     "alice", "-p", "secret", "--slurm-partition", "batchai"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.err.find("run without GPUs"), std::string::npos) << c.err;
+  ASSERT_EQ(create_job("gpus", custom("echo gpus=$AZ_BATCHAI_NUM_GPUS; scontrol show job $SLURM_JOB_ID | "
+                                      "grep -o 'TresPerNode=[^ ]*'; sleep 1",
+                                      2))
+                .exit_code,
+            0);
+  json doc = wait_for("gpus", {"succeeded", "failed"});
+  ASSERT_EQ(doc["executionState"], "succeeded") << doc.dump() << stream("gpus", "stderr.txt");
+  EXPECT_EQ(stream("gpus", "stdout.txt"), "gpus=1\nTresPerNode=gres:gpu:1\n");
+  // A VM size with more GPUs than any node announces: no --gres (Slurm would refuse it), a warning.
+  CliResult big = run({"cluster", "create", "-g", "rg", "-w", "ws", "-n", "big", "-s", "Standard_NC24", "-t", "1", "-u",
+                       "alice", "-p", "secret", "--slurm-partition", "batchai"});
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_NE(big.err.find("jobs on cluster 'big' run without GPUs"), std::string::npos) << big.err;
+}
+
 TEST_F(SlurmJobs, WallClockTimeEndsTheJob) {
   make_cluster(1);
   json props = custom("sleep 120");

@@ -16,4 +16,9 @@ int run_rank_exec(const std::vector<std::string>& args);
 // Name of the hidden subcommand.
 inline constexpr const char* kRankExecCommand = "_rank-exec";
 
+// The GPU a rank with `local_rank` on a node of `gpus` GPUs uses: entry local_rank % n of the
+// CUDA_VISIBLE_DEVICES it was started with (`visible`: Slurm's GPUs of the allocation, "2,3"),
+// or local_rank % gpus when none was given (a simulated node's 0..gpus-1).
+std::string gpu_for_local_rank(int local_rank, int gpus, const char* visible);
+
 }  // namespace batchai::runtime

@@ -20,6 +20,7 @@ struct BatchJob {
                                  // never runs twice (docs/slurm.md)
   std::optional<int> time_limit_minutes;  // --time in minutes, 1..525600 (a year); none = the partition's
   int nice = 0;                  // --nice: -10000..10000 (below 0 needs a Slurm operator)
+  int gpus_per_node = 0;         // --gres=gpu:N when above 0: 0..1024
   std::filesystem::path work_dir;     // --chdir: absolute
   std::filesystem::path stdout_path;  // --output: absolute, no '%' or '\' (sbatch would expand them)
   std::filesystem::path stderr_path;  // --error: same rules

@@ -24,7 +24,11 @@ struct NodeInfo {
   int cpus = 0;
   std::int64_t memory_mb = 0;
   std::string address;      // Slurm's NodeAddr: 1..255 of [A-Za-z0-9.:-] (a host name, IPv4 or IPv6)
+  int gpus = 0;             // GPUs among its generic resources (sinfo %G)
 };
+// The GPUs in a node's generic resources as sinfo %G prints them: "(null)", "gpu:4",
+// "gpu:a100:2(S:0-1),nvme:1", ... (the counts of the "gpu" entries, summed; at most 1024).
+int parse_gres_gpus(std::string_view gres);
 std::vector<NodeInfo> parse_sinfo_nodes(std::string_view text);
 
 // `ExitCode=a:b` of scontrol and the completion record: exit status a, killing signal b.

@@ -59,6 +59,7 @@ slurm::BatchJob batch_job_for(ControlPlane& cp, const JobRow& job, const Cluster
         slurm::minutes_for_seconds(std::chrono::duration_cast<std::chrono::seconds>(*wall).count()) +
         kTimeLimitMarginMinutes;
   b.nice = nice_for(typed.priority);
+  b.gpus_per_node = slurm_gpus_per_node(cluster);
   b.work_dir = dir;
   b.stdout_path = dir / "slurm-batch.log";
   b.stderr_path = dir / "slurm-batch.log";
@@ -127,9 +128,11 @@ void submit_slurm_jobs(ControlPlane& cp) {
         if (in_use + job.node_count > bound) break;  // in order: a later job does not overtake it
         const std::int64_t now = to_us(cp.clock().now());
         try {
-          const slurm::JobId id = client.submit(batch_job_for(cp, job, *cluster));
+          const slurm::BatchJob batch = batch_job_for(cp, job, *cluster);
+          const slurm::JobId id = client.submit(batch);
           slurm_entry(job)["jobId"] = id;
           slurm_entry(job)["submittedUs"] = now;
+          slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
           in_use += job.node_count;
         } catch (const Error& e) {
           if (e.code() == "SlurmControllerUnreachable") {

@@ -59,7 +59,8 @@ void check_node_name(const std::string& name) {
 bool per_node_variable(const std::string& name) {
   static const std::set<std::string> names = {"SLURMD_NODENAME",     "SLURM_NODEID",   "SLURM_PROCID",
                                               "SLURM_LOCALID",       "SLURM_GTIDS",    "SLURM_CPUS_ON_NODE",
-                                              "SLURM_TOPOLOGY_ADDR", "SLURM_TASK_PID", "SLURM_TOPOLOGY_ADDR_PATTERN"};
+                                              "SLURM_TOPOLOGY_ADDR", "SLURM_TASK_PID", "SLURM_TOPOLOGY_ADDR_PATTERN",
+                                              "CUDA_VISIBLE_DEVICES"};  // the node's GPUs of the allocation
   return names.count(name) > 0;
 }
 
@@ -73,7 +74,7 @@ std::map<std::string, std::string> allocation_environment(bool per_node) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || entry.size() > 64 * 1024) continue;
     const std::string name = entry.substr(0, eq);
-    if (name.rfind("SLURM_", 0) != 0 && name != "SLURMD_NODENAME") continue;
+    if (name.rfind("SLURM_", 0) != 0 && name != "SLURMD_NODENAME" && name != "CUDA_VISIBLE_DEVICES") continue;
     if (per_node_variable(name) == per_node) env[name] = entry.substr(eq + 1);
   }
   return env;
@@ -182,10 +183,15 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
                         std::to_string(job->node_count) + ".");
     names.resize(static_cast<std::size_t>(job->node_count));
     runtime::LaunchContext ctx;
+    // The GPUs sbatch asked each node for (--gres): Slurm gives each task them in CUDA_VISIBLE_DEVICES.
+    const Json& entry = job->private_data["slurm"];
+    const int gpus_per_node = entry.is_object() && entry.value("gpusPerNode", Json(0)).is_number_integer()
+                                  ? std::clamp(entry.value("gpusPerNode", 0), 0, 1024)
+                                  : 0;
     for (const auto& name : names) {
       const fs::path dir = layout.node(cluster->resource_group, cluster->workspace, cluster->name, name);
       ensure_node_folder(layout, cluster->doc, dir);
-      ctx.nodes.push_back({name, dir, name, 0});
+      ctx.nodes.push_back({name, dir, name, gpus_per_node});
     }
     ctx.as_root = ::geteuid() == 0;
     ctx.mpi_map_by_node = true;
