@@ -25,6 +25,7 @@
 #include "operations.hpp"
 #include "request_file.hpp"
 #include "job_file_links.hpp"
+#include "byte_reply.hpp"
 #include "storage_routes.hpp"
 
 namespace batchai::serve {
@@ -47,7 +48,8 @@ std::string shell_word(const std::string& text) {
 ArmError status_error(int status) {
   switch (status) {
     case 413:
-      return {413, "RequestEntityTooLarge", "The request body is larger than the server accepts (4 MiB)."};
+      return {413, "RequestEntityTooLarge",
+              "The request body is larger than the server accepts (4 MiB; 64 MiB for a Put Blob)."};
     case 414:
       return {414, "RequestUriTooLong", "The request URI is too long."};
     case 404:
@@ -90,11 +92,16 @@ struct Server::Impl {
   explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
 
   void dispatch(const httplib::Request& req, httplib::Response& res) {
+    auto target = storage_target(req);
+    if (req.body.size() > kMaxBodyBytes && !(target && is_put_blob(req, *target))) {
+      if (target) return reply_storage_error(res, 413, "RequestBodyTooLarge", "The request body is larger than 4 MiB.");
+      return Call(req, res, base).error(status_error(413));
+    }
     Call call(req, res, base);
     try {
       // The storage data plane (ACCOUNT.file|blob.core.localhost) signs with SharedKey, never
       // with the ARM bearer token, and answers Storage's XML errors itself.
-      if (auto target = storage_target(req)) {
+      if (target) {
         auto lease = pool.borrow();
         return handle_storage(req, res, *target, *lease);
       }
@@ -152,7 +159,9 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
-  s.http->set_payload_max_length(kMaxBodyBytes);
+  // httplib reads a body whole before any route sees it (one per request thread, at most a Put
+  // Blob's 64 MiB; beyond that it answers 413 itself); dispatch refuses anything else over 4 MiB.
+  s.http->set_payload_max_length(kMaxPutBlobBytes);
   // A client silent mid-request (or not reading its answer) holds a request thread: bounded.
   s.http->set_read_timeout(s.config.read_timeout_seconds, 0);
   s.http->set_write_timeout(s.config.read_timeout_seconds, 0);

@@ -275,8 +275,8 @@ void blob_routes(Exchange& x) {
 
 // SharedKey under one of the account's keys; 403 AuthenticationFailed otherwise (an unknown
 // account included, so names cannot be probed).
-bool authenticated(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
-                   cp::ControlPlane& cp) {
+bool storage_authenticated(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
+                           cp::ControlPlane& cp) {
   std::vector<std::string> keys;
   const bool plain = target.account.size() >= 3 && target.account.size() <= 24 &&
                      target.account.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos;
@@ -296,6 +296,10 @@ bool authenticated(const httplib::Request& req, httplib::Response& res, const St
 }
 
 }  // namespace
+
+bool is_put_blob(const httplib::Request& req, const StorageTarget& target) {
+  return target.blob && req.method == "PUT" && req.has_header("x-ms-blob-type") && !req.has_param("comp");
+}
 
 std::optional<StorageTarget> storage_target(const httplib::Request& req) {
   const std::string host = req.get_header_value("Host");
@@ -318,7 +322,7 @@ void handle_storage(const httplib::Request& req, httplib::Response& res, const S
     res.set_header("x-ms-version", plain ? version : kDefaultVersion);
     res.set_header("x-ms-request-id", new_uuid());
     res.set_header("Date", rfc1123(std::time(nullptr)));
-    if (!authenticated(req, res, target, cp)) return;
+    if (!storage_authenticated(req, res, target, cp)) return;
     Exchange x{req, res, target, cp.storage(), cp::StorageAuth{target.account, std::nullopt}, {}, {}};
     std::size_t start = 0;
     while (start <= req.path.size()) {

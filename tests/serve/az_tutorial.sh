@@ -159,11 +159,15 @@ step storage file download -s myshare -p cifar/saved_models/keras_cifar10_traine
 [ "$(head -c 8 model.h5 | od -An -tx1 | tr -d ' ')" = 894844460d0a1a0a ] || fail "model.h5 is not an HDF5 file"
 echo "       model.h5: $(stat -c %s model.h5) bytes"
 
-# Blob, once each: a container, an upload, a download.
+# Blob: a container, uploads (a small file, and the 5 MiB one), downloads.
 step storage container create -n models --account-name $SA --query created -o tsv;     expect true
 step storage blob upload -c models -f cifar10_cnn.py -n scripts/cifar10_cnn.py --account-name $SA
 step storage blob download -c models -n scripts/cifar10_cnn.py -f ./blob.back --account-name $SA
 cmp -s cifar10_cnn.py blob.back || fail "the blob came back different"
+# over 4 MiB: az sends it whole (one Put Blob) up to 64 MiB
+step storage blob upload -c models -f big.bin -n data/big.bin --account-name $SA
+step storage blob download -c models -n data/big.bin -f ./bigblob.back --account-name $SA
+cmp -s big.bin bigblob.back || fail "the 5 MiB blob came back different"
 
 step batchai cluster resize -g rg1 -w ws1 -n nc6 --target 0 --query scaleSettings.manual.targetNodeCount -o tsv
 expect 0

@@ -257,5 +257,28 @@ TEST_F(StorageServeTest, BlobContainerAndBlockBlob) {
   EXPECT_EQ(error_code(send("blob", "GET", "/models?restype=container")), "ContainerNotFound");
 }
 
+// A Put Blob may carry up to 64 MiB (azure-storage-blob sends blobs that size whole); every
+// other request stays at 4 MiB.
+TEST_F(StorageServeTest, PutBlobUpTo64MiBOthersAt4MiB) {
+  EXPECT_STATUS(send("blob", "PUT", "/data?restype=container"), 201);
+  std::string big(6 * 1024 * 1024 + 7, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 2654435761u) >> 13);
+  EXPECT_STATUS(send("blob", "PUT", "/data/big.bin", big, {{"x-ms-blob-type", "BlockBlob"}}), 201);
+  auto got = send("blob", "GET", "/data/big.bin");
+  EXPECT_STATUS(got, 200);
+  EXPECT_TRUE(got->body == big) << got->body.size();
+  // Signed with a wrong key: 403, nothing stored.
+  auto forged = send("blob", "PUT", "/data/forged.bin", big, {{"x-ms-blob-type", "BlockBlob"}},
+                     std::string("d3Jvbmcga2V5IHdyb25nIGtleQ=="));
+  EXPECT_STATUS(forged, 403);
+  EXPECT_EQ(error_code(send("blob", "GET", "/data/forged.bin")), "BlobNotFound");
+  // The same size as a Put Range, a file share request or an ARM request: refused.
+  EXPECT_STATUS(send("file", "PUT", "/logs?restype=share", big), 413);
+  auto arm = client()->Put("/subscriptions", big, "application/json");
+  ASSERT_TRUE(arm);
+  EXPECT_EQ(arm->status, 413);
+  EXPECT_NE(arm->body.find("RequestEntityTooLarge"), std::string::npos) << arm->body;
+}
+
 }  // namespace
 }  // namespace batchai::serve
