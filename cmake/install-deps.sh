@@ -8,7 +8,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libopenblas-dev libhdf5-dev libyaml-cpp-dev libcurl4-openssl-dev
   python3 python3-jmespath
   slurm-wlm munge
-  libcpp-httplib-dev libssl-dev
+  libcpp-httplib-dev libboost-dev libssl-dev
   json-schema-test-suite
   azure-cli python3-azure libnss-myhostname
 )

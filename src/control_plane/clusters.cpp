@@ -20,6 +20,7 @@
 #include "cluster_quota.hpp"
 #include "internal.hpp"
 #include "slurm_clusters.hpp"
+#include "slurm_reconcile.hpp"
 
 namespace fs = std::filesystem;
 
@@ -178,7 +179,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   // A Slurm cluster: the controller and the partition are asked now, before auto-storage or the
   // row makes anything; their error ends the create with nothing made.
   std::vector<slurm::NodeInfo> slurm_nodes;
-  if (partition) slurm_nodes = probe_slurm_partition(cp_.launcher(), *partition);
+  if (partition) slurm_nodes = probe_slurm_partition(cp_, *partition);
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
   Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
@@ -396,7 +397,7 @@ void Clusters::refresh(std::int64_t cluster_row_id) {
 }
 
 Json Clusters::show(const WorkspaceRef& ref, const std::string& name) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_cluster(cp_.store(), ref, name));
   return document(ref, name);
 }
 
@@ -412,7 +413,7 @@ Json Clusters::document(const WorkspaceRef& ref, const std::string& name) {
 }
 
 Json Clusters::list(const WorkspaceRef& ref) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_workspace(cp_.store(), ref));
   return cp_.store().read([&] {
     auto ws = require_workspace(cp_.store(), ref);
     Json out = Json::array();
@@ -425,7 +426,7 @@ Json Clusters::list(const WorkspaceRef& ref) {
 
 Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int target) {
   if (target < 0) throw InvalidArgument("--target must be 0 or more nodes, got " + std::to_string(target) + ".");
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_cluster(cp_.store(), ref, name));
   const auto now = to_us(cp_.clock().now());
   std::int64_t id = cp_.store().write([&] {
     auto c = require_cluster(cp_.store(), ref, name);
@@ -447,7 +448,7 @@ Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int 
     throw InvalidArgument("--min and --max must be 0 or more nodes, got " + std::to_string(min_nodes) + " and " +
                           std::to_string(max_nodes) + ".");
   if (min_nodes > max_nodes) throw InvalidArgument("Maximum nodes count must be greater or equal to minimum nodes count");
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_cluster(cp_.store(), ref, name));
   const auto now = to_us(cp_.clock().now());
   std::int64_t id = cp_.store().write([&] {
     auto c = require_cluster(cp_.store(), ref, name);

@@ -9,6 +9,7 @@
 #include "batchai/common/log.hpp"
 #include "store.hpp"
 #include "internal.hpp"
+#include "slurm_reconcile.hpp"
 
 namespace fs = std::filesystem;
 
@@ -64,7 +65,9 @@ ProcessLauncher& ControlPlane::launcher() {
   return *launcher_;
 }
 
-void ControlPlane::reconcile() {
+void ControlPlane::reconcile() { reconcile(std::vector<std::int64_t>{}); }
+
+void ControlPlane::reconcile(const std::vector<std::int64_t>& slurm_clusters) {
   ++reconciles_;
   const std::int64_t now = to_us(clock_->now());
   // A cheap read first: most commands find nothing pending and never take the write lock.
@@ -79,7 +82,7 @@ void ControlPlane::reconcile() {
     nodes_.reconcile(now);
     empty_trash();
   }
-  nodes_.reconcile_slurm();
+  reconcile_slurm(*this, slurm_clusters);  // bounded; nothing for a command that touches no Slurm cluster
   jobs_.schedule();
 }
 

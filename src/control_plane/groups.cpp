@@ -6,6 +6,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "internal.hpp"
+#include "location_rules.hpp"
 #include "tag_rules.hpp"
 #include "store.hpp"
 
@@ -30,7 +31,7 @@ void validate_group_name(const std::string& name) {
 Json Groups::create(const std::string& name, const std::string& location, const std::optional<Json>& tags) {
   validate_group_name(name);
   if (tags) checked_tags(*tags);
-  const std::string loc = normalize_location(location);
+  const std::string loc = canonical_location(location, kResourceGroupType);
   Json doc = cp_.store().write([&] {
     if (auto existing = find_group(cp_.store(), name)) {
       if (existing->location != loc)

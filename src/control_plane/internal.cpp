@@ -90,14 +90,6 @@ ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::str
   return read_cluster(st);
 }
 
-std::string normalize_location(const std::string& location) {
-  std::string out;
-  for (char c : location)
-    if (c != ' ') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (out.empty()) throw InvalidArgument("Please provide a location, e.g. --location eastus.");
-  return out;
-}
-
 WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, const char* table, const std::string& name) {
   const std::string t = table;
   if (t != "clusters" && t != "file_servers") throw Error("require_workspace_for_new: not a workspace table: " + t);

@@ -69,9 +69,6 @@ std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
 ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
 [[noreturn]] void cluster_not_found();
 
-// A location as ARM stores it ("East US" -> "eastus"); InvalidArgument when empty.
-std::string normalize_location(const std::string& location);
-
 // A file server's stored document (NotFound "The specified file server <name> is not found").
 Json require_file_server_doc(Store& store, const WorkspaceRef& ref, const std::string& name);
 [[noreturn]] void file_server_not_found(const std::string& name);

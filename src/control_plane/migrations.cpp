@@ -120,12 +120,30 @@ CREATE INDEX jobs_queue ON jobs(cluster_id, state);
 CREATE INDEX jobs_state ON jobs(state);
 )sql";
 
+// Slurm outages (docs/slurm.md, "When the controller does not answer"): the back-off after a
+// controller stayed silent, shared by every process of the home; Slurm jobs a terminate or delete
+// could not cancel, cancelled once their controller answers; and the claim of a job's run, taken
+// once by the first runner (a batch script a restarted controller starts again finds it taken).
+constexpr const char* kV3Slurm = R"sql(
+CREATE TABLE slurm_controllers(
+  controller TEXT PRIMARY KEY,         -- the slurm.conf a process uses ('' for the system's)
+  silent_until_us INTEGER NOT NULL,    -- no process asks it before this time
+  error TEXT NOT NULL);                -- the errors entry the silence put on its clusters and jobs
+CREATE TABLE slurm_cancels(
+  controller TEXT NOT NULL,
+  slurm_job_id INTEGER NOT NULL,
+  since_us INTEGER NOT NULL,
+  PRIMARY KEY(controller, slurm_job_id));
+ALTER TABLE jobs ADD COLUMN run_claim TEXT;  -- who started the job's run; NULL until one did
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
   static const std::vector<Migration> steps = {
       {1, kV1},
       {2, kV2Jobs},
+      {3, kV3Slurm},
   };
   return steps;
 }

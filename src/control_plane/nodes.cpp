@@ -13,6 +13,7 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/port_forward.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/common/utf8.hpp"
 #include "mount_rules.hpp"
 #include "vm_sizes.hpp"
 #include "batchai/control_plane/control_plane.hpp"
@@ -21,6 +22,7 @@
 #include "batchai/runtime/node_dir.hpp"
 #include "internal.hpp"
 #include "slurm_clusters.hpp"
+#include "slurm_reconcile.hpp"
 
 namespace fs = std::filesystem;
 
@@ -291,8 +293,6 @@ void Nodes::reconcile(std::int64_t now_us) {
   }
 }
 
-void Nodes::reconcile_slurm() { refresh_slurm_clusters(cp_); }
-
 void Nodes::start_work(std::int64_t cluster_row_id) {
   std::vector<std::string> preparing, claimed;
   auto cluster = cp_.store().write([&] {
@@ -346,7 +346,7 @@ void Nodes::start_work(std::int64_t cluster_row_id) {
 }
 
 Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_cluster(cp_.store(), ref, cluster));
   auto t = load_nodes(cp_.store(), ref, cluster);
   if (slurm_partition(t.cluster.private_data)) return slurm_node_list(t.cluster);
   Json out = Json::array();
@@ -359,7 +359,7 @@ Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
 
 void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_cluster(cp_.store(), ref, cluster));
   const ClusterRow row = cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); });
   if (slurm_partition(row.private_data)) return slurm_node_exec(cp_, row, options, std::nullopt);
   auto t = load_nodes(cp_.store(), ref, cluster);
@@ -408,6 +408,7 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
                                      int expiry_minutes) {
   // Local file:// URLs do not expire, but the service takes 5 to 600 minutes only.
   checked_integer(Json(expiry_minutes), "--expiry", 5, 600);
+  if (!is_valid_utf8(path)) throw InvalidArgument("The path must be valid UTF-8.", "InvalidResourceName");
   refuse_on_slurm(cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); }), "cluster file list");
   cp_.reconcile();
   auto c = cp_.store().read([&] { return require_cluster(cp_.store(), ref, cluster); });
@@ -470,15 +471,18 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
   Json out = Json::array();
   if (!folder) return out;
   for (const auto& e : folder->list()) {
+    // A name that is not UTF-8 (the setup task made it) is listed with U+FFFD and no URL.
+    const bool utf8 = is_valid_utf8(e.name);
+    const std::string name = utf8 ? e.name : to_valid_utf8(e.name);
     if (e.is_dir()) {
-      out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", e.name}, {"size", nullptr}});
+      out.push_back({{"download_url", nullptr}, {"is_directory", true}, {"name", name}, {"size", nullptr}});
     } else {
       // A URL that works here, as `job file list` gives (an Azure SAS URL would lead nowhere);
       // a link that leads out or dangles gets neither URL nor size.
       const bool file = e.is_file();
-      out.push_back({{"download_url", file ? Json("file://" + fs::absolute(folder->path() / e.name).string()) : Json()},
+      out.push_back({{"download_url", file && utf8 ? Json("file://" + fs::absolute(folder->path() / e.name).string()) : Json()},
                      {"is_directory", false},
-                     {"name", e.name},
+                     {"name", name},
                      {"size", file ? Json(static_cast<std::uint64_t>(e.target->st_size)) : Json()}});
     }
   }

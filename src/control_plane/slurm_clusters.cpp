@@ -14,6 +14,7 @@
 #include "batchai/slurm/client.hpp"
 #include "batchai/slurm/srun_step.hpp"
 #include "batchai/slurm/states.hpp"
+#include "slurm_reconcile.hpp"
 #include "store.hpp"
 #include "vm_sizes.hpp"
 
@@ -41,10 +42,17 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
   return partition;
 }
 
-std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, const std::string& partition) {
-  slurm::SlurmClient client(launcher);
-  client.check_version();
-  return client.partition_nodes(partition);
+std::vector<slurm::NodeInfo> probe_slurm_partition(ControlPlane& cp, const std::string& partition) {
+  refuse_while_silent(cp);
+  SlurmBudget budget;
+  try {
+    slurm::SlurmClient client(cp.launcher(), budget.options());
+    client.check_version();
+    return slurm::SlurmClient(cp.launcher(), budget.options()).partition_nodes(partition);
+  } catch (const Error& e) {
+    if (is_silent_controller(e)) record_silent_controller(cp, e);
+    throw;
+  }
 }
 
 Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes) {
@@ -70,36 +78,23 @@ void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes) {
   doc["allocationState"] = "steady";  // Slurm's nodes are there or not; batchai never resizes them
 }
 
-namespace {
-// After a controller did not answer, its clusters are not asked again for this long: every
-// command reconciles, and each would otherwise wait out the client's bound.
-constexpr std::int64_t kSilentControllerBackoffUs = 30LL * 1000 * 1000;
-}  // namespace
-
-void refresh_slurm_clusters(ControlPlane& cp) {
-  const std::int64_t now = to_us(cp.clock().now());
-  // A cheap read; the text filter only narrows, the parsed private JSON decides.
-  std::vector<std::pair<std::int64_t, std::string>> clusters = cp.store().read([&] {
-    std::vector<std::pair<std::int64_t, std::string>> out;
-    auto st = cp.store().prepare("SELECT id, private FROM clusters WHERE private LIKE '%\"slurm\":{%'");
-    while (st.step()) {
-      const Json private_data = parse_doc(st.text(1));
-      auto partition = slurm_partition(private_data);
-      if (!partition) continue;
-      const std::int64_t silent_until = private_data["slurm"].value("silentUntilUs", std::int64_t{0});
-      if (now < silent_until) continue;  // its controller did not answer a moment ago
-      out.emplace_back(st.integer(0), *partition);
-    }
+void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget) {
+  // The partitions of the named clusters; several clusters on one partition share one sinfo.
+  std::map<std::string, std::vector<std::int64_t>> partitions = cp.store().read([&] {
+    std::map<std::string, std::vector<std::int64_t>> out;
+    for (std::int64_t id : clusters)
+      if (auto c = load_cluster(cp.store(), id))
+        if (auto partition = slurm_partition(c->private_data)) out[*partition].push_back(id);
     return out;
   });
-  for (const auto& entry : clusters) {
-    const std::int64_t id = entry.first;
-    const std::string& partition = entry.second;
+  for (const auto& [partition, ids] : partitions) {
+    if (budget.spent()) return;  // the rest keep their last known counts
     std::optional<std::vector<slurm::NodeInfo>> nodes;
     Json error;
     try {
-      nodes = slurm::SlurmClient(cp.launcher()).partition_nodes(partition);
+      nodes = slurm::SlurmClient(cp.launcher(), budget.options()).partition_nodes(partition);
     } catch (const Error& e) {
+      if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
       // Last known counts stay; the error says they are stale and why.
       error = {{"code", e.code().empty() ? std::string("SlurmError") : e.code()},
                {"details", Json::array({{{"name", "partition"}, {"value", partition}}})},
@@ -108,19 +103,20 @@ void refresh_slurm_clusters(ControlPlane& cp) {
       log::warning(error["message"].get<std::string>());
     }
     cp.store().write([&] {
-      auto c = load_cluster(cp.store(), id);
-      if (!c || slurm_partition(c->private_data) != partition) return;  // deleted or replaced meanwhile
-      if (nodes) {
-        apply_slurm_counts(c->doc, *nodes);
-        c->doc["errors"] = nullptr;
-        c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
-      } else {
-        c->doc["errors"] = Json::array({error});
-        c->private_data["slurm"]["silentUntilUs"] = now + kSilentControllerBackoffUs;
+      for (std::int64_t id : ids) {
+        auto c = load_cluster(cp.store(), id);
+        if (!c || slurm_partition(c->private_data) != partition) continue;  // deleted or replaced meanwhile
+        if (nodes) {
+          apply_slurm_counts(c->doc, *nodes);
+          c->doc["errors"] = nullptr;
+          c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
+        } else {
+          c->doc["errors"] = Json::array({error});
+        }
+        cp.store()
+            .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
+            .bind(1, dump_doc(c->doc)).bind(2, dump_doc(c->private_data)).bind(3, id).run();
       }
-      cp.store()
-          .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
-          .bind(1, dump_doc(c->doc)).bind(2, dump_doc(c->private_data)).bind(3, id).run();
     });
   }
 }

@@ -19,6 +19,8 @@ class ControlPlane;
 
 namespace batchai::control_plane::detail {
 
+class SlurmBudget;
+
 // The partition a cluster stands on; nullopt for a simulated cluster.
 std::optional<std::string> slurm_partition(const Json& private_data);
 
@@ -26,9 +28,10 @@ std::optional<std::string> slurm_partition(const Json& private_data);
 // nullopt when neither names one. The name is checked (Slurm's characters, 1 to 64) here.
 std::optional<std::string> requested_slurm_partition(const std::optional<std::string>& option, const Json& props);
 
-// Asks the controller for its version and the partition's nodes (one bounded command each).
-// Throws the client's error: NotFound partition, controller that does not answer, Slurm too old.
-std::vector<slurm::NodeInfo> probe_slurm_partition(ProcessLauncher& launcher, const std::string& partition);
+// Asks the controller for its version and the partition's nodes, within one SlurmBudget, and not
+// at all while the controller backs off. Throws the client's error: NotFound partition, controller
+// that does not answer (then every process backs off), Slurm too old.
+std::vector<slurm::NodeInfo> probe_slurm_partition(ControlPlane& cp, const std::string& partition);
 
 // {"partition": NAME, "nodes": [{"name", "address", "state", "slurmState"}...]}: the private "slurm"
 // entry ("address" is Slurm's NodeAddr; rows stored before it was read lack it).
@@ -37,10 +40,10 @@ Json slurm_private_entry(const std::string& partition, const std::vector<slurm::
 // Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes.
 void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes);
 
-// Part of every reconcile: each Slurm cluster's partition asked once (sinfo); a controller that
-// does not answer leaves the last known counts and an `errors` entry saying so. Simulated
-// clusters cost one read of the clusters table and no process.
-void refresh_slurm_clusters(ControlPlane& cp);
+// Part of reconcile_slurm: each partition of the named Slurm clusters asked once (sinfo, within
+// `budget`). Another error than a silent controller (which is thrown, for reconcile_slurm to
+// record) leaves the cluster's last known counts and an `errors` entry saying why.
+void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget);
 
 // `cluster node list` of a Slurm cluster: the partition's nodes as last seen, with their NodeAddr.
 Json slurm_node_list(const ClusterRow& cluster);

@@ -8,6 +8,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "internal.hpp"
+#include "location_rules.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane {
@@ -108,6 +109,10 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
                                           const std::optional<std::string>& location, const std::string& sku,
                                           const std::string& kind) {
   validate_account_name(name);
+  // Checked before anything is looked up: a bad location is refused even for an existing account.
+  const std::optional<std::string> given =
+      location ? std::optional<std::string>(canonical_location(*location, "Microsoft.Storage/storageAccounts"))
+               : std::nullopt;
   Json doc = cp_.store().write([&] {
     auto group = require_group(cp_.store(), resource_group);
     auto st = cp_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
@@ -118,7 +123,7 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
                             "StorageAccountAlreadyTaken");
       return parse_doc(st.text(1));  // create is an idempotent PUT
     }
-    std::string loc = location ? normalize_location(*location) : group.location;
+    const std::string loc = given.value_or(group.location);
     Json d = account_doc(group.name, name, loc, sku.empty() ? "Standard_RAGRS" : sku, kind.empty() ? "Storage" : kind,
                          format_iso(cp_.clock().now()));
     cp_.store().prepare("INSERT INTO storage_accounts(name_lc, rg_lc, location, key1, key2, doc) VALUES (?,?,?,?,?,?)")

@@ -17,6 +17,7 @@
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "storage_paths.hpp"
 #include "store.hpp"
@@ -86,7 +87,7 @@ Json listing_entry(const ConfinedEntry& e) {
   const struct stat& st = e.target ? *e.target : e.link;
   Json props = {{"etag", etag(st)}, {"lastModified", iso_mtime(st)}};
   if (!dir) props["contentLength"] = e.is_file() ? static_cast<std::uint64_t>(st.st_size) : 0;
-  return {{"metadata", nullptr}, {"name", e.name}, {"properties", props}, {"type", dir ? "dir" : "file"}};
+  return {{"metadata", nullptr}, {"name", to_valid_utf8(e.name)}, {"properties", props}, {"type", dir ? "dir" : "file"}};
 }
 
 // A folder inside the root (a link that leads out is none: an upload replaces the link itself).
@@ -201,7 +202,7 @@ Json StorageData::share_list(const StorageAuth& auth) {
   Json out = Json::array();
   for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "shares"))
     out.push_back({{"metadata", nullptr},
-                   {"name", e.name},
+                   {"name", to_valid_utf8(e.name)},
                    {"properties", {{"etag", etag(e.link)}, {"lastModified", iso_mtime(e.link)}, {"quota", 5120}}}});
   return out;
 }
@@ -214,6 +215,7 @@ Json StorageData::share_exists(const StorageAuth& auth, const std::string& share
 
 Json StorageData::directory_create(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
   if (dir == ".") throw InvalidArgument("Give the directory to create with --name; the share root already exists.");
@@ -229,6 +231,7 @@ Json StorageData::directory_create(const StorageAuth& auth, const std::string& s
 
 Json StorageData::directory_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
   if (dir == ".") throw InvalidArgument("Give the directory to delete with --name; the share root cannot be deleted.");
@@ -243,6 +246,7 @@ Json StorageData::directory_delete(const StorageAuth& auth, const std::string& s
 
 Json StorageData::directory_list(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path, "The directory path");
   if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
@@ -255,14 +259,16 @@ Json StorageData::directory_list(const StorageAuth& auth, const std::string& sha
 Json StorageData::file_upload(const StorageAuth& auth, const std::string& share, const fs::path& source,
                                const std::optional<std::string>& path) {
   authenticate(cp_.store(), auth);
-  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string relative = path.value_or("");
+  validate_file_path(relative);
+  ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string candidate = root.check(relative, "The file path");
   // Like az: a last component without '.' (or an existing folder) names the directory.
   const std::string last = fs::path(candidate).filename().string();
   std::string target = candidate;
   if (relative.empty() || relative.back() == '/' || last.find('.') == std::string::npos || is_folder(root, candidate))
     target = root.check(candidate + "/" + source.filename().string(), "The file path");
+  validate_file_path(target);  // the local file's own name joins the path
   const std::string parent = parent_of(target);
   if (parent != "." && !root.open_dir(parent, "The file path"))
     throw NotFound("The specified parent path does not exist: create the directory with 'batchai storage directory "
@@ -275,6 +281,7 @@ Json StorageData::file_upload(const StorageAuth& auth, const std::string& share,
 void StorageData::file_download(const StorageAuth& auth, const std::string& share, const std::string& path,
                                  const fs::path& dest) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto file = root.open_file(path, "The file path");
   if (!file) throw NotFound("The specified resource does not exist: " + path, "ResourceNotFound");
@@ -283,6 +290,7 @@ void StorageData::file_download(const StorageAuth& auth, const std::string& shar
 
 Json StorageData::file_list(const StorageAuth& auth, const std::string& share, const std::optional<std::string>& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path.value_or(""));
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path.value_or(""), "The directory path");
   if (!dir) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
@@ -293,6 +301,7 @@ Json StorageData::file_list(const StorageAuth& auth, const std::string& share, c
 
 Json StorageData::file_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string file = root.check(path, "The file path");
   auto st = file == "." ? std::nullopt : root.lstat(file, "The file path");
@@ -308,6 +317,7 @@ Json StorageData::file_create(const StorageAuth& auth, const std::string& share,
     throw InvalidArgument("The file length " + std::to_string(length) + " is over the largest a share file may have (" +
                               std::to_string(kMaxShareFileBytes) + " bytes).",
                           "InvalidHeaderValue");
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string file = root.check(path, "The file path");
   if (file == ".") throw InvalidArgument("Give the file's path; the share root is a directory.", "InvalidResourceName");
@@ -323,6 +333,7 @@ Json StorageData::file_write_range(const StorageAuth& auth, const std::string& s
   authenticate(cp_.store(), auth);
   if (bytes.size() > kMaxPutRangeBytes)
     throw InvalidArgument("A range may hold at most 4 MiB.", "InvalidRange");
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string file = root.check(path, "The file path");
   if (file == ".") throw InvalidArgument("Give the file's path; the share root is a directory.", "InvalidResourceName");
@@ -345,6 +356,7 @@ Json StorageData::file_write_range(const StorageAuth& auth, const std::string& s
 
 StoredFile StorageData::file_open(const StorageAuth& auth, const std::string& share, const std::string& path) {
   authenticate(cp_.store(), auth);
+  validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto file = root.open_file(path, "The file path");
   if (!file) throw NotFound("The specified resource does not exist.", "ResourceNotFound");
@@ -356,6 +368,7 @@ StoredFile StorageData::file_open(const StorageAuth& auth, const std::string& sh
 Json StorageData::blob_put(const StorageAuth& auth, const std::string& container, const std::string& name,
                            std::string_view bytes) {
   authenticate(cp_.store(), auth);
+  validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
   if (blob == ".") throw InvalidArgument("Give the blob's name.", "InvalidResourceName");
@@ -377,6 +390,7 @@ Json StorageData::blob_put(const StorageAuth& auth, const std::string& container
 
 StoredFile StorageData::blob_open(const StorageAuth& auth, const std::string& container, const std::string& name) {
   authenticate(cp_.store(), auth);
+  validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   auto blob = root.open_file(name, "The blob name");
   if (!blob) throw NotFound("The specified blob does not exist.", "BlobNotFound");
@@ -406,7 +420,7 @@ Json StorageData::container_list(const StorageAuth& auth) {
   Json out = Json::array();
   for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "blobs"))
     out.push_back({{"metadata", nullptr},
-                   {"name", e.name},
+                   {"name", to_valid_utf8(e.name)},
                    {"properties",
                     {{"etag", etag(e.link)},
                      {"lastModified", iso_mtime(e.link)},
@@ -418,6 +432,7 @@ Json StorageData::container_list(const StorageAuth& auth) {
 Json StorageData::blob_upload(const StorageAuth& auth, const std::string& container, const fs::path& file,
                                const std::string& name) {
   authenticate(cp_.store(), auth);
+  validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
   if (blob == ".") throw InvalidArgument("Please provide a blob name with --name.");
@@ -445,6 +460,7 @@ Json StorageData::blob_upload_batch(const StorageAuth& auth, const std::string& 
   }
   std::sort(names.begin(), names.end());
   Json out = Json::array();
+  for (const auto& rel : names) validate_blob_name(rel);  // all checked before any is stored
   for (const auto& rel : names) {
     const std::string blob = root.check(rel, "The blob name");
     if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
@@ -461,6 +477,7 @@ Json StorageData::blob_upload_batch(const StorageAuth& auth, const std::string& 
 void StorageData::blob_download(const StorageAuth& auth, const std::string& container, const std::string& name,
                                  const fs::path& file) {
   authenticate(cp_.store(), auth);
+  validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   auto blob = root.open_file(name, "The blob name");
   if (!blob) throw NotFound("The specified blob does not exist: " + name, "BlobNotFound");
@@ -470,6 +487,7 @@ void StorageData::blob_download(const StorageAuth& auth, const std::string& cont
 Json StorageData::blob_list(const StorageAuth& auth, const std::string& container,
                              const std::optional<std::string>& prefix) {
   authenticate(cp_.store(), auth);
+  if (prefix) validate_blob_name(*prefix);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   std::vector<std::pair<std::string, struct stat>> blobs;
   blobs_under(root, "", blobs);
@@ -479,7 +497,7 @@ Json StorageData::blob_list(const StorageAuth& auth, const std::string& containe
     if (prefix && rel.rfind(*prefix, 0) != 0) continue;
     out.push_back({{"deleted", false},
                    {"metadata", nullptr},
-                   {"name", rel},
+                   {"name", to_valid_utf8(rel)},
                    {"properties",
                     {{"blobType", "BlockBlob"},
                      {"contentLength", static_cast<std::uint64_t>(st.st_size)},
@@ -492,6 +510,7 @@ Json StorageData::blob_list(const StorageAuth& auth, const std::string& containe
 
 Json StorageData::blob_delete(const StorageAuth& auth, const std::string& container, const std::string& name) {
   authenticate(cp_.store(), auth);
+  validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
   auto st = blob == "." ? std::nullopt : root.lstat(blob, "The blob name");

@@ -13,6 +13,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
+#include "batchai/common/utf8.hpp"
 #include "mount_rules.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 
@@ -81,7 +82,40 @@ void each_mount(const Json& mv, const char* list, F fn) {
   for (const auto& m : mv[list]) fn(m, field_of(list, i++));
 }
 
+[[noreturn]] void name_out_of_range() {
+  throw InvalidArgument("The specified resource name length is not within the permissible limits.",
+                        "OutOfRangeInput");
+}
+
+// The checks both kinds of name share: valid UTF-8 without NUL, segments within `segment_max`
+// characters and 255 bytes, at most `segments_max` segments.
+void validate_storage_name(const std::string& name, std::size_t segment_max, std::size_t segments_max) {
+  if (!is_valid_utf8(name) || name.find('\0') != std::string::npos)
+    throw InvalidArgument("The specified resource name contains invalid characters: it is not valid UTF-8.",
+                          "InvalidResourceName");
+  std::size_t segments = 0;
+  for (std::size_t start = 0; start <= name.size();) {
+    std::size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    const std::string_view segment(name.data() + start, end - start);
+    if (!segment.empty()) ++segments;
+    if (segment.size() > 255 || utf16_length(segment) > segment_max) name_out_of_range();
+    start = end + 1;
+  }
+  if (segments > segments_max) name_out_of_range();
+}
+
 }  // namespace
+
+void validate_file_path(const std::string& path) {
+  validate_storage_name(path, 255, 250);  // Azure Files: 250 subdirectories deep at most
+  if (utf16_length(path) > 2048) name_out_of_range();
+}
+
+void validate_blob_name(const std::string& name) {
+  validate_storage_name(name, 1024, 254);
+  if (utf16_length(name) > 1024) name_out_of_range();
+}
 
 void validate_storage_account_name(const std::string& account) {
   bool ok = account.size() >= 3 && account.size() <= 24 && std::all_of(account.begin(), account.end(), [](unsigned char c) {

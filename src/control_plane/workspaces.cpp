@@ -7,6 +7,7 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "store.hpp"
 #include "internal.hpp"
+#include "location_rules.hpp"
 #include "tag_rules.hpp"
 
 namespace batchai::control_plane {
@@ -47,6 +48,11 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
   validate_group_parameter(resource_group);
   validate_resource_name(name, "workspace_name");
   if (tags) checked_tags(*tags);
+  // An empty location means the group's (the CLI's default); any other must be a region.
+  const std::optional<std::string> given =
+      location && !location->empty()
+          ? std::optional<std::string>(canonical_location(*location, "Microsoft.BatchAI/workspaces"))
+          : std::nullopt;
   const auto now = cp_.clock().now();
   return cp_.store().write([&] {
     auto group = require_group(cp_.store(), resource_group);
@@ -58,7 +64,7 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
     }  // (the statement is the store's cached one, which set_tags prepares again)
     if (existing)  // create-or-update PUT: the existing one, its tags updated when given
       return tags ? set_tags(cp_.store(), {resource_group, name}, *tags) : *existing;
-    std::string loc = location && !location->empty() ? to_lower(*location) : group.location;
+    const std::string loc = given.value_or(group.location);
     Json doc = {{"creationTime", format_iso(now)},
                 {"id", arm_id(subscription_id(), group.name, {{"workspaces", name}})},
                 {"location", loc},

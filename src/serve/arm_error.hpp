@@ -5,6 +5,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/common/utf8.hpp"
 
 namespace batchai::serve {
 
@@ -12,7 +13,9 @@ struct ArmError {
   int status = 500;
   std::string code;
   std::string message;
-  Json body() const { return {{"error", {{"code", code}, {"message", message}}}}; }
+  // Messages quote what the client sent (a name from the URL may be any bytes): made valid
+  // UTF-8 here, or writing the JSON would fail and turn a 400 into a 500.
+  Json body() const { return {{"error", {{"code", to_valid_utf8(code)}, {"message", to_valid_utf8(message)}}}}; }
 };
 
 // The answer for the exception being handled (call inside a catch block).

@@ -19,7 +19,9 @@ struct ArmContext {
   std::filesystem::path request_dir;  // RequestFile's folder
 };
 
-// Answers every request that passed the bearer check; 404 for paths outside the API.
+// Answers every request that passed the bearer check through the route table
+// (arm_route_table.hpp): 404 NotFound for a path no row has, 405 MethodNotAllowed for a method
+// the path's rows lack, 404 SubscriptionNotFound for another subscription.
 void handle_arm(Call& call, ArmContext& ctx);
 
 }  // namespace batchai::serve

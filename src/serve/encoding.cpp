@@ -46,6 +46,8 @@ std::string base64url_encode(std::string_view bytes) {
 }
 
 std::optional<std::string> base64url_decode(std::string_view text) {
+  // One character alone carries no whole byte: no encoder writes such a length.
+  if (text.size() % 4 == 1) return std::nullopt;
   std::string out;
   out.reserve(text.size() * 3 / 4);
   unsigned value = 0;
@@ -60,6 +62,9 @@ std::optional<std::string> base64url_decode(std::string_view text) {
       out.push_back(static_cast<char>((value >> bits) & 0xFF));
     }
   }
+  // The last character's unused low bits must be zero (RFC 4648 §3.5): otherwise several texts
+  // decode to the same bytes, and a signature could be rewritten without being re-made.
+  if (bits > 0 && (value & ((1u << bits) - 1)) != 0) return std::nullopt;
   return out;
 }
 

@@ -9,7 +9,9 @@ namespace batchai::serve {
 
 // `n` bytes from OpenSSL's CSPRNG; throws SystemError when it has none to give.
 std::string random_bytes(std::size_t n);
-// RFC 4648 §5 without padding, and back (nullopt for any character outside the alphabet).
+// RFC 4648 §5 without padding, and back. Decoding takes the canonical text only: nullopt for any
+// character outside the alphabet ('=' padding included), an impossible length, or a last
+// character whose unused bits are not zero, so each byte string has exactly one encoding.
 std::string base64url_encode(std::string_view bytes);
 std::optional<std::string> base64url_decode(std::string_view text);
 std::string hex_encode(std::string_view bytes);

@@ -8,6 +8,9 @@
 
 namespace batchai::serve {
 
+// Text as XML character data or an attribute value: always well-formed (ill-formed UTF-8 and
+// characters XML 1.0 forbids become U+FFFD). Names that hold such characters are listed as
+// Azure lists them instead: <Name Encoded="true"> with the name percent-encoded.
 std::string xml_escape(const std::string& text);
 // "2026-11-25T10:00:00.123456Z" -> "Wed, 25 Nov 2026 10:00:00 GMT"; "" when unreadable.
 std::string iso_to_rfc1123(const std::string& iso);

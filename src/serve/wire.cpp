@@ -9,18 +9,19 @@
 namespace batchai::serve {
 namespace {
 
-Json nest(const Json& doc, const std::set<std::string>& top) {
+// Moves every value where it goes (no deep copies: a 1,000-job list is ~3 MB of documents).
+Json nest(Json doc, const std::set<std::string>& top) {
   if (!doc.is_object()) return doc;
   Json out = Json::object();
   Json props = Json::object();
-  for (const auto& [key, value] : doc.items()) {
+  for (auto& [key, value] : doc.items()) {
     if (key == "resourceGroup") continue;
     if (top.count(key)) {
-      out[key] = value;
+      out[key] = std::move(value);
     } else if (key == "properties" && value.is_object()) {
-      for (const auto& [k, v] : value.items()) props[k] = v;
+      for (auto& [k, v] : value.items()) props[k] = std::move(v);
     } else {
-      props[key] = value;
+      props[key] = std::move(value);
     }
   }
   if (!props.empty()) out["properties"] = std::move(props);
@@ -68,24 +69,24 @@ std::string iso_duration(Micros d) {
   return out;
 }
 
-Json to_wire(const Json& doc) {
+Json to_wire(Json doc) {
   static const std::set<std::string> kTop = {"id",   "name",     "type",     "location", "tags",
                                              "sku",  "kind",     "identity", "etag",     "managedBy"};
-  Json wire = nest(doc, kTop);
+  Json wire = nest(std::move(doc), kTop);
   durations_to_iso(wire);
   return wire;
 }
 
-Json to_wire_list(const Json& docs) {
+Json to_wire_list(Json docs) {
   Json value = Json::array();
   if (docs.is_array())
-    for (const auto& d : docs) value.push_back(to_wire(d));
+    for (auto& d : docs) value.push_back(to_wire(std::move(d)));
   return {{"value", std::move(value)}};
 }
 
-Json output_file_to_wire(const Json& entry) {
+Json output_file_to_wire(Json entry) {
   static const std::set<std::string> kTop = {"name", "fileType", "downloadUrl"};
-  return nest(entry, kTop);
+  return nest(std::move(entry), kTop);
 }
 
 }  // namespace batchai::serve

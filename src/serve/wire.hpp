@@ -10,13 +10,14 @@ namespace batchai::serve {
 
 // id, name, type, location, tags, sku, kind, identity, etag, managedBy stay at the top; the
 // rest goes under "properties" (merged with one already there); "resourceGroup" is dropped;
-// constraints.maxWallClockTime becomes ISO 8601, as the SDK reads it.
-Json to_wire(const Json& doc);
+// constraints.maxWallClockTime becomes ISO 8601, as the SDK reads it. Taken by value: pass
+// std::move(doc) where the document is not needed after, and nothing is copied.
+Json to_wire(Json doc);
 // An ISO 8601 duration as ARM writes one: "P7D", "PT1H30M", "PT0.5S", "PT0S" (negative: zero).
 std::string iso_duration(Micros d);
 // {"value": [to_wire(each)]} for a list of documents.
-Json to_wire_list(const Json& docs);
+Json to_wire_list(Json docs);
 // A job's output file: name, fileType and downloadUrl at the top, the rest under "properties".
-Json output_file_to_wire(const Json& entry);
+Json output_file_to_wire(Json entry);
 
 }  // namespace batchai::serve

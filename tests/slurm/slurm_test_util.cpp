@@ -6,8 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <regex>
 #include <sstream>
 
@@ -65,6 +68,48 @@ void scontrol(const std::vector<std::string>& args) {
   spec.argv = {"scontrol"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   EXPECT_EQ(make_posix_process_launcher()->run(spec).exit_code, 0) << "scontrol " << args.front();
+}
+
+namespace {
+// The fixture's folder: SLURM_CONF is BASE/etc/slurm.conf (private_slurm.sh).
+fs::path slurm_base() { return slurm_conf().parent_path().parent_path(); }
+
+pid_t controller_pid() {
+  std::ifstream in(slurm_base() / "run" / "slurmctld.pid");
+  long pid = 0;
+  in >> pid;
+  return static_cast<pid_t>(pid);
+}
+
+bool controller_answers() {
+  ProcessSpec spec;
+  spec.argv = {"timeout", "3", "scontrol", "ping"};
+  spec.stdout_file = "/dev/null";
+  spec.stderr_file = "/dev/null";
+  return make_posix_process_launcher()->run(spec).exit_code == 0;
+}
+}  // namespace
+
+void ControllerOutage::kill_controller() {
+  const pid_t pid = controller_pid();
+  ASSERT_GT(pid, 1) << "no slurmctld pid in " << slurm_base();
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  dead_ = true;
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_NE(::kill(pid, 0), 0) << "slurmctld " << pid << " outlived SIGKILL";
+}
+
+void ControllerOutage::restart_controller() {
+  ProcessSpec spec;
+  spec.argv = {"slurmctld", "-f", slurm_conf().string(), "-i"};  // daemonises; recovers its saved state
+  ASSERT_EQ(make_posix_process_launcher()->run(spec).exit_code, 0);
+  for (int i = 0; i < 60 && !controller_answers(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  ASSERT_TRUE(controller_answers()) << "slurmctld did not come back";
+  dead_ = false;
+}
+
+ControllerOutage::~ControllerOutage() {
+  if (dead_) restart_controller();
 }
 
 }  // namespace batchai::slurm_testing

@@ -16,4 +16,20 @@ std::string configured_node_addr();
 // Runs `scontrol <args>` (argv, no shell) and expects exit 0.
 void scontrol(const std::vector<std::string>& args);
 
+// The fixture's slurmctld killed (SIGKILL, as a crash: no state saved on the way out) and started
+// again on its saved state; the destructor restarts it when a test ends with it dead, so later
+// tests find a controller. Waits are bounded (a test failure past them).
+class ControllerOutage {
+ public:
+  ControllerOutage() = default;
+  ~ControllerOutage();
+  ControllerOutage(const ControllerOutage&) = delete;
+  ControllerOutage& operator=(const ControllerOutage&) = delete;
+  void kill_controller();
+  void restart_controller();
+
+ private:
+  bool dead_ = false;
+};
+
 }  // namespace batchai::slurm_testing

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 #include "batchai/control_plane/options.hpp"
 
 namespace batchai::control_plane {
@@ -18,6 +19,7 @@ class Clusters {
   Json create(const ClusterCreateOptions& options);
   Json show(const WorkspaceRef& ref, const std::string& name);
   Json list(const WorkspaceRef& ref);
+  Page list_page(const WorkspaceRef& ref, const PageRequest& page);  // keyed by name
   Json resize(const WorkspaceRef& ref, const std::string& name, int target);
   Json auto_scale(const WorkspaceRef& ref, const std::string& name, int min_nodes, int max_nodes);
   void remove(const WorkspaceRef& ref, const std::string& name);  // fails the jobs running on it

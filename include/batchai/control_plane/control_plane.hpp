@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/control_plane/clusters.hpp"
@@ -71,8 +72,12 @@ class ControlPlane {
   Jobs& jobs() { return jobs_; }
 
   // Brings simulated state up to clock().now(): provisioning, allocation, node preparation,
-  // then the job scheduler. Each service entry point calls it once.
+  // then the job scheduler. Each service entry point calls it once. It asks Slurm nothing.
   void reconcile();
+  // The same, after the Slurm-backed clusters named (row ids) and their jobs were read from Slurm:
+  // for the commands that show or change them, within a short budget, and not at all while their
+  // controller backs off after it did not answer (docs/slurm.md, "When the controller does not answer").
+  void reconcile(const std::vector<std::int64_t>& slurm_clusters);
   // How many times reconcile() ran (tests: one command reconciles once).
   std::uint64_t reconcile_count() const { return reconciles_; }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 #include "batchai/control_plane/options.hpp"
 
 namespace batchai::control_plane {
@@ -18,6 +19,7 @@ class FileServers {
   std::optional<Json> create(const FileServerCreateOptions& options);  // nullopt with --no-wait
   Json show(const WorkspaceRef& ref, const std::string& name);
   Json list(const WorkspaceRef& ref);
+  Page list_page(const WorkspaceRef& ref, const PageRequest& page);  // keyed by name
   void remove(const WorkspaceRef& ref, const std::string& name);
 
   // Part of ControlPlane::reconcile: provisioning file servers whose time has come succeed.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 
 namespace batchai::control_plane {
 
@@ -19,6 +20,7 @@ class Groups {
   Json update_tags(const std::string& name, const Json& tags);
   Json show(const std::string& name);
   Json list();
+  Page list_page(const PageRequest& page);  // list() a page at a time, keyed by name
   bool exists(const std::string& name);
   void remove(const std::string& name);  // cascades to everything inside
 

@@ -12,6 +12,7 @@
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 #include "batchai/control_plane/options.hpp"
 
 namespace batchai::control_plane {
@@ -61,6 +62,8 @@ class Jobs {
   // With `fields` (top-level keys), each document holds only those keys, read by SQLite's JSON
   // functions without parsing whole documents: what a table of 10,000 jobs needs.
   Json list(const WorkspaceRef& where, const std::string& experiment, const std::vector<std::string>& fields = {});
+  // One page of list() (list_page.hpp), keyed by the job row id.
+  Page list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page);
   // Terminates (if running) then removes the job and its bookkeeping folder.
   void remove(const JobRef& job);
   // queued -> failed; running -> terminating -> failed; finished: no change.

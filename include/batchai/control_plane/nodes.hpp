@@ -25,9 +25,6 @@ class Nodes {
   // --- for the other services ---
   // Part of ControlPlane::reconcile: steps every cluster with pending node work to `now_us`.
   void reconcile(std::int64_t now_us);
-  // Part of every ControlPlane::reconcile: Slurm-backed clusters' counts and nodes from sinfo,
-  // once per cluster; no process at all when there is no Slurm cluster (docs/slurm.md).
-  void reconcile_slurm();
   // Mounts, setup tasks and folders for the cluster's preparing and idle nodes.
   void start_work(std::int64_t cluster_row_id);
   // Kills the setup task still running on the node folder `node` (its process group, recorded at

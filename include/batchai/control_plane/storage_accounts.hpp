@@ -4,6 +4,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 
 namespace batchai::control_plane {
 
@@ -17,6 +18,7 @@ class StorageAccounts {
               const std::string& sku, const std::string& kind);
   Json show(const std::optional<std::string>& resource_group, const std::string& name);
   Json list(const std::optional<std::string>& resource_group);
+  Page list_page(const std::optional<std::string>& resource_group, const PageRequest& page);  // keyed by name
   void remove(const std::optional<std::string>& resource_group, const std::string& name);
   Json keys(const std::optional<std::string>& resource_group, const std::string& name);
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/list_page.hpp"
 #include "batchai/control_plane/options.hpp"
 
 namespace batchai::control_plane {
@@ -22,6 +23,8 @@ class Workspaces {
   Json update_tags(const WorkspaceRef& ref, const Json& tags);
   Json show(const WorkspaceRef& ref);
   Json list(const std::optional<std::string>& resource_group);
+  // A page of list(), keyed by "group/name" (lower-case).
+  Page list_page(const std::optional<std::string>& resource_group, const PageRequest& page);
   void remove(const WorkspaceRef& ref);
 
  private:

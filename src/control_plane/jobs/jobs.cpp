@@ -8,6 +8,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
+#include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
@@ -15,6 +16,7 @@
 #include "scheduler.hpp"
 #include "slurm_clusters.hpp"
 #include "slurm_jobs.hpp"
+#include "slurm_reconcile.hpp"
 #include "slurm_runner.hpp"
 #include "supervisor.hpp"
 #include "vm_sizes.hpp"
@@ -211,7 +213,7 @@ Json Jobs::create(const JobCreateOptions& o) {
         .run();
   });
   if (partition) {
-    submit_slurm_jobs(cp_);  // sbatch now, when the cluster's bound has room (docs/slurm.md)
+    reconcile_slurm(cp_, {cluster.id});  // sbatch now, when the cluster's bound has room (docs/slurm.md)
     return doc;
   }
   try {
@@ -229,12 +231,12 @@ Json Jobs::create(const JobCreateOptions& o) {
 }
 
 Json Jobs::show(const JobRef& ref) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
   return cp_.store().read([&] { return require_job(cp_.store(), ref).doc; });
 }
 
 Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const std::vector<std::string>& fields) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_experiment(cp_.store(), where, experiment));
   Store& store = cp_.store();
   std::string columns = fields.empty() ? "doc" : "";
   for (const auto& key : fields) {
@@ -265,7 +267,7 @@ Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const 
 }
 
 void Jobs::terminate(const JobRef& ref) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
   end(ref);
   schedule();  // the freed nodes can take the next queued job now
 }
@@ -309,7 +311,7 @@ void Jobs::end(const JobRef& ref) {
 }
 
 void Jobs::remove(const JobRef& ref) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
   end(ref);
   Store& store = cp_.store();
   store.write([&] {
@@ -357,7 +359,7 @@ fs::path real_path_of(const ConfinedDir& dir) {
 }  // namespace
 
 std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::string& directory_id, const std::string& path) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
   JobRow job = cp_.store().read([&] { return require_job(cp_.store(), ref); });
   std::vector<std::string> known = {"stdouterr"};
   if (job.doc["outputDirectories"].is_array())
@@ -398,31 +400,36 @@ std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::str
 Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const std::string& path, int expiry_minutes) {
   if (expiry_minutes < 5 || expiry_minutes > 600)
     throw InvalidArgument("--expiry must be between 5 and 600 minutes, got " + std::to_string(expiry_minutes) + ".");
+  if (!is_valid_utf8(directory_id) || !is_valid_utf8(path))
+    throw InvalidArgument("The output directory id and path must be valid UTF-8.", "InvalidResourceName");
   Json out = Json::array();
   auto folder = output_folder(ref, directory_id, path);
   if (!folder) return out;
   // Entries as they are (byte-wise name order, as the storage listing returns it): a link that
-  // leads out of the folder, or dangles, is a file with no size and no URL.
+  // leads out of the folder, or dangles, is a file with no size and no URL. A name a job made
+  // that is not UTF-8 is listed with U+FFFD for its bad bytes and no URL (it names no file).
   for (const auto& e : folder->list()) {
+    const bool utf8 = is_valid_utf8(e.name);
+    const std::string name = utf8 ? e.name : to_valid_utf8(e.name);
     if (e.is_dir()) {
       out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "directory"},
-                     {"lastModified", nullptr}, {"name", e.name}});
+                     {"lastModified", nullptr}, {"name", name}});
     } else if (e.is_file()) {
       out.push_back({{"contentLength", static_cast<std::uint64_t>(e.target->st_size)},
-                     {"downloadUrl", "file://" + fs::absolute(folder->path() / e.name).string()},
+                     {"downloadUrl", utf8 ? Json("file://" + fs::absolute(folder->path() / e.name).string()) : Json()},
                      {"fileType", "file"},
                      {"lastModified", iso_of(*e.target)},
-                     {"name", e.name}});
+                     {"name", name}});
     } else {
       out.push_back({{"contentLength", nullptr}, {"downloadUrl", nullptr}, {"fileType", "file"},
-                     {"lastModified", iso_of(e.link)}, {"name", e.name}});
+                     {"lastModified", iso_of(e.link)}, {"name", name}});
     }
   }
   return out;
 }
 
 Json Jobs::node_list(const JobRef& ref) {
-  cp_.reconcile();
+  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
   Store& store = cp_.store();
   return store.read([&] {
     JobRow job = require_job(store, ref);

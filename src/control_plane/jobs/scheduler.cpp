@@ -35,10 +35,8 @@ Scheduler::Scheduler(ControlPlane& cp) : cp_(cp) {}
 
 void Scheduler::step() {
   Store& store = cp_.store();
-  // Jobs on Slurm clusters: Slurm's states first (ended jobs free the cluster's bound), then
-  // submissions. They have no supervisor here: Slurm runs them (slurm_jobs.hpp).
-  refresh_slurm_jobs(cp_);
-  submit_slurm_jobs(cp_);
+  // Jobs on Slurm clusters have no supervisor here: Slurm runs them, and reconcile_slurm reads
+  // their states and submits them for the commands that touch their clusters (slurm_reconcile.hpp).
   const std::int64_t now = to_us(cp_.clock().now());
   // A read first: most calls find nothing to change and never take the write lock.
   Pending pending = store.read([&] {

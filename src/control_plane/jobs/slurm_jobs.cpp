@@ -15,7 +15,9 @@
 #include "batchai/slurm/batch_script.hpp"
 #include "batchai/slurm/client.hpp"
 #include "job_processes.hpp"
+#include "run_claim.hpp"
 #include "slurm_clusters.hpp"
+#include "slurm_reconcile.hpp"
 
 namespace batchai::control_plane::jobs_detail {
 
@@ -29,6 +31,9 @@ constexpr int kTimeLimitMarginMinutes = 1;
 // How long `job terminate` waits for Slurm to report a cancelled job ended (KillWait and the
 // runner's own stop come within it on a healthy cluster).
 constexpr auto kCancelWait = std::chrono::seconds(20);
+// How long `job terminate` waits for the runner to stop the tasks and say so when Slurm cannot be
+// asked (it reads `terminating` twice a second, then SIGTERM, SIGKILL a second later).
+constexpr auto kRunnerStopWait = std::chrono::seconds(5);
 
 // schedulingPriority -> sbatch --nice. Lowering a job's priority is every user's right; raising
 // it (a negative nice) is a Slurm operator's, which root is (docs/slurm.md).
@@ -68,6 +73,21 @@ slurm::BatchJob batch_job_for(ControlPlane& cp, const JobRow& job, const Cluster
   return b;
 }
 
+// A claimed run whose runner recorded how it ended: the job ends so (Slurm's record may not come:
+// a restarted controller can show the job PENDING). False while the run goes on.
+bool finish_from_runner(JobRow& job, std::int64_t now_us) {
+  const Json& runner = job.private_data["slurm"].value("outcome", Json());
+  if (!runner.is_object()) return false;
+  const bool succeeded = runner.value("succeeded", false);
+  std::optional<int> exit_code;
+  if (runner.contains("exitCode") && runner["exitCode"].is_number_integer()) exit_code = runner["exitCode"].get<int>();
+  if (succeeded)
+    finish_job(job, true, exit_code.value_or(0), nullptr, now_us);
+  else
+    finish_job(job, false, exit_code, runner.value("errors", Json()), now_us);
+  return true;
+}
+
 struct Submitted {
   std::int64_t row = 0;
   std::optional<slurm::JobId> id;
@@ -88,18 +108,25 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
 
-void submit_slurm_jobs(ControlPlane& cp) {
+void submit_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
   Store& store = cp.store();
-  // Slurm clusters with a queued job not submitted yet: a cheap read, most calls find none.
+  // Those of the clusters with a queued job not submitted yet: a cheap read, most calls find none.
   std::vector<std::int64_t> clusters = store.read([&] {
     std::vector<std::int64_t> out;
     auto st = store.prepare(
-        "SELECT DISTINCT cluster_id FROM jobs WHERE state = 'queued' AND cluster_id IS NOT NULL AND private LIKE "
-        "'%\"slurm\":{%' AND private NOT LIKE '%\"jobId\":%'");
-    while (st.step()) out.push_back(st.integer(0));
+        "SELECT 1 FROM jobs WHERE cluster_id = ? AND state = 'queued' AND private LIKE '%\"slurm\":{%' AND private "
+        "NOT LIKE '%\"jobId\":%' LIMIT 1");
+    for (std::int64_t id : scope) {
+      st.bind(1, id);
+      if (st.step()) out.push_back(id);
+      while (st.step()) {
+      }
+    }
     return out;
   });
+  std::optional<std::string> silence;  // thrown after the commit: the jobs submitted before it keep their ids
   for (std::int64_t cluster_id : clusters) {
+    if (budget.spent() || silence) break;  // the rest wait for the next command
     // sbatch runs under the store's write lock: a job is submitted once, whichever of several
     // reconciling commands gets there first, and its id is stored with the submission.
     store.write([&] {
@@ -122,22 +149,23 @@ void submit_slurm_jobs(ControlPlane& cp) {
         }
       }
       const int bound = node_bound(*cluster);
-      slurm::SlurmClient client(cp.launcher());
       for (JobRow& job : queue) {
         if (job.node_count > bound) continue;  // waits for a resize without blocking the others
         if (in_use + job.node_count > bound) break;  // in order: a later job does not overtake it
+        if (budget.spent()) return;
         const std::int64_t now = to_us(cp.clock().now());
         try {
           const slurm::BatchJob batch = batch_job_for(cp, job, *cluster);
-          const slurm::JobId id = client.submit(batch);
+          // Bounded by the budget: sbatch runs under the write lock, which every other writer waits for.
+          const slurm::JobId id = slurm::SlurmClient(cp.launcher(), budget.options()).submit(batch);
           slurm_entry(job)["jobId"] = id;
           slurm_entry(job)["submittedUs"] = now;
           slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
           in_use += job.node_count;
         } catch (const Error& e) {
-          if (e.code() == "SlurmControllerUnreachable") {
-            log::warning(std::string("Slurm job submission postponed: ") + e.what());
-            return;  // the job stays queued; the next reconcile tries again
+          if (is_silent_controller(e)) {  // the job stays queued; reconcile_slurm records the silence
+            silence = e.what();
+            return;
           }
           finish_job(job, false, std::nullopt,
                      job_error("SlurmSubmitFailed", std::string("Slurm refused the job: ") + e.what()), now);
@@ -146,6 +174,7 @@ void submit_slurm_jobs(ControlPlane& cp) {
       }
     });
   }
+  if (silence) throw SystemError(*silence, "SlurmControllerUnreachable");
 }
 
 void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now_us) {
@@ -172,15 +201,19 @@ void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now
   slurm_entry(job)["finalState"] = info.slurm_state;
 }
 
-void refresh_slurm_jobs(ControlPlane& cp) {
+void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
   Store& store = cp.store();
   std::map<slurm::JobId, std::string> submitted = store.read([&] {
     std::map<slurm::JobId, std::string> out;
     auto st = store.prepare(std::string(kJobColumns) +
-                            "WHERE state IN ('queued', 'running', 'terminating') AND private LIKE '%\"jobId\":%'");
-    while (st.step()) {
-      JobRow j = read_job(st);
-      if (auto id = slurm_job_id(j)) out[*id] = j.key;
+                            "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND private LIKE "
+                            "'%\"jobId\":%'");
+    for (std::int64_t cluster : scope) {
+      st.bind(1, cluster);
+      while (st.step()) {
+        JobRow j = read_job(st);
+        if (auto id = slurm_job_id(j)) out[*id] = j.key;
+      }
     }
     return out;
   });
@@ -189,8 +222,9 @@ void refresh_slurm_jobs(ControlPlane& cp) {
   for (const auto& entry : submitted) ids.push_back(entry.first);
   std::map<slurm::JobId, slurm::JobInfo> known;
   try {
-    known = slurm::SlurmClient(cp.launcher()).jobs(ids);
+    known = slurm::SlurmClient(cp.launcher(), budget.options()).jobs(ids);
   } catch (const Error& e) {
+    if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
     log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
     return;
   }
@@ -216,8 +250,15 @@ void refresh_slurm_jobs(ControlPlane& cp) {
           job->doc["executionInfo"] = {
               {"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
         } else if (o.state == slurm::JobState::queued && job->state == "running") {
-          set_state(*job, "queued", now);  // requeued by Slurm (a node failed under it)
-          job->doc["executionInfo"] = nullptr;
+          // A restarted controller that lost the allocation says PENDING while the run goes on (or has
+          // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
+          if (run_claim(store, job->key)) {
+            if (!finish_from_runner(*job, now)) continue;
+            queue_slurm_cancel(cp, id);  // its run is over: Slurm must not start the batch script again
+          } else {
+            set_state(*job, "queued", now);  // requeued before its runner started
+            job->doc["executionInfo"] = nullptr;
+          }
         } else {
           continue;
         }
@@ -231,26 +272,38 @@ void refresh_slurm_jobs(ControlPlane& cp) {
 std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait) {
   const auto id = slurm_job_id(job);
   if (!id) return std::nullopt;
-  slurm::SlurmClient client(cp.launcher());
+  if (silent_controller_entry(cp, to_us(cp.clock().now()))) {
+    queue_slurm_cancel(cp, *id);  // scancel once the controller answers; the runner stops the tasks now
+    return std::nullopt;
+  }
   try {
-    client.cancel(*id);
+    slurm::SlurmClient(cp.launcher(), SlurmBudget().options()).cancel(*id);
     if (!wait) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
     for (;;) {
-      slurm::JobInfo info = client.job(*id);
+      // Each poll within its own budget: a controller that dies meanwhile costs one budget, not the wait.
+      slurm::JobInfo info = slurm::SlurmClient(cp.launcher(), SlurmBudget().options()).job(*id);
       if (slurm::is_final_job_state(info.slurm_state) || std::chrono::steady_clock::now() >= deadline) return info;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   } catch (const Error& e) {
-    log::warning("Cannot cancel Slurm job " + std::to_string(*id) + " of job '" + job.name + "': " + e.what());
+    if (is_silent_controller(e)) {
+      record_silent_controller(cp, e);
+      queue_slurm_cancel(cp, *id);
+    } else {
+      log::warning("Cannot cancel Slurm job " + std::to_string(*id) + " of job '" + job.name + "': " + e.what());
+    }
     return std::nullopt;
   }
 }
 
 void terminate_slurm_job(ControlPlane& cp, const JobRow& job) {
-  // The runner stops the tasks on SIGTERM; Slurm ends the allocation.
+  // The runner stops the tasks on SIGTERM, or when it reads `terminating` in the store; Slurm ends
+  // the allocation.
   const auto info = cancel_slurm_job(cp, job);
   Store& store = cp.store();
+  // Slurm gave no final word (its controller is silent): the runner's own is awaited, bounded.
+  if (!(info && slurm::is_final_job_state(info->slurm_state))) await_runner_outcome(store, job.key, kRunnerStopWait);
   store.write([&] {
     auto j = load_job_by_key(store, job.key);
     if (!j || j->state != "terminating") return;  // a reconcile recorded the end meanwhile

@@ -7,12 +7,17 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "batchai/slurm/parsers.hpp"
 #include "job_rows.hpp"
 
 namespace batchai::control_plane {
 class ControlPlane;
+}
+
+namespace batchai::control_plane::detail {
+class SlurmBudget;
 }
 
 namespace batchai::control_plane::jobs_detail {
@@ -25,22 +30,26 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job);
 // The private "slurm" entry of a new job on a cluster standing on `partition`.
 Json new_slurm_job_entry(const std::string& partition);
 
-// Scheduler step for Slurm clusters: submits queued jobs (priority, then age) while the
-// cluster's bound has room. A job Slurm refuses fails with Slurm's message.
-void submit_slurm_jobs(ControlPlane& cp);
+// Part of reconcile_slurm for the clusters named: submits queued jobs (priority, then age) while
+// the cluster's bound has room, while `budget` lasts. A job Slurm refuses fails with Slurm's
+// message; a silent controller is thrown (after the jobs submitted before it were stored).
+void submit_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
 
-// Reconcile step: each submitted, unfinished job takes Slurm's state (PENDING -> queued,
-// RUNNING -> running, an ended job -> succeeded/failed with the exit code of Slurm's record and
-// the error the runner recorded, or Slurm's reason).
-void refresh_slurm_jobs(ControlPlane& cp);
+// Part of reconcile_slurm: each submitted, unfinished job of the clusters named takes Slurm's
+// state (PENDING -> queued unless its run was claimed, RUNNING -> running, an ended job ->
+// succeeded/failed with the exit code of Slurm's record and the error the runner recorded, or
+// Slurm's reason). A silent controller is thrown.
+void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
 
 // `job terminate` / `job delete` of a submitted job: scancel, then (with `wait`) waits, bounded,
-// until Slurm reports the job ended. Returns Slurm's last word on it (nullopt when Slurm does not
-// answer, or without `wait`).
+// until Slurm reports the job ended. Every Slurm command within kSlurmBudget; a silent
+// controller (or one backing off) is not waited for: the cancel is queued for when it answers.
+// Returns Slurm's last word on it (nullopt when Slurm does not answer, or without `wait`).
 std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait = true);
 
 // Ends a Slurm job that `job terminate`/`job delete` set terminating: scancel, then its end
-// recorded (Slurm's record when it came within the wait, JobTerminated either way).
+// recorded (Slurm's record when it came within the wait, JobTerminated either way). Without
+// Slurm's word, the runner's (it stops the tasks when it reads `terminating`) is awaited, bounded.
 void terminate_slurm_job(ControlPlane& cp, const JobRow& job);
 
 // The exit code and errors a Slurm job ends with: Slurm's record, with the runner's errors when

@@ -21,6 +21,7 @@
 #include "batchai/slurm/srun_step.hpp"
 #include "job_launcher.hpp"
 #include "job_processes.hpp"
+#include "run_claim.hpp"
 #include "slurm_jobs.hpp"
 #include "storage_paths.hpp"
 
@@ -165,6 +166,22 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
   const NodeLayout& layout = cp.layout();
   auto job = wait_for_own_row(store, job_key, slurm::parse_job_id(sid));
   if (!job) return 0;
+  // The run is claimed once, by the job's key, under the lock this runner holds while it runs: a
+  // batch script Slurm starts again (a restarted controller) runs nothing (run_claim.hpp).
+  RunLock run_lock(layout, job_key);
+  const bool first = run_lock.try_take() && store.write([&] {
+    if (!claim_run(store, job_key, "Slurm job " + sid + " on " + here + ", pid " + std::to_string(::getpid())))
+      return false;
+    auto j = load_job_by_key(store, job_key);
+    if (j && j->state == "queued") {
+      const std::int64_t now = to_us(cp.clock().now());
+      set_state(*j, "running", now);
+      j->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+      save_job(store, *j);
+    }
+    return true;
+  });
+  if (!first) return follow_claimed_run(store, run_lock, job_key, stop_signals);
   auto cluster = store.read([&] { return job->cluster_id ? load_cluster(store, *job->cluster_id) : std::nullopt; });
 
   runtime::LaunchPlan plan;
@@ -250,9 +267,9 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
       bool stop = signalled;
       if (!stopping && !stop && tick % 5 == 0) {
         try {
-          stop = store.read([&] {
+          stop = store.read([&] {  // terminated, deleted, or recorded ended while Slurm could not be asked
             auto j = load_job_by_key(store, job_key);
-            return !j || j->state == "terminating";
+            return !j || (j->state != "running" && j->state != "queued");
           });
         } catch (const std::exception& e) {
           log::warning(std::string("slurm runner: cannot read the job's state: ") + e.what());

@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
   const fs::path cert = home / "serve" / "cert.pem";
   auto c = make_client(served.port, cert);
   auto token = c->Post("/adfs/oauth2/token",
-                       "grant_type=client_credentials&client_id=" + served.client_id + "&client_secret=" + served.secret,
+                       "grant_type=client_credentials&client_id=" + served.client_id + "&client_secret=" + served.secret +
+                           "&scope=https%3A%2F%2Fmanagement.azure.com%2F.default",
                        "application/x-www-form-urlencoded");
   if (!token || token->status != 200) die("no token from the server");
   const std::string bearer = "Bearer " + Json::parse(token->body)["access_token"].get<std::string>();

@@ -1,0 +1,226 @@
+// Slurm outages stay in their lane (issue 24 rows 13-14, docs/slurm.md "When the controller does
+// not answer" and "A job's run starts once"), through the control plane over a stand-in Slurm
+// (fake_slurm.hpp): no Slurm needed. The same behaviour against the private Slurm with its
+// controller killed and restarted is in slurm_outage_live_test.cpp.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "control_plane/fixture.hpp"
+#include "fake_slurm.hpp"
+#include "jobs/run_claim.hpp"
+
+namespace batchai::control_plane::testing {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class SlurmOutage : public ControlPlaneTest {
+ protected:
+  void SetUp() override {
+    ControlPlaneTest::SetUp();
+    ::setenv("SLURM_CONF", "/nonexistent/fake-slurm.conf", 1);  // the back-off's key; the fake reads nothing
+    slurm_ = std::make_shared<slurm_testing::FakeSlurm>();
+    launcher_ = slurm_;
+    open(Micros(0));
+    ws_ = make_workspace();
+    cp_->experiments().create(ws_, "exp");
+    cp_->experiments().create(ws_, "simexp");
+    ClusterCreateOptions o = cluster_options("sc", 2);
+    o.slurm_partition = "batchai";
+    cp_->clusters().create(o);
+    cp_->clusters().create(cluster_options("sim", 1));
+    cp_->jobs().create(slurm_job("job"));
+    slurm_->queue[42] = "RUNNING";
+    ASSERT_EQ(show("job")["executionState"], "running");
+  }
+  void TearDown() override {
+    ControlPlaneTest::TearDown();
+    ::unsetenv("SLURM_CONF");
+  }
+  JobCreateOptions slurm_job(const std::string& name) {
+    JobCreateOptions o = custom_job_options(name, "sc");
+    return o;
+  }
+  Json show(const std::string& name) { return cp_->jobs().show({ws_, "exp", name}); }
+  std::string job_key(const std::string& name) {
+    return cp_->store().read([&] {
+      auto st = cp_->store().prepare("SELECT job_key FROM jobs WHERE name = ?");
+      st.bind(1, name);
+      return st.step() ? st.text(0) : std::string();
+    });
+  }
+  static bool has_silence_entry(const Json& doc) {
+    return doc.contains("errors") && doc["errors"].is_array() && !doc["errors"].empty() &&
+           doc["errors"][0]["code"] == "SlurmControllerUnreachable";
+  }
+
+  std::shared_ptr<slurm_testing::FakeSlurm> slurm_;
+  WorkspaceRef ws_;
+};
+
+// Row 13: what touches no Slurm cluster never runs a Slurm command, silent controller or not.
+TEST_F(SlurmOutage, CommandsThatTouchNoSlurmClusterNeverAskSlurm) {
+  slurm_->silent = true;
+  const int before = slurm_->slurm_commands();
+  const auto start = Clock::now();
+  cp_->groups().list();
+  cp_->clusters().show(ws_, "sim");
+  cp_->jobs().list(ws_, "simexp", {});
+  cp_->nodes().list(ws_, "sim");
+  cp_->experiments().list(ws_);
+  EXPECT_EQ(slurm_->slurm_commands(), before);
+  EXPECT_LT(Clock::now() - start, 1s);
+}
+
+// Row 13: the first command that finds the controller silent answers within the budget, with the
+// last known state and an errors entry; the next ones do not ask at all.
+TEST_F(SlurmOutage, SilentControllerGivesTheLastKnownStateWithAnErrorsEntryWithinTwoSeconds) {
+  slurm_->silent = true;
+  auto start = Clock::now();
+  Json job = show("job");
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(job["executionState"], "running");
+  ASSERT_TRUE(has_silence_entry(job)) << job.dump();
+  EXPECT_TRUE(job["executionInfo"]["errors"].is_null());  // the job's own outcome is untouched
+  const int asked = slurm_->slurm_commands();
+  start = Clock::now();
+  Json cluster = cp_->clusters().show(ws_, "sc");
+  Json listed = cp_->jobs().list(ws_, "exp", {});
+  EXPECT_LT(Clock::now() - start, 500ms);
+  EXPECT_EQ(slurm_->slurm_commands(), asked);  // backing off
+  EXPECT_EQ(cluster["currentNodeCount"], 2);
+  EXPECT_TRUE(has_silence_entry(cluster)) << cluster.dump();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_TRUE(has_silence_entry(listed[0]));
+}
+
+// Row 13: the back-off is kept in the store: another process of the home (its own connection)
+// backs off too, and once it ends the first answer clears the entries everywhere.
+TEST_F(SlurmOutage, BackOffIsSharedByEveryProcessOfTheHome) {
+  slurm_->silent = true;
+  show("job");
+  Settings s;
+  s.home = root_ / "home";
+  auto other_launcher = std::make_shared<slurm_testing::FakeSlurm>();
+  other_launcher->silent = true;
+  auto other = ControlPlane::open(s, Services{clock_, other_launcher});
+  const auto start = Clock::now();
+  Json seen = other->jobs().show({ws_, "exp", "job"});
+  EXPECT_LT(Clock::now() - start, 500ms);
+  EXPECT_EQ(other_launcher->slurm_commands(), 0);
+  EXPECT_TRUE(has_silence_entry(seen));
+  // The back-off ends (the injected clock); the controller answers again.
+  clock_->advance(11s);
+  other_launcher->silent = false;
+  other_launcher->queue[42] = "RUNNING";
+  seen = other->jobs().show({ws_, "exp", "job"});
+  EXPECT_GT(other_launcher->slurm_commands(), 0);
+  EXPECT_FALSE(seen.contains("errors")) << seen.dump();
+  EXPECT_TRUE(other->clusters().show(ws_, "sc")["errors"].is_null());
+}
+
+// Row 13: terminate while the controller is silent is bounded; the cancel is queued and sent
+// once the controller answers.
+TEST_F(SlurmOutage, TerminateWhileSilentIsBoundedAndCancelsLater) {
+  slurm_->silent = true;
+  auto start = Clock::now();
+  cp_->jobs().terminate({ws_, "exp", "job"});
+  EXPECT_LT(Clock::now() - start, 2500ms);
+  Json job = show("job");
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "JobTerminated");
+  // A second terminate-like command while backing off does not wait at all.
+  start = Clock::now();
+  cp_->jobs().create(slurm_job("job2"));
+  cp_->jobs().terminate({ws_, "exp", "job2"});
+  EXPECT_LT(Clock::now() - start, 500ms);
+  clock_->advance(11s);
+  slurm_->silent = false;
+  cp_->clusters().show(ws_, "sc");  // any command on the cluster: the queued cancel goes out
+  bool cancelled = false;
+  for (const auto& argv : slurm_->commands())
+    if (argv.size() == 2 && argv[0] == "scancel" && argv[1] == "42") cancelled = true;
+  EXPECT_TRUE(cancelled);
+  EXPECT_EQ(cp_->store().read([&] {
+    auto st = cp_->store().prepare("SELECT count(*) FROM slurm_cancels");
+    st.step();
+    return st.integer(0);
+  }), 0);
+}
+
+// Row 14: a restarted controller that says PENDING for a job whose run was claimed does not move
+// it back to queued; once the runner recorded its end, the job ends so.
+TEST_F(SlurmOutage, PendingAfterARestartDoesNotRequeueAClaimedRun) {
+  const std::string key = job_key("job");
+  const std::string started = show("job")["executionInfo"]["startTime"];
+  cp_->store().write([&] {
+    EXPECT_TRUE(jobs_detail::claim_run(cp_->store(), key, "runner one"));
+    EXPECT_FALSE(jobs_detail::claim_run(cp_->store(), key, "runner two"));  // claimed once
+  });
+  slurm_->queue[42] = "PENDING";
+  Json job = show("job");
+  EXPECT_EQ(job["executionState"], "running");
+  EXPECT_EQ(job["executionInfo"]["startTime"], started);
+  // An unclaimed job Slurm requeues goes back to queued, as before.
+  cp_->jobs().create(slurm_job("other"));
+  slurm_->queue[43] = "RUNNING";
+  EXPECT_EQ(show("other")["executionState"], "running");
+  slurm_->queue[43] = "PENDING";
+  EXPECT_EQ(show("other")["executionState"], "queued");
+  // The claimed run ends (the runner's word) while Slurm still says PENDING.
+  cp_->store().write([&] {
+    auto st = cp_->store().prepare(
+        "UPDATE jobs SET private = json_set(private, '$.slurm.outcome', json('{\"succeeded\": true, \"exitCode\": 0, "
+        "\"errors\": null}')) WHERE job_key = ?");
+    st.bind(1, key).run();
+  });
+  job = show("job");
+  EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
+  EXPECT_EQ(job["executionInfo"]["exitCode"], 0);
+}
+
+// Row 14: a second batch script of the same job (a restarted controller started it again) runs
+// nothing: it waits for the first run and ends with its status. Both are the real executable.
+TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
+  const fs::path marker = root_ / "runs.txt";
+  const fs::path file = root_ / "runs-twice.json";  // not twice.json: custom_job_options writes that
+  write_file(file, R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
+      "customToolkitSettings": {"commandLine": "echo run >> )" + marker.string() + R"(; sleep 2; exit 3"}}})");
+  JobCreateOptions o = slurm_job("twice");
+  o.config_file = file.string();
+  cp_->jobs().create(o);
+  const std::string key = job_key("twice");
+  const std::string id = std::to_string(slurm_->next_job_id - 1);
+  std::vector<fs::path> logs;
+  auto runner = [&] {
+    ProcessSpec spec;
+    spec.argv = {BATCHAI_EXE, "_slurm-run", "--job-key", key};
+    spec.env = {{"BATCHAI_HOME", (root_ / "home").string()}, {"SLURM_JOB_ID", id},
+                {"SLURM_JOB_NODELIST", "node1"}, {"SLURMD_NODENAME", "node1"}, {"HOME", (root_ / "user").string()}};
+    spec.stdout_file = root_ / ("runner-" + std::to_string(logs.size()) + ".log");
+    spec.stderr_file = spec.stdout_file;
+    logs.push_back(*spec.stdout_file);
+    return slurm_->spawn(spec);
+  };
+  const pid_t first = runner();
+  for (int i = 0; i < 100 && read_file(marker).empty(); ++i) std::this_thread::sleep_for(50ms);
+  if (read_file(marker).empty()) {
+    auto exited = slurm_->wait(first, 0ms);
+    FAIL() << "the first runner ran nothing (exit " << (exited ? std::to_string(exited->exit_code) : "-") << "): "
+           << read_file(logs[0]) << cp_->jobs().show({ws_, "exp", "twice"}).dump();
+  }
+  EXPECT_EQ(read_file(marker), "run\n");
+  const pid_t second = runner();
+  auto first_exit = slurm_->wait(first, 30s);
+  auto second_exit = slurm_->wait(second, 30s);
+  ASSERT_TRUE(first_exit && second_exit);
+  EXPECT_EQ(first_exit->exit_code, 3);
+  EXPECT_EQ(second_exit->exit_code, 3) << read_file(logs[1]);  // the first run's status, for Slurm's record
+  EXPECT_EQ(read_file(marker), "run\n");  // the command ran once
+}
+
+}  // namespace
+}  // namespace batchai::control_plane::testing
