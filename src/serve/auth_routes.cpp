@@ -79,6 +79,11 @@ Json openid_configuration(const std::string& base) {
 
 }  // namespace
 
+bool is_auth_route(const Call& call) {
+  return call.is({"metadata", "endpoints"}) || call.is({"adfs", ".well-known", "openid-configuration"}) ||
+         call.is({"adfs", "oauth2", "token"});
+}
+
 bool handle_auth_route(Call& call, const Identity& identity) {
   const bool get = call.method() == "GET" || call.method() == "HEAD";
   if (call.is({"metadata", "endpoints"})) {
