@@ -17,11 +17,15 @@ find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(CURL REQUIRED)
 find_library(BATCHAI_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 find_path(BATCHAI_CBLAS_INCLUDE_DIR NAMES cblas.h PATH_SUFFIXES openblas openblas-pthread REQUIRED)
-# `batchai serve` (src/serve): cpp-httplib (Debian's compiled libcpp-httplib, built with OpenSSL)
-# and OpenSSL 3 for TLS and the self-signed certificate.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(BATCHAI_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# `batchai serve` (src/serve): Boost.Beast over Boost.Asio (header-only, Debian's libboost-dev;
+# docs/adr/0004) and OpenSSL 3 for TLS and the self-signed certificate. cpp-httplib stays the
+# tests' HTTPS client only.
+find_package(Boost 1.74 REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
+if(BATCHAI_BUILD_TESTS OR BATCHAI_BUILD_BENCH)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(BATCHAI_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+endif()
 if(BATCHAI_BUILD_TESTS OR BATCHAI_BUILD_BENCH)
   # The test and benchmark drivers written in Python (argparse parity, bench_jobs.py) and bash.
   find_package(Python3 COMPONENTS Interpreter REQUIRED)

@@ -367,12 +367,6 @@ StoredFile StorageData::file_open(const StorageAuth& auth, const std::string& sh
 
 Json StorageData::blob_put(const StorageAuth& auth, const std::string& container, const std::string& name,
                            std::string_view bytes) {
-  authenticate(cp_.store(), auth);
-  validate_blob_name(name);
-  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
-  const std::string blob = root.check(name, "The blob name");
-  if (blob == ".") throw InvalidArgument("Give the blob's name.", "InvalidResourceName");
-  if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
   // The body goes in through an anonymous memory file, so replace_file's atomic write applies.
   UniqueFd mem(::memfd_create("batchai-blob", MFD_CLOEXEC));
   if (!mem) throw SystemError(std::string("Cannot hold the blob: ") + std::strerror(errno));
@@ -384,7 +378,18 @@ Json StorageData::blob_put(const StorageAuth& auth, const std::string& container
     done += static_cast<std::size_t>(n);
   }
   ::lseek(mem.get(), 0, SEEK_SET);
-  root.replace_file(blob, "The blob name", mem.get());
+  return blob_put_file(auth, container, name, mem.get());
+}
+
+Json StorageData::blob_put_file(const StorageAuth& auth, const std::string& container, const std::string& name,
+                                int source_fd) {
+  authenticate(cp_.store(), auth);
+  validate_blob_name(name);
+  ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
+  const std::string blob = root.check(name, "The blob name");
+  if (blob == ".") throw InvalidArgument("Give the blob's name.", "InvalidResourceName");
+  if (parent_of(blob) != ".") root.make_dirs(parent_of(blob), "The blob name");
+  root.replace_file(blob, "The blob name", source_fd);
   return upload_result(root, blob, "The blob name");
 }
 

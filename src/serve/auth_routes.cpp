@@ -79,6 +79,11 @@ Json openid_configuration(const std::string& base) {
 
 }  // namespace
 
+bool is_auth_route(const Call& call) {
+  return call.is({"metadata", "endpoints"}) || call.is({"adfs", ".well-known", "openid-configuration"}) ||
+         call.is({"adfs", "oauth2", "token"});
+}
+
 bool handle_auth_route(Call& call, const Identity& identity) {
   const bool get = call.method() == "GET" || call.method() == "HEAD";
   if (call.is({"metadata", "endpoints"})) {
@@ -118,7 +123,7 @@ bool check_bearer(Call& call, const Identity& identity) {
                "Authentication failed. The 'Authorization' header is provided in an invalid format.");
     return false;
   }
-  switch (check_token(identity, std::string_view(header).substr(kBearer.size()), now_seconds())) {
+  switch (check_token(identity, std::string_view(header).substr(kBearer.size()), now_seconds(), arm_audiences(call.base))) {
     case TokenCheck::kValid:
       return true;
     case TokenCheck::kExpired:

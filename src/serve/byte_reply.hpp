@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include <httplib.h>
+#include "http_message.hpp"
 
 #include "batchai/common/confined_path.hpp"  // UniqueFd
 
@@ -19,19 +19,22 @@ std::optional<std::uint64_t> parse_count(std::string_view text);
 
 struct ByteRange {
   std::uint64_t start = 0;
-  std::optional<std::uint64_t> end;  // inclusive
+  std::optional<std::uint64_t> end;     // inclusive
+  std::optional<std::uint64_t> suffix;  // "bytes=-N": the last N bytes (start and end unused)
 };
-// "bytes=START-END" or "bytes=START-"; nullopt for anything else (suffix ranges included).
+// "bytes=START-END", "bytes=START-" or "bytes=-N"; nullopt for anything else (several ranges
+// included).
 std::optional<ByteRange> parse_range(const std::string& text);
 // The request's x-ms-range, else its Range header ("" when neither).
-std::string range_header(const httplib::Request& req);
+std::string range_header(const HttpRequest& req);
 
 // Storage's error: the status, x-ms-error-code and the XML body.
-void reply_storage_error(httplib::Response& res, int status, const std::string& code, const std::string& message);
+void reply_storage_error(HttpResponse& res, int status, const std::string& code, const std::string& message);
 
-// GET: the whole `size` bytes of `fd` (200) or the one range asked for (206; 416 past the end or
-// for several ranges); HEAD: the length only. Headers other than the body's are the caller's.
-void reply_bytes(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const UniqueFd> fd,
+// GET: the whole `size` bytes of `fd` (200) or the one range asked for by x-ms-range or Range
+// (206 with Content-Range; 416 past the end or for several ranges); HEAD: the length only.
+// Headers other than the body's are the caller's.
+void reply_bytes(const HttpRequest& req, HttpResponse& res, std::shared_ptr<const UniqueFd> fd,
                  std::uint64_t size);
 
 }  // namespace batchai::serve

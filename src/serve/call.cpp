@@ -8,7 +8,7 @@
 
 namespace batchai::serve {
 
-Call::Call(const httplib::Request& request, httplib::Response& response, std::string base_url)
+Call::Call(const HttpRequest& request, HttpResponse& response, std::string base_url)
     : req(request), res(response), base(std::move(base_url)) {
   std::size_t start = 0;
   const std::string& path = req.path;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <httplib.h>
+#include "http_message.hpp"
 
 #include "arm_error.hpp"
 #include "batchai/common/json_util.hpp"
@@ -15,10 +15,10 @@
 namespace batchai::serve {
 
 struct Call {
-  Call(const httplib::Request& request, httplib::Response& response, std::string base_url);
+  Call(const HttpRequest& request, HttpResponse& response, std::string base_url);
 
-  const httplib::Request& req;
-  httplib::Response& res;
+  const HttpRequest& req;
+  HttpResponse& res;
   std::string base;               // https://localhost:PORT
   std::vector<std::string> segs;  // as sent
   std::vector<std::string> low;   // lower-cased

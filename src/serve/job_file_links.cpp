@@ -41,16 +41,16 @@ std::optional<JobFileLink> decode_payload(std::string_view payload) {
   return link;
 }
 
-void forbidden(httplib::Response& res, const std::string& why) {
+void forbidden(HttpResponse& res, const std::string& why) {
   reply_storage_error(res, 403, "AuthenticationFailed",
                       "Server failed to authenticate the request: " + why);
 }
 
-void not_found(httplib::Response& res) {
+void not_found(HttpResponse& res) {
   reply_storage_error(res, 404, "ResourceNotFound", "The specified resource does not exist.");
 }
 
-void answer(const httplib::Request& req, httplib::Response& res, const Identity& identity,
+void answer(const HttpRequest& req, HttpResponse& res, const Identity& identity,
             control_plane::ControlPlane& cp, std::int64_t now_s) {
   if (req.method != "GET" && req.method != "HEAD")
     return reply_storage_error(res, 400, "UnsupportedHttpVerb", "A job file link serves GET and HEAD only.");
@@ -83,9 +83,9 @@ std::string job_file_url(const Identity& identity, const std::string& base, cons
   return base + std::string(kPrefix) + payload + "." + link_signature(identity, payload);
 }
 
-bool is_job_file_request(const httplib::Request& req) { return req.path.rfind(kPrefix, 0) == 0; }
+bool is_job_file_request(const HttpRequest& req) { return req.path.rfind(kPrefix, 0) == 0; }
 
-void handle_job_file(const httplib::Request& req, httplib::Response& res, const Identity& identity,
+void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
                      control_plane::ControlPlane& cp, std::int64_t now_s) {
   try {
     answer(req, res, identity, cp, now_s);

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include <httplib.h>
+#include "http_message.hpp"
 
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/serve/server.hpp"
@@ -26,10 +26,10 @@ struct JobFileLink {
 // base: the server's "https://HOST:PORT".
 std::string job_file_url(const Identity& identity, const std::string& base, const JobFileLink& link);
 // The request's path is a link's (/batchai-files/...).
-bool is_job_file_request(const httplib::Request& req);
+bool is_job_file_request(const HttpRequest& req);
 // Answers GET/HEAD of a link (the bytes; 206 for a Range) or Storage's XML error: 403 for a
 // signature that does not check or a link past its expiry, 404 when the file is gone. Never throws.
-void handle_job_file(const httplib::Request& req, httplib::Response& res, const Identity& identity,
+void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
                      control_plane::ControlPlane& cp, std::int64_t now_s);
 
 }  // namespace batchai::serve

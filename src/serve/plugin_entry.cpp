@@ -1,5 +1,5 @@
 // The entry point of libbatchai_serve.so (see batchai/serve/serve_plugin.hpp): the executable
-// dlopens this plugin only for `batchai serve`, so cpp-httplib and OpenSSL load only then.
+// dlopens this plugin only for `batchai serve`, so Boost.Asio's transport and OpenSSL load only then.
 #include "batchai/common/plugin_guard.hpp"
 #include "batchai/serve/serve_plugin.hpp"
 #include "serve_main.hpp"

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -43,11 +44,18 @@ int run_serve_main(const ServeOptions& options) {
     if (!done) std::cerr << "batchai serve: stopping." << std::endl;
     server.stop();
   });
-  server.run();
+  const bool workers_done = server.run();
   done = true;
   // Serving ended without a signal (it cannot listen any more): wake the waiter ourselves.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
+  if (!workers_done) {
+    // A route still runs (a job's terminate waiting on its processes): the store's transactions
+    // are atomic, so ending now loses nothing, and exiting on time is the promise.
+    std::cerr << "batchai serve: stopped with a request still running; it is abandoned." << std::endl;
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   return 0;
 }
 

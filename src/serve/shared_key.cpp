@@ -16,7 +16,7 @@ bool starts_with_ci(const std::string& text, std::string_view prefix) {
   return text.size() >= prefix.size() && to_lower(text.substr(0, prefix.size())) == prefix;
 }
 
-std::string header(const httplib::Request& req, const char* name) {
+std::string header(const HttpRequest& req, const char* name) {
   return req.has_header(name) ? req.get_header_value(name) : std::string();
 }
 
@@ -84,7 +84,7 @@ std::optional<std::time_t> parse_rfc1123(const std::string& text) {
   return timegm(&tm);
 }
 
-std::string shared_key_string_to_sign(const httplib::Request& req, const std::string& account, const std::string& path) {
+std::string shared_key_string_to_sign(const HttpRequest& req, const std::string& account, const std::string& path) {
   std::string out = req.method + "\n";
   for (const char* name : {"Content-Encoding", "Content-Language", "Content-Length", "Content-MD5", "Content-Type",
                            "Date", "If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since", "Range"}) {
@@ -118,7 +118,7 @@ std::optional<std::string> shared_key_signature(std::string_view key_base64, std
   return base64_encode(hmac_sha256(*key, text));
 }
 
-std::string shared_key_refusal(const httplib::Request& req, const std::string& account,
+std::string shared_key_refusal(const HttpRequest& req, const std::string& account,
                                const std::vector<std::string>& keys, std::time_t now) {
   const std::string auth = header(req, "Authorization");
   if (auth.empty()) return "The request carries no Authorization header (SharedKey).";

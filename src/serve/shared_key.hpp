@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <httplib.h>
+#include "http_message.hpp"
 
 namespace batchai::serve {
 
@@ -18,13 +18,13 @@ inline constexpr std::time_t kSharedKeyClockSkewSeconds = 15 * 60;
 
 // The string the signature covers, for `account` (version 2015-02-21 on: a Content-Length of 0
 // is signed as empty). `path` is the request path as sent (percent-encoded).
-std::string shared_key_string_to_sign(const httplib::Request& req, const std::string& account, const std::string& path);
+std::string shared_key_string_to_sign(const HttpRequest& req, const std::string& account, const std::string& path);
 // base64(HMAC-SHA256(base64-decoded key, text)); nullopt when the key is not base64.
 std::optional<std::string> shared_key_signature(std::string_view key_base64, std::string_view text);
 // The reason the request is refused (empty when accepted): no or malformed Authorization, another
 // account, no date or one outside kSharedKeyClockSkewSeconds of `now`, or a signature that
 // matches none of `keys`.
-std::string shared_key_refusal(const httplib::Request& req, const std::string& account,
+std::string shared_key_refusal(const HttpRequest& req, const std::string& account,
                                const std::vector<std::string>& keys, std::time_t now);
 // "Tue, 25 Nov 2026 10:00:00 GMT" (RFC 1123, the form of Date, x-ms-date and Last-Modified).
 std::string rfc1123(std::time_t t);

@@ -22,8 +22,8 @@ constexpr std::string_view kBlobSuffix = ".blob.core.localhost";
 constexpr const char* kDefaultVersion = "2021-06-08";
 
 struct Exchange {
-  const httplib::Request& req;
-  httplib::Response& res;
+  const HttpRequest& req;
+  HttpResponse& res;
   const StorageTarget& target;
   cp::StorageData& data;
   cp::StorageAuth auth;          // already authenticated: no key
@@ -37,7 +37,7 @@ struct Exchange {
 };
 
 // The Storage error for the exception being handled: the service's code, a status by kind.
-void reply_exception(httplib::Response& res) {
+void reply_exception(HttpResponse& res) {
   try {
     throw;
   } catch (const NotFound& e) {
@@ -260,6 +260,11 @@ void blob_routes(Exchange& x) {
       }
       if (exists) return reply_storage_error(x.res, 409, "BlobAlreadyExists", "The specified blob already exists.");
     }
+    if (x.req.spooled) {  // the body arrived on disk (http_server.hpp), hashed on the way
+      created(x, x.data.blob_put_file(x.auth, container, x.rest, x.req.spooled->fd.get()));
+      x.res.set_header("Content-MD5", base64_encode(x.req.spooled->md5));
+      return;
+    }
     created(x, x.data.blob_put(x.auth, container, x.rest, x.req.body));
     x.res.set_header("Content-MD5", md5_base64(x.req.body));
     return;
@@ -275,7 +280,7 @@ void blob_routes(Exchange& x) {
 
 // SharedKey under one of the account's keys; 403 AuthenticationFailed otherwise (an unknown
 // account included, so names cannot be probed).
-bool storage_authenticated(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
+bool storage_authenticated(const HttpRequest& req, HttpResponse& res, const StorageTarget& target,
                            cp::ControlPlane& cp) {
   std::vector<std::string> keys;
   const bool plain = target.account.size() >= 3 && target.account.size() <= 24 &&
@@ -295,13 +300,23 @@ bool storage_authenticated(const httplib::Request& req, httplib::Response& res, 
   return false;
 }
 
+// The headers every data-plane answer carries.
+void storage_headers(const HttpRequest& req, HttpResponse& res) {
+  const std::string version = req.has_header("x-ms-version") ? req.get_header_value("x-ms-version") : "";
+  const bool plain = !version.empty() && version.size() <= 16 &&
+                     version.find_first_not_of("0123456789-") == std::string::npos;
+  res.set_header("x-ms-version", plain ? version : kDefaultVersion);
+  res.set_header("x-ms-request-id", new_uuid());
+  res.set_header("Date", rfc1123(std::time(nullptr)));
+}
+
 }  // namespace
 
-bool is_put_blob(const httplib::Request& req, const StorageTarget& target) {
+bool is_put_blob(const HttpRequest& req, const StorageTarget& target) {
   return target.blob && req.method == "PUT" && req.has_header("x-ms-blob-type") && !req.has_param("comp");
 }
 
-std::optional<StorageTarget> storage_target(const httplib::Request& req) {
+std::optional<StorageTarget> storage_target(const HttpRequest& req) {
   const std::string host = req.get_header_value("Host");
   if (host.empty() || host.size() > 255) return std::nullopt;
   std::string name = to_lower(host);
@@ -313,15 +328,22 @@ std::optional<StorageTarget> storage_target(const httplib::Request& req) {
   return std::nullopt;
 }
 
-void handle_storage(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
+std::optional<HttpResponse> storage_refusal(const HttpRequest& req, const StorageTarget& target,
+                                            control_plane::ControlPlane& cp) {
+  HttpResponse res;
+  try {
+    storage_headers(req, res);
+    if (storage_authenticated(req, res, target, cp)) return std::nullopt;
+  } catch (...) {
+    reply_exception(res);
+  }
+  return res;
+}
+
+void handle_storage(const HttpRequest& req, HttpResponse& res, const StorageTarget& target,
                     control_plane::ControlPlane& cp) {
   try {
-    const std::string version = req.has_header("x-ms-version") ? req.get_header_value("x-ms-version") : "";
-    const bool plain = !version.empty() && version.size() <= 16 &&
-                       version.find_first_not_of("0123456789-") == std::string::npos;
-    res.set_header("x-ms-version", plain ? version : kDefaultVersion);
-    res.set_header("x-ms-request-id", new_uuid());
-    res.set_header("Date", rfc1123(std::time(nullptr)));
+    storage_headers(req, res);
     if (!storage_authenticated(req, res, target, cp)) return;
     Exchange x{req, res, target, cp.storage(), cp::StorageAuth{target.account, std::nullopt}, {}, {}};
     std::size_t start = 0;

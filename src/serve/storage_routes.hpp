@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <httplib.h>
+#include "http_message.hpp"
 
 #include "batchai/control_plane/control_plane.hpp"
 
@@ -20,13 +20,17 @@ struct StorageTarget {
 };
 
 // The data-plane target the Host names; nullopt for any other host (the ARM API).
-std::optional<StorageTarget> storage_target(const httplib::Request& req);
+std::optional<StorageTarget> storage_target(const HttpRequest& req);
 // A Put Blob (PUT with x-ms-blob-type and no comp=): the one request whose body may exceed the
-// server's 4 MiB, up to kMaxPutBlobBytes (azure-storage-blob sends blobs up to 64 MiB whole).
-bool is_put_blob(const httplib::Request& req, const StorageTarget& target);
-inline constexpr std::size_t kMaxPutBlobBytes = 64 * 1024 * 1024;
+// server's 4 MiB, up to HttpLimits::max_put_blob_bytes (azure-storage-blob sends blobs up to
+// 64 MiB whole); spooled to disk as it arrives.
+bool is_put_blob(const HttpRequest& req, const StorageTarget& target);
+// The answer refusing the request when its SharedKey signature (headers only) does not hold;
+// nullopt when it does. Lets the server refuse before reading a body.
+std::optional<HttpResponse> storage_refusal(const HttpRequest& req, const StorageTarget& target,
+                                            control_plane::ControlPlane& cp);
 // Answers the request (Storage's XML errors included; never throws).
-void handle_storage(const httplib::Request& req, httplib::Response& res, const StorageTarget& target,
+void handle_storage(const HttpRequest& req, HttpResponse& res, const StorageTarget& target,
                     control_plane::ControlPlane& cp);
 
 }  // namespace batchai::serve

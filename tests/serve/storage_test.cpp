@@ -10,6 +10,10 @@
 #include <ctime>
 #include <map>
 
+#include <csignal>
+#include <cstdio>
+
+#include "raw_tls.hpp"
 #include "serve_fixture.hpp"
 #include "shared_key.hpp"
 
@@ -155,6 +159,17 @@ TEST_F(StorageServeTest, FilesShareDirectoryAndRangedFile) {
   EXPECT_EQ(plain->body, data.substr(5, 5));
   EXPECT_EQ(plain->get_header_value("Content-Range"), "bytes 5-9/" + std::to_string(data.size()));
   EXPECT_EQ(send("file", "GET", "/logs/dir/big.bin", "", {{"Range", "bytes=0-1,4-5"}})->status, 416);
+  // A suffix range: the last N bytes (all of them when N is larger), 416 for none.
+  const std::string n = std::to_string(data.size());
+  auto tail = send("file", "GET", "/logs/dir/big.bin", "", {{"Range", "bytes=-3"}});
+  EXPECT_STATUS(tail, 206);
+  EXPECT_EQ(tail->body, data.substr(data.size() - 3));
+  EXPECT_EQ(tail->get_header_value("Content-Range"), "bytes " + std::to_string(data.size() - 3) + "-" +
+                                                         std::to_string(data.size() - 1) + "/" + n);
+  auto all = send("file", "GET", "/logs/dir/big.bin", "", {{"x-ms-range", "bytes=-99999999"}});
+  EXPECT_STATUS(all, 206);
+  EXPECT_TRUE(all->body == data);
+  EXPECT_EQ(send("file", "GET", "/logs/dir/big.bin", "", {{"Range", "bytes=-0"}})->status, 416);
   auto list = send("file", "GET", "/logs/dir?restype=directory&comp=list");
   EXPECT_STATUS(list, 200);
   EXPECT_NE(list->body.find("<File><Name>big.bin</Name><Properties><Content-Length>" + std::to_string(data.size())),
@@ -274,10 +289,61 @@ TEST_F(StorageServeTest, PutBlobUpTo64MiBOthersAt4MiB) {
   EXPECT_EQ(error_code(send("blob", "GET", "/data/forged.bin")), "BlobNotFound");
   // The same size as a Put Range, a file share request or an ARM request: refused.
   EXPECT_STATUS(send("file", "PUT", "/logs?restype=share", big), 413);
-  auto arm = client()->Put("/subscriptions", big, "application/json");
+  auto arm = client()->Put("/subscriptions", auth(), big, "application/json");
   ASSERT_TRUE(arm);
   EXPECT_EQ(arm->status, 413);
   EXPECT_NE(arm->body.find("RequestEntityTooLarge"), std::string::npos) << arm->body;
+  // Without a token the body is not even read: 401.
+  auto anonymous = client()->Put("/subscriptions", big, "application/json");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+}
+
+// A Put Blob sent chunked, as a streaming client sends it: counted while it is read (spooled to
+// disk, hashed on the way), stored whole under the bound, refused with 413 past it, nothing
+// stored then.
+TEST_F(StorageServeTest, ChunkedPutBlobIsBoundedAndStreamed) {
+  std::signal(SIGPIPE, SIG_IGN);
+  EXPECT_STATUS(send("blob", "PUT", "/data?restype=container"), 201);
+  const auto put_chunked = [&](const std::string& target, std::size_t total) {
+    httplib::Headers h{{"x-ms-date", rfc1123(std::time(nullptr))}, {"x-ms-version", "2021-06-08"},
+                       {"x-ms-blob-type", "BlockBlob"}};
+    const std::string signature = sign("PUT", target, "", h, key_, kAccount);
+    RawTls raw(server_->port());
+    std::string head = "PUT " + target + " HTTP/1.1\r\nHost: " + std::string(kAccount) + ".blob.core.localhost:" +
+                       std::to_string(server_->port()) + "\r\nContent-Type: application/octet-stream\r\n" +
+                       "Transfer-Encoding: chunked\r\nAuthorization: SharedKey " + kAccount + ":" + signature + "\r\n";
+    for (const auto& [name, value] : h) head += name + ": " + value + "\r\n";
+    if (!raw.connected() || !raw.send(head + "\r\n")) return std::string();
+    std::string piece(1 << 20, '\0');
+    for (std::size_t sent = 0; sent < total && !raw.readable(0); sent += piece.size()) {
+      for (std::size_t i = 0; i < piece.size(); ++i) piece[i] = static_cast<char>((sent + i) * 31 >> 7);
+      char size[16];
+      std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+      if (!raw.send(size + piece + "\r\n")) break;
+    }
+    raw.send("0\r\n\r\n");
+    return raw.receive_answer();
+  };
+  const std::string stored = put_chunked("/data/streamed.bin", 5u << 20);
+  EXPECT_EQ(status_of(stored), 201) << stored.substr(0, 400);
+  auto got = send("blob", "GET", "/data/streamed.bin");
+  EXPECT_STATUS(got, 200);
+  ASSERT_EQ(got->body.size(), 5u << 20);
+  bool same = true;
+  for (std::size_t i = 0; i < got->body.size(); ++i) same = same && got->body[i] == static_cast<char>(i * 31 >> 7);
+  EXPECT_TRUE(same);
+  unsigned char md5[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(got->body.data(), got->body.size(), md5, &len, EVP_md5(), nullptr);
+  EXPECT_NE(stored.find("Content-MD5: " + b64(std::string(reinterpret_cast<char*>(md5), len))), std::string::npos);
+
+  const std::string refused = put_chunked("/data/huge.bin", 80u << 20);
+  EXPECT_EQ(status_of(refused), 413) << refused.substr(0, 400);
+  EXPECT_NE(refused.find("RequestBodyTooLarge"), std::string::npos);
+  EXPECT_EQ(error_code(send("blob", "GET", "/data/huge.bin")), "BlobNotFound");
+  // Nothing of it is left behind where uploads are spooled.
+  EXPECT_TRUE(std::filesystem::is_empty(home_ / "serve" / "uploads"));
 }
 
 }  // namespace

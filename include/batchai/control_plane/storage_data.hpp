@@ -60,6 +60,9 @@ class StorageData {
   StoredFile file_open(const StorageAuth& auth, const std::string& share, const std::string& path);
   // Put Blob from bytes already in memory (the request body, bounded by the server).
   Json blob_put(const StorageAuth& auth, const std::string& container, const std::string& name, std::string_view bytes);
+  // The same with the blob's bytes read from `source_fd` (at its start), e.g. an upload spooled
+  // to disk by the server, so a large blob never sits whole in memory.
+  Json blob_put_file(const StorageAuth& auth, const std::string& container, const std::string& name, int source_fd);
   StoredFile blob_open(const StorageAuth& auth, const std::string& container, const std::string& name);
   Json container_exists(const StorageAuth& auth, const std::string& container);
 
