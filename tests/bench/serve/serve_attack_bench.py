@@ -46,8 +46,11 @@ def seed(exe, home):
     run(exe, home, "experiment", "create", "-g", "rg", "-w", "ws", "-n", "ex")
     run(exe, home, "cluster", "create", "-g", "rg", "-w", "ws", "-n", "c", "-s", "Standard_D1", "-t", "1",
         "-u", "u", "-p", "p")
-    run(exe, home, "job", "create", "-g", "rg", "-w", "ws", "-e", "ex", "-n", "j", "-c", "c",
-        "--custom-toolkit-cmd-line", "true", "--std-out-err-path-prefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT")
+    job_file = os.path.join(home, "job.json")
+    with open(job_file, "w") as f:
+        json.dump({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
+                                  "customToolkitSettings": {"commandLine": "true"}}}, f)
+    run(exe, home, "job", "create", "-g", "rg", "-w", "ws", "-e", "ex", "-n", "j", "-c", "c", "-f", job_file)
     return json.loads(run(exe, home, "job", "show", "-g", "rg", "-w", "ws", "-e", "ex", "-n", "j"))["id"]
 
 
