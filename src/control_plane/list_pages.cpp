@@ -132,14 +132,39 @@ Page FileServers::list_page(const WorkspaceRef& ref, const PageRequest& page) {
   });
 }
 
-Page Jobs::list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
-  cp_.reconcile();
-  Store& store = cp_.store();
+namespace {
+
+// A page of one experiment's jobs: `read` turns the bound statement (id, doc) into the page.
+template <typename Read>
+auto read_jobs(ControlPlane& cp, const WorkspaceRef& where, const std::string& experiment, const PageRequest& page,
+               Read&& read) {
+  cp.reconcile();
+  Store& store = cp.store();
   return store.read([&] {
     const std::int64_t exp = require_experiment(store, where, experiment);
     auto st = store.prepare("SELECT id, doc FROM jobs WHERE experiment_id = ? AND id > ? ORDER BY id LIMIT ?");
     st.bind(1, exp).bind(2, id_key(page.after)).bind(3, sql_limit(page));
-    return read_page(st, page);
+    return read(st);
+  });
+}
+
+}  // namespace
+
+Page Jobs::list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
+  return read_jobs(cp_, where, experiment, page, [&](Statement& st) { return read_page(st, page); });
+}
+
+TextPage Jobs::list_page_text(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
+  return read_jobs(cp_, where, experiment, page, [&](Statement& st) {
+    TextPage out;
+    while (st.step()) {
+      if (out.rows.size() == page.limit) {
+        out.next = std::to_string(out.rows.back().row_id);
+        break;
+      }
+      out.rows.push_back({st.integer(0), st.text(1)});
+    }
+    return out;
   });
 }
 

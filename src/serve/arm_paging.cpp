@@ -71,4 +71,11 @@ Json paged_answer(const Call& call, const control_plane::PageRequest& asked, con
   return answer;
 }
 
+std::string paged_text(const Call& call, const control_plane::PageRequest& asked,
+                       const control_plane::TextPage& page, WireCache& cache) {
+  std::optional<std::string> link;
+  if (page.next) link = next_link(call, asked, *page.next);
+  return cache.page(page, link);
+}
+
 }  // namespace batchai::serve

@@ -10,6 +10,7 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/list_page.hpp"
 #include "call.hpp"
+#include "wire_cache.hpp"
 
 namespace batchai::serve {
 
@@ -28,5 +29,8 @@ std::string next_link(const Call& call, const control_plane::PageRequest& asked,
 
 // {"value": [to_wire(each item)], "nextLink": ...} for a page of the control plane's documents.
 Json paged_answer(const Call& call, const control_plane::PageRequest& asked, control_plane::Page page);
+// The same answer as text, each item's wire text from `cache` (no JSON tree is built).
+std::string paged_text(const Call& call, const control_plane::PageRequest& asked,
+                       const control_plane::TextPage& page, WireCache& cache);
 
 }  // namespace batchai::serve

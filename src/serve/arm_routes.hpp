@@ -9,6 +9,7 @@
 #include "batchai/serve/server.hpp"
 #include "call.hpp"
 #include "operations.hpp"
+#include "wire_cache.hpp"
 
 namespace batchai::serve {
 
@@ -17,6 +18,7 @@ struct ArmContext {
   Operations& operations;
   const Identity& identity;
   std::filesystem::path request_dir;  // RequestFile's folder
+  WireCache& job_wire;                // the jobs' wire text, shared by every worker
 };
 
 // Answers every request that passed the bearer check through the route table

@@ -40,6 +40,11 @@ void Call::json(int status, const Json& body) {
   res.set_content(body.dump(), "application/json; charset=utf-8");
 }
 
+void Call::json_text(int status, std::string body) {
+  res.status = status;
+  res.set_content(std::move(body), "application/json; charset=utf-8");
+}
+
 void Call::empty(int status) {
   res.status = status;
   res.body.clear();

@@ -30,6 +30,8 @@ struct Call {
   bool has_query(const char* name) const { return req.has_param(name); }
 
   void json(int status, const Json& body);
+  // `body` is JSON text already (e.g. joined from cached parts): sent as it is, as json() would.
+  void json_text(int status, std::string body);
   void empty(int status);
   void error(const ArmError& e);
   void error(int status, const std::string& code, const std::string& message) { error(ArmError{status, code, message}); }

@@ -23,6 +23,7 @@
 #include "operations.hpp"
 #include "request_file.hpp"
 #include "storage_routes.hpp"
+#include "wire_cache.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -87,6 +88,7 @@ struct Server::Impl : HttpHandler {
   std::string base;
   ControlPlanePool pool;
   Operations operations;
+  WireCache job_wire;                // jobs' wire text for GET …/jobs (wire_cache.hpp)
   std::unique_ptr<HttpServer> http;  // last: it calls back into the members above
 
   explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
@@ -134,7 +136,7 @@ struct Server::Impl : HttpHandler {
       if (handle_auth_route(call, identity)) return res;
       if (!check_bearer(call, identity)) return res;
       auto lease = pool.borrow();
-      ArmContext ctx{*lease, operations, identity, request_dir};
+      ArmContext ctx{*lease, operations, identity, request_dir, job_wire};
       handle_arm(call, ctx);
     } catch (...) {
       ArmError e = arm_error_from_current_exception();

@@ -264,6 +264,29 @@ TEST_F(ServeJobTest, JobCreateRunsAndIsListedAndTerminable) {
   expect("GET", job + kAi, 404);
 }
 
+// GET …/jobs is joined from cached wire text (wire_cache.hpp): a listed job is what its GET
+// answers, and after a state change the list shows the new state, not the cached one.
+TEST_F(ServeJobTest, ListedJobFollowsItsStateAndMatchesItsGet) {
+  std::string state;
+  const std::string done = run_job("j1", "true", state);
+  const std::string list = ws("rg", "ws") + "/experiments/e/jobs" + kAi;
+  EXPECT_EQ(expect("GET", list, 200)["value"][0], expect("GET", done + kAi, 200));
+  const std::string cluster_id = expect("GET", ws("rg", "ws") + "/clusters/c" + kAi, 200)["id"];
+  const std::string job = ws("rg", "ws") + "/experiments/e/jobs/j2";
+  follow(call("PUT", job + kAi,
+              R"({"properties":{"cluster":{"id":")" + cluster_id +
+                  R"("},"nodeCount":1,"stdOutErrPathPrefix":"$AZ_BATCHAI_JOB_MOUNT_ROOT","customToolkitSettings":{"commandLine":"sleep 60"}}})"));
+  const Json before = expect("GET", list, 200)["value"];  // j2 queued or running, now cached
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_NE(before[1]["properties"]["executionState"], "failed");
+  follow(call("POST", job + "/terminate" + kAi));
+  const Json after = expect("GET", list, 200)["value"];
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[1]["properties"]["executionState"], "failed");
+  EXPECT_EQ(after[1], expect("GET", job + kAi, 200));
+  EXPECT_EQ(after[0], before[0]);
+}
+
 // listOutputFiles answers links on the server that need no token (az's `job file stream` GETs
 // them with a Range), and only links the server signed, unexpired, for files still there.
 TEST_F(ServeJobTest, JobFileLinksServeTheFileAndRefuseForgeries) {

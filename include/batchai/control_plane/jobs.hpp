@@ -64,6 +64,8 @@ class Jobs {
   Json list(const WorkspaceRef& where, const std::string& experiment, const std::vector<std::string>& fields = {});
   // One page of list() (list_page.hpp), keyed by the job row id.
   Page list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page);
+  // The same page (same reconcile, rows and next) with each document's stored text unparsed.
+  TextPage list_page_text(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page);
   // Terminates (if running) then removes the job and its bookkeeping folder.
   void remove(const JobRef& job);
   // queued -> failed; running -> terminating -> failed; finished: no change.

@@ -3,8 +3,10 @@
 // row, LIMIT limit + 1, so a page of 1,000 out of 100,000 reads 1,001 rows, never the rest.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "batchai/common/json_util.hpp"
 
@@ -21,6 +23,17 @@ struct PageRequest {
 struct Page {
   Json items = Json::array();       // the documents, as list() returns them
   std::optional<std::string> next;  // when more rows follow: the key to pass as `after`
+};
+
+// A page as the stored text of each document, unparsed (what a reader that caches its own
+// rendering of each document checks against: the text is exactly what the row holds).
+struct TextRow {
+  std::int64_t row_id = 0;
+  std::string doc;  // the stored JSON text; parse_json gives the document list() returns
+};
+struct TextPage {
+  std::vector<TextRow> rows;
+  std::optional<std::string> next;  // as Page::next
 };
 
 }  // namespace batchai::control_plane
