@@ -44,7 +44,8 @@ Identity load_or_create_identity(const std::filesystem::path& dir) {
   const std::filesystem::path file = dir / "credentials.json";
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) {
-    Identity id{new_uuid(), "batchai-" + hex_encode(random_bytes(6)), base64url_encode(random_bytes(30)),
+    // The secret never starts with "-": `az login -p -x...` would read it as an option.
+    Identity id{new_uuid(), "batchai-" + hex_encode(random_bytes(6)), "s" + base64url_encode(random_bytes(30)),
                 random_bytes(32)};
     Json doc = {{"tenantId", id.tenant_id},
                 {"clientId", id.client_id},
