@@ -104,14 +104,13 @@ HANDLER(group_delete) {
 // data plane"): https://ACCOUNT.file.core.localhost:PORT/, the suffix its az line registers.
 Json served_account(const Call& call, Json doc) {
   const std::string port = call.base.substr(call.base.rfind(':'));
-  auto endpoints = doc.find("primaryEndpoints");
-  if (endpoints == doc.end() || !endpoints->is_object()) return doc;
+  if (!doc.is_object() || !doc.contains("primaryEndpoints") || !doc["primaryEndpoints"].is_object()) return doc;
+  Json& endpoints = doc["primaryEndpoints"];
   for (const char* service : {"file", "blob"}) {
-    auto url = endpoints->find(service);
-    if (url == endpoints->end() || !url->is_string()) continue;
-    std::string text = url->get<std::string>();
+    if (!endpoints.contains(service) || !endpoints[service].is_string()) continue;
+    std::string text = endpoints[service].get<std::string>();
     if (auto at = text.find(".core.windows.net/"); at != std::string::npos)
-      *url = text.replace(at, 18, ".core.localhost" + port + "/");
+      endpoints[service] = text.replace(at, 18, ".core.localhost" + port + "/");
   }
   return doc;
 }

@@ -231,7 +231,7 @@ TEST_F(HostileNamesTest, NameLengthsFollowAzureLimits) {
 // ---- row 8: overlong UTF-8 in ARM resource names ----
 
 TEST_F(HostileNamesTest, OverlongUtf8InResourceNamesIsTheNameRule) {
-  for (const std::string path : {rg("rg%c0%af") + kRg, ws("rg", "ws%c0%af") + kAi}) {
+  for (const std::string& path : {rg("rg%c0%af") + kRg, ws("rg", "ws%c0%af") + kAi}) {
     auto r = call("PUT", path, R"({"location":"eastus"})");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400) << path << r->body;
@@ -239,13 +239,13 @@ TEST_F(HostileNamesTest, OverlongUtf8InResourceNamesIsTheNameRule) {
     EXPECT_NE(body["error"]["message"].get<std::string>().find("name"), std::string::npos) << r->body;
   }
   follow(call("PUT", ws("rg", "ws") + kAi, R"({"location":"eastus"})"));
-  for (const std::string path : {ws("rg", "ws") + "/experiments/e%c0%af" + kAi, ws("rg", "ws") + "/clusters/c%c0%af" + kAi}) {
+  for (const std::string& path : {ws("rg", "ws") + "/experiments/e%c0%af" + kAi, ws("rg", "ws") + "/clusters/c%c0%af" + kAi}) {
     auto r = call("PUT", path, "{}");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400) << path << r->body;
   }
   // Looking one up answers a clean error too, never a 500.
-  for (const std::string path : {rg("rg%c0%af") + kRg, ws("rg", "w%ff") + kAi, ws("rg", "ws") + "/experiments/e%c0%af" + kAi}) {
+  for (const std::string& path : {rg("rg%c0%af") + kRg, ws("rg", "w%ff") + kAi, ws("rg", "ws") + "/experiments/e%c0%af" + kAi}) {
     auto r = call("GET", path);
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->status == 400 || r->status == 404) << path << r->status << r->body;

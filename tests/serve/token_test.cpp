@@ -77,7 +77,7 @@ TEST(ServeToken, OnlyArmAudiencesPassOnArm) {
   const Identity id = test_identity();
   const auto arm = arm_audiences(kBase);
   // What az asks for (the metadata's audience), a "<base>/.default" scope, the SDK's default.
-  for (const std::string aud : {std::string(kBase) + "/", std::string(kBase), std::string("https://management.azure.com"),
+  for (const std::string& aud : {std::string(kBase) + "/", std::string(kBase), std::string("https://management.azure.com"),
                                 std::string("https://management.core.windows.net/")}) {
     EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow, arm), TokenCheck::kValid) << aud;
     EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow), TokenCheck::kValid) << aud;
