@@ -17,20 +17,6 @@ constexpr std::string_view kPublicArmAudiences[] = {"https://management.azure.co
                                                     "https://management.core.windows.net",
                                                     "https://management.core.windows.net/"};
 
-bool is_public_arm_audience(const std::string& aud) {
-  return std::find(std::begin(kPublicArmAudiences), std::end(kPublicArmAudiences), aud) != std::end(kPublicArmAudiences);
-}
-
-// "https://localhost:PORT" or "https://localhost:PORT/": some batchai serve's own ARM audience.
-bool is_local_arm_audience(const std::string& aud) {
-  constexpr std::string_view kHost = "https://localhost:";
-  if (aud.compare(0, kHost.size(), kHost) != 0) return false;
-  std::string_view port = std::string_view(aud).substr(kHost.size());
-  if (!port.empty() && port.back() == '/') port.remove_suffix(1);
-  return !port.empty() && port.size() <= 5 &&
-         std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
 bool integer_claim(const Json& claims, const char* key) {
   auto it = claims.find(key);
   return it != claims.end() && it->is_number_integer();
@@ -89,11 +75,6 @@ TokenCheck check_token(const Identity& identity, std::string_view token, std::in
   return check(identity, token, now_s, [&](const std::string& aud) {
     return std::find(audiences.begin(), audiences.end(), aud) != audiences.end();
   });
-}
-
-TokenCheck check_token(const Identity& identity, std::string_view token, std::int64_t now_s) {
-  return check(identity, token, now_s,
-               [](const std::string& aud) { return is_local_arm_audience(aud) || is_public_arm_audience(aud); });
 }
 
 }  // namespace batchai::serve

@@ -31,7 +31,5 @@ std::vector<std::string> arm_audiences(std::string_view base_url);
 // Verifies `token` for use where `audiences` are accepted (compared exactly).
 TokenCheck check_token(const Identity& identity, std::string_view token, std::int64_t now_s,
                        const std::vector<std::string>& audiences);
-// The same where the base URL is not at hand: the ARM audiences of any https://localhost:PORT.
-TokenCheck check_token(const Identity& identity, std::string_view token, std::int64_t now_s);
 
 }  // namespace batchai::serve

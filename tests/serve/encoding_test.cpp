@@ -38,18 +38,19 @@ TEST(ServeEncoding, HexAndFormDecodingRefuseBadInput) {
 TEST(ServeToken, ValidUntilExpiryAndOnlyWithItsSignature) {
   const Identity id = test_identity();
   const std::string token = issue_token(id, "https://localhost:8443/", 1000);
+  const auto arm = arm_audiences("https://localhost:8443");
   EXPECT_EQ(std::count(token.begin(), token.end(), '.'), 2);
-  EXPECT_EQ(check_token(id, token, 1000), TokenCheck::kValid);
-  EXPECT_EQ(check_token(id, token, 1000 + kTokenLifetimeSeconds), TokenCheck::kExpired);
+  EXPECT_EQ(check_token(id, token, 1000, arm), TokenCheck::kValid);
+  EXPECT_EQ(check_token(id, token, 1000 + kTokenLifetimeSeconds, arm), TokenCheck::kExpired);
   Identity other = id;
   other.token_key = std::string(32, 'x');
-  EXPECT_EQ(check_token(other, token, 1000), TokenCheck::kBadSignature);
+  EXPECT_EQ(check_token(other, token, 1000, arm), TokenCheck::kBadSignature);
   std::string tampered = token;
   tampered[token.find('.') + 3] ^= 1;
-  EXPECT_NE(check_token(id, tampered, 1000), TokenCheck::kValid);
-  EXPECT_EQ(check_token(id, "a.b", 1000), TokenCheck::kMalformed);
-  EXPECT_EQ(check_token(id, "", 1000), TokenCheck::kMalformed);
-  EXPECT_EQ(check_token(id, std::string(kMaxTokenBytes + 1, 'a'), 1000), TokenCheck::kMalformed);
+  EXPECT_NE(check_token(id, tampered, 1000, arm), TokenCheck::kValid);
+  EXPECT_EQ(check_token(id, "a.b", 1000, arm), TokenCheck::kMalformed);
+  EXPECT_EQ(check_token(id, "", 1000, arm), TokenCheck::kMalformed);
+  EXPECT_EQ(check_token(id, std::string(kMaxTokenBytes + 1, 'a'), 1000, arm), TokenCheck::kMalformed);
 }
 
 }  // namespace

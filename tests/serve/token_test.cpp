@@ -53,7 +53,6 @@ TEST(ServeToken, ASignatureWithFlippedUnusedBitsIsRefused) {
     std::string forged = token;
     forged.back() = alphabet[alphabet.find(token.back()) ^ flip];
     EXPECT_EQ(check_token(id, forged, kNow, arm_audiences(kBase)), TokenCheck::kMalformed) << forged;
-    EXPECT_EQ(check_token(id, forged, kNow), TokenCheck::kMalformed) << forged;
   }
 }
 
@@ -62,7 +61,6 @@ TEST(ServeToken, NotBeforeIsChecked) {
   const std::string aud = std::string(kBase) + "/";
   const std::string tomorrow = signed_token(id, claims_at(id, kNow + 86400, aud));
   EXPECT_EQ(check_token(id, tomorrow, kNow, arm_audiences(kBase)), TokenCheck::kNotYetValid);
-  EXPECT_EQ(check_token(id, tomorrow, kNow), TokenCheck::kNotYetValid);
   EXPECT_EQ(check_token(id, tomorrow, kNow + 86400, arm_audiences(kBase)), TokenCheck::kValid);
   // Within the allowed clock skew it passes; a token without nbf is not one this server made.
   EXPECT_EQ(check_token(id, signed_token(id, claims_at(id, kNow + kTokenClockSkewSeconds, aud)), kNow,
@@ -80,12 +78,10 @@ TEST(ServeToken, OnlyArmAudiencesPassOnArm) {
   for (const std::string& aud : {std::string(kBase) + "/", std::string(kBase), std::string("https://management.azure.com"),
                                 std::string("https://management.core.windows.net/")}) {
     EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow, arm), TokenCheck::kValid) << aud;
-    EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow), TokenCheck::kValid) << aud;
   }
   for (const std::string aud : {"https://storage.azure.com", "https://storage.azure.com/",
                                 "https://store1.blob.core.localhost:8443", "https://localhost:8443.evil/", "x", ""}) {
     EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow, arm), TokenCheck::kWrongAudience) << aud;
-    EXPECT_EQ(check_token(id, issue_token(id, aud, kNow), kNow), TokenCheck::kWrongAudience) << aud;
   }
   // Another server's port is another audience once the base is known.
   EXPECT_EQ(check_token(id, issue_token(id, "https://localhost:9999/", kNow), kNow, arm), TokenCheck::kWrongAudience);
