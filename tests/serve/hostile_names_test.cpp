@@ -13,6 +13,7 @@
 #include "encoding.hpp"
 #include "serve_fixture.hpp"
 #include "shared_key.hpp"
+#include "shared_key_signer.hpp"
 #include "token.hpp"
 
 namespace batchai::serve {
@@ -22,14 +23,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSt = "?api-version=2022-09-01";
 constexpr const char* kAccount = "store1";
-
-std::string b64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
 
 std::string error_code(const httplib::Result& r) { return r ? r->get_header_value("x-ms-error-code") : ""; }
 
@@ -58,27 +51,8 @@ class HostileNamesTest : public ServeTest {
       h.emplace("x-ms-content-length", "0");
     }
     const bool put = method == "PUT";
-    std::string s = method + "\n\n\n" + (put && !body.empty() ? std::to_string(body.size()) : "") + "\n\n" +
-                    (put ? "application/octet-stream" : "") + "\n\n\n\n\n\n\n";
-    std::map<std::string, std::string> ms;
-    for (const auto& [n, v] : h) ms[n] = v;
-    for (const auto& [n, v] : ms) s += n + ":" + v + "\n";
-    const auto q = target.find('?');
-    s += "/" + std::string(kAccount) + target.substr(0, q);
-    std::map<std::string, std::string> query;
-    for (std::string rest = q == std::string::npos ? "" : target.substr(q + 1); !rest.empty();) {
-      const auto amp = rest.find('&');
-      const std::string kv = rest.substr(0, amp);
-      query[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-      rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
-    }
-    for (const auto& [n, v] : query) s += "\n" + n + ":" + v;
-    const std::string raw = *base64_decode(key_);
-    unsigned char mac[32];
-    unsigned len = 0;
-    HMAC(EVP_sha256(), raw.data(), static_cast<int>(raw.size()), reinterpret_cast<const unsigned char*>(s.data()),
-         s.size(), mac, &len);
-    h.emplace("Authorization", "SharedKey " + std::string(kAccount) + ":" + b64(std::string(reinterpret_cast<char*>(mac), len)));
+    h.emplace("Authorization", "SharedKey " + std::string(kAccount) + ":" +
+                                   shared_key_signature(method, target, body.size(), h, key_, kAccount));
     h.emplace("Host", std::string(kAccount) + "." + service + ".core.localhost:" + std::to_string(server_->port()));
     httplib::Request req;
     req.method = method;

@@ -16,21 +16,13 @@
 #include "raw_tls.hpp"
 #include "serve_fixture.hpp"
 #include "shared_key.hpp"
+#include "shared_key_signer.hpp"
 
 namespace batchai::serve {
 namespace {
 
 constexpr const char* kSt = "?api-version=2022-09-01";
 constexpr const char* kAccount = "store1";
-
-// Standard base64 by OpenSSL (independent of the server's encoder).
-std::string b64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
 
 class StorageServeTest : public ServeTest {
  protected:
@@ -62,37 +54,9 @@ class StorageServeTest : public ServeTest {
     return c->send(req);
   }
 
-  // The string to sign, as the Storage docs define it, for what send() puts on the wire.
   std::string sign(const std::string& method, const std::string& target, const std::string& body,
                    const httplib::Headers& h, const std::string& key, const std::string& account) {
-    auto get = [&](const char* n) { auto it = h.find(n); return it == h.end() ? std::string() : it->second; };
-    const bool has_body = method == "PUT" || method == "POST";
-    std::string s = method + "\n\n\n" + (has_body && !body.empty() ? std::to_string(body.size()) : "") + "\n\n" +
-                    (has_body ? "application/octet-stream" : "") + "\n\n\n\n" + get("If-None-Match") + "\n\n" +
-                    get("Range") + "\n";
-    std::map<std::string, std::string> ms;
-    for (const auto& [n, v] : h)
-      if (n.rfind("x-ms-", 0) == 0) ms[n] = v;
-    for (const auto& [n, v] : ms) s += n + ":" + v + "\n";
-    const auto q = target.find('?');
-    s += "/" + account + target.substr(0, q);
-    std::map<std::string, std::string> query;
-    if (q != std::string::npos) {
-      std::string rest = target.substr(q + 1);
-      while (!rest.empty()) {
-        const auto amp = rest.find('&');
-        const std::string kv = rest.substr(0, amp);
-        query[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-        rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
-      }
-    }
-    for (const auto& [n, v] : query) s += "\n" + n + ":" + v;
-    const std::string raw = *base64_decode(key);
-    unsigned char mac[32];
-    unsigned len = 0;
-    HMAC(EVP_sha256(), raw.data(), static_cast<int>(raw.size()), reinterpret_cast<const unsigned char*>(s.data()),
-         s.size(), mac, &len);
-    return b64(std::string(reinterpret_cast<const char*>(mac), len));
+    return shared_key_signature(method, target, body.size(), h, key, account);
   }
 
   static std::string error_code(const httplib::Result& r) {
