@@ -102,10 +102,11 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::optional<std::string> form_decode(std::string_view text) {
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;
+  out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
+    if (plus_is_space && text[i] == '+') {
       out.push_back(' ');
     } else if (text[i] == '%') {
       if (i + 2 >= text.size()) return std::nullopt;

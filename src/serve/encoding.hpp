@@ -20,7 +20,10 @@ std::optional<std::string> hex_decode(std::string_view text);
 std::string hmac_sha256(std::string_view key, std::string_view data);
 // Compares in time independent of where the texts differ.
 bool constant_time_equal(std::string_view a, std::string_view b);
+// Percent-decoding of a URL path (`plus_is_space` false) or of a query or form value ('+' is a
+// space); nullopt on a bad escape.
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
 // application/x-www-form-urlencoded value decoding ('+' is a space); nullopt on a bad escape.
-std::optional<std::string> form_decode(std::string_view text);
+inline std::optional<std::string> form_decode(std::string_view text) { return percent_decode(text, true); }
 
 }  // namespace batchai::serve

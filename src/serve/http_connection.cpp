@@ -8,12 +8,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <cctype>
 #include <chrono>
 #include <limits>
 #include <optional>
 #include <vector>
 
+#include "batchai/common/ids.hpp"
 #include "spool_body.hpp"
 
 namespace batchai::serve {
@@ -37,12 +37,6 @@ constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 bool is_parse_error(const beast::error_code& ec) {
   static const auto& category = http::make_error_code(http::error::bad_target).category();
   return ec.category() == category && ec != http::error::end_of_stream && ec != http::error::partial_message;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // An unlinked file for a spooled body: gone from the disk when its descriptor closes.
@@ -69,13 +63,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void start() {
     beast::error_code ec;
-    auto& socket = lowest().socket();
-    const auto remote = socket.remote_endpoint(ec);
-    const std::string peer = ec ? std::string("?") : remote.address().to_string();
-    socket.set_option(tcp::no_delay(true), ec);  // answers go out whole, not held for the peer's ACK
+    lowest().socket().set_option(tcp::no_delay(true), ec);  // answers go out whole, not held for the peer's ACK
+    peer_ = peer_address();
     std::weak_ptr<Connection> weak = weak_from_this();
     auto executor = stream_.get_executor();
-    id_ = ctx_.registry->open(peer, Clock::now(), [weak, executor] {
+    id_ = ctx_.registry->open(peer_, Clock::now(), [weak, executor] {
       net::post(executor, [weak] {
         if (auto self = weak.lock()) self->abort();
       });
@@ -128,7 +120,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto& msg = head_->get();
     request_.method = std::string(msg.method_string());
     request_.target = std::string(msg.target());
-    request_.peer = peer();
+    request_.peer = peer_;
     for (const auto& field : msg) request_.headers.emplace(std::string(field.name_string()), std::string(field.value()));
     keep_alive_ = head_->keep_alive();
     if (request_.target.size() > ctx_.limits.max_target_bytes) return refuse(414, &request_);
@@ -143,7 +135,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     admit();
   }
 
-  std::string peer() {
+  std::string peer_address() {
     beast::error_code ec;
     const auto remote = lowest().socket().remote_endpoint(ec);
     return ec ? std::string("?") : remote.address().to_string();
@@ -369,6 +361,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   TransportContext& ctx_;
   beast::ssl_stream<beast::tcp_stream> stream_;
   beast::flat_buffer buffer_;
+  std::string peer_;  // the client's address, as the registry counts it
   ConnectionRegistry::Id id_ = 0;
   bool aborted_ = false;
   bool keep_alive_ = false;

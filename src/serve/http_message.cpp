@@ -3,23 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "encoding.hpp"
+
 namespace batchai::serve {
-namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
 
 bool HeaderNameLess::operator()(const std::string& a, const std::string& b) const {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
@@ -44,8 +30,7 @@ std::string HttpRequest::get_param_value(std::string_view name) const {
 void HttpResponse::set_header(const std::string& name, const std::string& value) {
   // Values reach the wire as they are: a CR or LF would start a header of the caller's choosing.
   if (value.find_first_of("\r\n") != std::string::npos || name.find_first_of("\r\n: ") != std::string::npos) return;
-  for (auto it = headers.begin(); it != headers.end();)
-    it = iequal(it->first, name) ? headers.erase(it) : std::next(it);
+  headers.erase(name);  // the map compares names case-insensitively
   headers.emplace(name, value);
 }
 
@@ -59,25 +44,6 @@ void HttpResponse::set_file(FileBody b, const std::string& content_type) {
   body.clear();
   file = std::move(b);
   set_header("Content-Type", content_type);
-}
-
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      const int hi = hex_digit(text[i + 1]);
-      const int lo = hex_digit(text[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else {
-      out.push_back(plus_is_space && c == '+' ? ' ' : c);
-    }
-  }
-  return out;
 }
 
 bool split_target(std::string_view target, std::string& path, std::multimap<std::string, std::string>& params) {

@@ -65,8 +65,6 @@ struct HttpResponse {
   void set_file(FileBody body, const std::string& content_type);
 };
 
-// Percent-decoding of a path (`plus_is_space` false) or of a query part; nullopt for a bad escape.
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
 // Splits a request target into its decoded path and query; false when either is malformed.
 bool split_target(std::string_view target, std::string& path, std::multimap<std::string, std::string>& params);
 

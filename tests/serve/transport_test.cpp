@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "connection_registry.hpp"
+#include "encoding.hpp"
 #include "http_message.hpp"
 #include "worker_pool.hpp"
 
