@@ -1,15 +1,25 @@
-// ControlPlane construction, settings from the environment, the reconcile driver and the trash.
+// The control plane's composition root: settings read once from the environment, then the
+// context, the engines (one backend per kind of cluster), the rules they share, the scheduler
+// and the reconciler, made before the services that receive them.
 #include "batchai/control_plane/control_plane.hpp"
 
 #include <sys/stat.h>
 
 #include <cstdlib>
 
-#include "batchai/common/ids.hpp"
-#include "batchai/common/log.hpp"
-#include "store.hpp"
+#include "auto_storage.hpp"
+#include "cluster_docs.hpp"
+#include "context.hpp"
+#include "engine/cluster_backend.hpp"
+#include "engine/simulated/simulated_backend.hpp"
+#include "engine/slurm/slurm_backend.hpp"
+#include "engine/slurm/slurm_runner.hpp"
 #include "internal.hpp"
-#include "slurm_reconcile.hpp"
+#include "jobs/job_ending.hpp"
+#include "jobs/scheduler.hpp"
+#include "jobs/supervisor.hpp"
+#include "reconciler.hpp"
+#include "store.hpp"
 
 namespace fs = std::filesystem;
 
@@ -17,30 +27,67 @@ namespace batchai::control_plane {
 
 using namespace detail;
 
+namespace {
+
+std::string env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+}  // namespace
+
 Settings Settings::from_environment() {
   Settings s;
-  if (const char* home = std::getenv("BATCHAI_HOME"); home && *home) {
-    s.home = home;
-  } else {
-    s.home = fs::path(user_home()) / ".batchai";
-  }
-  if (const char* delay = std::getenv("BATCHAI_SIM_DELAY_S"); delay && *delay) {
+  const std::string home = env_text("BATCHAI_HOME");
+  s.home = home.empty() ? fs::path(user_home()) / ".batchai" : fs::path(home);
+  if (const std::string delay = env_text("BATCHAI_SIM_DELAY_S"); !delay.empty()) {
     char* end = nullptr;
-    double seconds = std::strtod(delay, &end);
-    if (end == delay || seconds < 0)
-      throw InvalidArgument(std::string("BATCHAI_SIM_DELAY_S must be a number of seconds >= 0, got '") + delay + "'");
+    double seconds = std::strtod(delay.c_str(), &end);
+    if (end == delay.c_str() || seconds < 0)
+      throw InvalidArgument("BATCHAI_SIM_DELAY_S must be a number of seconds >= 0, got '" + delay + "'");
     s.provisioning_delay = Micros(static_cast<long long>(seconds * 1e6));
     s.node_preparation_delay = s.provisioning_delay;
   }
+  if (const std::string containment = env_text("BATCHAI_CONTAINMENT"); !containment.empty()) s.containment = containment;
+  if (const std::string conf = env_text("SLURM_CONF"); !conf.empty()) s.slurm_conf = conf;
   return s;
 }
+
+// What the services are given, made in dependency order.
+struct Parts {
+  Parts(const Settings& settings, Store& store, const Clock& clock, ProcessLauncher* launcher)
+      : cx(settings, store, clock, launcher),
+        docs(cx, backends),
+        scheduler(cx, backends, docs),
+        reconciler(cx, backends, docs, scheduler),
+        ending(cx, backends, docs) {
+    backends.add(std::make_unique<simulated::SimulatedBackend>(cx, docs));
+    backends.add(std::make_unique<detail::SlurmBackend>(cx, settings.slurm_conf));
+  }
+  Context cx;
+  Backends backends;
+  ClusterDocs docs;
+  Scheduler scheduler;
+  Reconciler reconciler;
+  JobEnding ending;
+};
 
 ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, Services services)
     : settings_(std::move(settings)),
       store_(std::move(store)),
       clock_(std::move(services.clock)),
-      layout_(settings_.home),
-      launcher_(std::move(services.launcher)) {}
+      launcher_(std::move(services.launcher)),
+      parts_(std::make_unique<Parts>(settings_, *store_, *clock_, launcher_.get())),
+      groups_(parts_->cx, parts_->reconciler, parts_->ending),
+      storage_accounts_(parts_->cx),
+      storage_(parts_->cx),
+      auto_storage_(std::make_unique<AutoStorage>(parts_->cx, groups_, storage_accounts_, storage_)),
+      workspaces_(parts_->cx, parts_->reconciler, parts_->ending),
+      experiments_(parts_->cx, parts_->reconciler, parts_->ending),
+      clusters_(parts_->cx, parts_->reconciler, parts_->backends, parts_->docs, parts_->ending, *auto_storage_),
+      nodes_(parts_->cx, parts_->reconciler, parts_->backends),
+      file_servers_(parts_->cx, parts_->reconciler),
+      jobs_(parts_->cx, parts_->reconciler, parts_->backends, parts_->docs, parts_->scheduler) {}
 
 ControlPlane::~ControlPlane() = default;
 
@@ -58,77 +105,19 @@ std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, Services ser
   return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(services));
 }
 
-ProcessLauncher& ControlPlane::launcher() {
-  if (!launcher_)
-    throw SystemError("This control plane was opened without a process launcher, so it cannot start or stop "
-                      "processes; open it with Services{clock, launcher} (the composition root does).");
-  return *launcher_;
+int ControlPlane::supervise(const std::string& job_key) {
+  return Supervisor(parts_->cx, parts_->reconciler, parts_->docs).run(job_key);
 }
 
-void ControlPlane::reconcile() { reconcile(std::vector<std::int64_t>{}); }
-
-void ControlPlane::reconcile(const std::vector<std::int64_t>& slurm_clusters) {
-  ++reconciles_;
-  const std::int64_t now = to_us(clock_->now());
-  // A cheap read first: most commands find nothing pending and never take the write lock.
-  bool pending = store_->read([&] {
-    auto st = store_->prepare(
-        "SELECT EXISTS(SELECT 1 FROM clusters WHERE pending = 1) OR EXISTS(SELECT 1 FROM file_servers WHERE "
-        "pending = 1) OR EXISTS(SELECT 1 FROM trash)");
-    return st.step() && st.integer(0) != 0;
-  });
-  if (pending) {
-    file_servers_.reconcile(now);
-    nodes_.reconcile(now);
-    empty_trash();
-  }
-  reconcile_slurm(*this, slurm_clusters);  // bounded; nothing for a command that touches no Slurm cluster
-  jobs_.schedule();
+int ControlPlane::run_in_slurm_allocation(const std::string& job_key) {
+  return jobs_detail::run_in_slurm_allocation(dynamic_cast<detail::SlurmBackend&>(parts_->backends.of(ClusterKind::kSlurm)).env(),
+                                         job_key);
 }
 
-void ControlPlane::empty_trash() {
-  // Under the write lock each trashed folder is renamed into $BATCHAI_HOME/.trash (atomic and
-  // quick), so a concurrent create of the same name never loses its fresh folder; the slow
-  // removal happens after commit.
-  const fs::path bin = settings_.home / ".trash";
-  std::error_code bin_ec;
-  bool queued = store_->read([&] {
-    auto st = store_->prepare("SELECT EXISTS(SELECT 1 FROM trash)");
-    return st.step() && st.integer(0) != 0;
-  });
-  if (!queued && !fs::exists(bin, bin_ec)) return;
-  std::vector<fs::path> tombstones = store_->write([&] {
-    std::vector<std::string> paths;
-    {
-      auto st = store_->prepare("SELECT path FROM trash");
-      while (st.step()) paths.push_back(st.text(0));
-    }
-    std::vector<fs::path> moved;
-    std::error_code ec;
-    if (!paths.empty()) fs::create_directories(bin, ec);
-    for (const auto& p : paths) {
-      fs::path tomb = bin / new_uuid();
-      fs::rename(p, tomb, ec);
-      if (!ec) {
-        moved.push_back(tomb);
-      } else if (fs::exists(fs::symlink_status(p, ec))) {
-        continue;  // cannot move it now (e.g. a busy mount): keep the row, retry next time
-      }
-      store_->prepare("DELETE FROM trash WHERE path = ?").bind(1, p).run();
-    }
-    return moved;
-  });
-  for (const auto& tomb : tombstones) {
-    std::error_code ec;
-    fs::remove_all(tomb, ec);
-  }
-  if (!tombstones.empty()) fs::remove(bin, bin_ec);  // only when empty
-  // Leftovers of a process killed between the rename and the removal.
-  std::error_code ec;
-  if (tombstones.empty() && fs::is_directory(bin, ec)) {
-    for (const auto& e : fs::directory_iterator(bin, ec)) fs::remove_all(e.path(), ec);
-    fs::remove(bin, ec);  // only when empty; a concurrent delete may have refilled it
-  }
-}
+void ControlPlane::reconcile() { parts_->reconciler.reconcile(); }
+std::uint64_t ControlPlane::reconcile_count() const { return parts_->reconciler.count(); }
+const NodeLayout& ControlPlane::layout() const { return parts_->cx.layout(); }
+ProcessLauncher& ControlPlane::launcher() { return parts_->cx.launcher(); }
+void ControlPlane::empty_trash() { parts_->cx.empty_trash(); }
 
 }  // namespace batchai::control_plane

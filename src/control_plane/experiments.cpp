@@ -5,7 +5,9 @@
 #include <limits>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
+#include "reconciler.hpp"
+#include "jobs/job_ending.hpp"
 #include "internal.hpp"
 #include "store.hpp"
 
@@ -23,10 +25,10 @@ namespace {
 
 Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
   validate_resource_name(name, "experiment_name");
-  const auto now = cp_.clock().now();
-  return cp_.store().write([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    auto st = cp_.store().prepare("SELECT doc FROM experiments WHERE workspace_id = ? AND name_lc = ?");
+  const auto now = cx_.clock().now();
+  return cx_.store().write([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    auto st = cx_.store().prepare("SELECT doc FROM experiments WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(name));
     if (st.step()) return parse_doc(st.text(0));
     Json doc = {{"creationTime", format_iso(now)},
@@ -36,21 +38,21 @@ Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
                 {"provisioningStateTransitionTime", format_iso(now)},
                 {"resourceGroup", ws.resource_group},
                 {"type", "Microsoft.BatchAI/workspaces/experiments"}};
-    cp_.store().prepare("INSERT INTO experiments(workspace_id, name_lc, name, doc) VALUES (?, ?, ?, ?)")
+    cx_.store().prepare("INSERT INTO experiments(workspace_id, name_lc, name, doc) VALUES (?, ?, ?, ?)")
         .bind(1, ws.id).bind(2, to_lower(name)).bind(3, name).bind(4, dump_doc(doc)).run();
     return doc;
   });
 }
 
 Json Experiments::show(const WorkspaceRef& ref, const std::string& name) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto st = cp_.store().prepare(
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto st = cx_.store().prepare(
         "SELECT e.doc FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
         "WHERE w.rg_lc = ? AND w.name_lc = ? AND e.name_lc = ?");
     st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
     if (!st.step()) {
-      require_workspace(cp_.store(), ref);
+      require_workspace(cx_.store(), ref);
       experiment_not_found(name);
     }
     return parse_doc(st.text(0));
@@ -63,15 +65,15 @@ Page Experiments::list_page(const WorkspaceRef& ref, const PageRequest& page) {
   if (page.limit == 0) throw InvalidArgument("A page holds at least one item.");
   if (page.after.size() > 256 || std::any_of(page.after.begin(), page.after.end(), [](unsigned char c) { return c < 0x20; }))
     throw InvalidArgument("The continuation token is not one this list made.", "InvalidSkipToken");
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto ws = require_workspace(cp_.store(), ref);
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto ws = require_workspace(cx_.store(), ref);
     // Hot path (10,000 experiments): one indexed query (keyset on name_lc, LIMIT limit + 1); the
     // documents are rebuilt from a few fields (SQLite's JSON reader is much faster than parsing
     // every document here).
     const std::string prefix = arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}}) + "/experiments/";
     Page out;
-    auto st = cp_.store().prepare(
+    auto st = cx_.store().prepare(
         "SELECT name, json_extract(doc, '$.creationTime'), json_extract(doc, '$.provisioningState'), "
         "json_extract(doc, '$.provisioningStateTransitionTime'), name_lc FROM experiments "
         "WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
@@ -102,14 +104,14 @@ Page Experiments::list_page(const WorkspaceRef& ref, const PageRequest& page) {
 }
 
 void Experiments::remove(const WorkspaceRef& ref, const std::string& name) {
-  cp_.store().write([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    auto st = cp_.store().prepare("SELECT id, name FROM experiments WHERE workspace_id = ? AND name_lc = ?");
+  cx_.store().write([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    auto st = cx_.store().prepare("SELECT id, name FROM experiments WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(name));
     if (!st.step()) experiment_not_found(name);
     std::int64_t id = st.integer(0);
-    cp_.jobs().end_jobs_under(Jobs::Deleted::kExperiment, id, "experiment '" + st.text(1) + "' was deleted");
-    cp_.store().prepare("DELETE FROM experiments WHERE id = ?").bind(1, id).run();
+    ending_.end_jobs_under(JobEnding::Deleted::kExperiment, id, "experiment '" + st.text(1) + "' was deleted");
+    cx_.store().prepare("DELETE FROM experiments WHERE id = ?").bind(1, id).run();
   });
 }
 

@@ -6,7 +6,9 @@
 
 #include "batchai/common/ids.hpp"
 #include "cluster_rules.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
+#include "file_server_steps.hpp"
+#include "reconciler.hpp"
 #include "store.hpp"
 #include "internal.hpp"
 
@@ -44,15 +46,13 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   validate_resource_name(o.name, "file_server_name");
   const std::string home = user_home();
   // 1. --generate-ssh-keys
-  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cp_.launcher(), o.admin, home) : o.admin;
+  const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cx_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing file server
-  auto ws = cp_.store().read([&] { return require_workspace_for_new(cp_.store(), o.where, "file_servers", o.name); });
-  // 3. config file
+  auto ws = cx_.store().read([&] { return require_workspace_for_new(cx_.store(), o.where, "file_servers", o.name); });
+  // 3. the document's properties
   Json props = Json::object();
-  if (o.config_file) {
-    Json file = load_json_file(*o.config_file);
-    if (file.is_object() && file.contains("properties") && file["properties"].is_object()) props = file["properties"];
-  }
+  if (o.config && o.config->is_object() && o.config->contains("properties") && (*o.config)["properties"].is_object())
+    props = (*o.config)["properties"];
   // 4. admin account (5. location is the workspace's; the 2018-05-01 model prints none)
   Json ssh = get(props, "sshConfiguration");
   Json user = resolve_admin_account(admin, get(ssh, "userAccountSettings"), home, os_user_name());
@@ -85,9 +85,9 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
     subnet = arm_id(subscription_id(), ws.resource_group,
                     {{"virtualNetworks", to_lower(o.name) + "vnet"}, {"subnets", "Subnet-1"}}, "Microsoft.Network");
   // 9. PUT
-  const auto now = to_us(cp_.clock().now());
+  const auto now = to_us(cx_.clock().now());
   const bool wait = !o.no_wait;
-  const std::int64_t ready = wait ? now : now + cp_.settings().provisioning_delay.count();
+  const std::int64_t ready = wait ? now : now + cx_.settings().provisioning_delay.count();
   const bool done = ready <= now;
   std::string vm_upper = vm_size;
   for (auto& ch : vm_upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -104,28 +104,27 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
               {"type", "Microsoft.BatchAI/workspaces/fileservers"},
               {"vmSize", vm_upper}};
   inject_resource_group(doc);
-  cp_.store().write([&] {
-    require_workspace_for_new(cp_.store(), o.where, "file_servers", o.name);  // a concurrent create since step 2
-    cp_.store().prepare(
+  cx_.store().write([&] {
+    require_workspace_for_new(cx_.store(), o.where, "file_servers", o.name);  // a concurrent create since step 2
+    cx_.store().prepare(
               "INSERT INTO file_servers(workspace_id, name_lc, name, doc, ready_us, pending) VALUES (?,?,?,?,?,?)")
         .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ready)
         .bind(6, done ? 0 : 1).run();
   });
   std::error_code ec;
-  fs::create_directories(cp_.layout().file_server_export(ws.resource_group, ws.name, o.name), ec);
+  fs::create_directories(cx_.layout().file_server_export(ws.resource_group, ws.name, o.name), ec);
   if (o.no_wait) return std::nullopt;
   return doc;
 } catch (const Json::exception& e) {
-  if (!o.config_file) throw;
-  throw InvalidArgument("The file server configuration file '" + *o.config_file + "' has a value of the wrong type: " +
+  throw InvalidArgument("The file server configuration has a value of the wrong type: " +
                         json_error_text(e) + ".");
 }
 
-void FileServers::reconcile(std::int64_t now_us) {
-  cp_.store().write([&] {
+void step_file_servers(const Context& cx_, std::int64_t now_us) {
+  cx_.store().write([&] {
     std::vector<std::pair<std::int64_t, Json>> ready;
     {
-      auto st = cp_.store().prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
+      auto st = cx_.store().prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
       st.bind(1, now_us);
       while (st.step()) {
         Json doc = parse_doc(st.text(1));
@@ -136,21 +135,21 @@ void FileServers::reconcile(std::int64_t now_us) {
       }
     }
     for (const auto& [id, doc] : ready)
-      cp_.store().prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
+      cx_.store().prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
   });
 }
 
 Json FileServers::show(const WorkspaceRef& ref, const std::string& name) {
-  cp_.reconcile();
-  return cp_.store().read([&] { return require_file_server_doc(cp_.store(), ref, name); });
+  reconciler_.reconcile();
+  return cx_.store().read([&] { return require_file_server_doc(cx_.store(), ref, name); });
 }
 
 Json FileServers::list(const WorkspaceRef& ref) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto ws = require_workspace(cp_.store(), ref);
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto ws = require_workspace(cx_.store(), ref);
     Json out = Json::array();
-    auto st = cp_.store().prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
+    auto st = cx_.store().prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
     st.bind(1, ws.id);
     while (st.step()) out.push_back(parse_doc(st.text(0)));
     return out;
@@ -158,16 +157,16 @@ Json FileServers::list(const WorkspaceRef& ref) {
 }
 
 void FileServers::remove(const WorkspaceRef& ref, const std::string& name) {
-  cp_.store().write([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    auto st = cp_.store().prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
+  cx_.store().write([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    auto st = cx_.store().prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws.id).bind(2, to_lower(name));
     if (!st.step()) file_server_not_found(name);
     std::int64_t id = st.integer(0);
-    trash(cp_.store(), cp_.layout().file_server(ws.resource_group, ws.name, name));
-    cp_.store().prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
+    trash(cx_.store(), cx_.layout().file_server(ws.resource_group, ws.name, name));
+    cx_.store().prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
   });
-  cp_.empty_trash();
+  cx_.empty_trash();
 }
 
 }  // namespace batchai::control_plane

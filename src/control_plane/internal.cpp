@@ -68,6 +68,7 @@ ClusterRow read_cluster(const Statement& st) {
   c.public_ip = st.text(15);
   c.doc = parse_doc(st.text(16));
   c.private_data = parse_doc(st.text(17));
+  c.kind = cluster_kind_of(c.private_data);
   return c;
 }
 }  // namespace

@@ -13,6 +13,7 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/options.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "engine/cluster_kind.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane::detail {
@@ -43,12 +44,6 @@ WorkspaceRow require_workspace(Store& store, const WorkspaceRef& ref);
 // "file_servers"); AlreadyExists with the service's message when the name is taken.
 WorkspaceRow require_workspace_for_new(Store& store, const WorkspaceRef& ref, const char* table, const std::string& name);
 
-// Makes a node folder (mounts, jobs, shared) and links the cluster's nodeSetup mountVolumes
-// beneath its mount root; idempotent, so a crash or a second call is harmless (nodes.cpp).
-void ensure_node_folder(const NodeLayout& layout, const Json& cluster_doc, const std::filesystem::path& node);
-// What a node adds to the environment of the commands it runs: its mount root and job temp folder.
-std::map<std::string, std::string> node_environment(const std::filesystem::path& node);
-
 // Cluster row fields the simulation needs.
 struct ClusterRow {
   std::int64_t id = 0;
@@ -64,6 +59,7 @@ struct ClusterRow {
   std::string node_prefix, public_ip;
   Json doc;
   Json private_data;
+  ClusterKind kind = ClusterKind::kSimulated;  // from private_data, parsed once
 };
 std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
 ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);

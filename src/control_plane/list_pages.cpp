@@ -6,10 +6,10 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
+#include "reconciler.hpp"
 #include "internal.hpp"
 #include "jobs/job_rows.hpp"
-#include "slurm_reconcile.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane {
@@ -66,18 +66,18 @@ Page read_page(Statement& st, const PageRequest& page) {
 }  // namespace
 
 Page Groups::list_page(const PageRequest& page) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto st = cp_.store().prepare("SELECT name_lc, doc FROM resource_groups WHERE name_lc > ? ORDER BY name_lc LIMIT ?");
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto st = cx_.store().prepare("SELECT name_lc, doc FROM resource_groups WHERE name_lc > ? ORDER BY name_lc LIMIT ?");
     st.bind(1, name_key(page.after)).bind(2, sql_limit(page));
     return read_page(st, page);
   });
 }
 
 Page StorageAccounts::list_page(const std::optional<std::string>& resource_group, const PageRequest& page) {
-  return cp_.store().read([&] {
-    if (resource_group) require_group(cp_.store(), *resource_group);
-    auto st = cp_.store().prepare(
+  return cx_.store().read([&] {
+    if (resource_group) require_group(cx_.store(), *resource_group);
+    auto st = cx_.store().prepare(
         "SELECT name_lc, doc FROM storage_accounts WHERE (?1 IS NULL OR rg_lc = ?1) AND name_lc > ?2 "
         "ORDER BY name_lc LIMIT ?3");
     st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt)
@@ -88,7 +88,7 @@ Page StorageAccounts::list_page(const std::optional<std::string>& resource_group
 }
 
 Page Workspaces::list_page(const std::optional<std::string>& resource_group, const PageRequest& page) {
-  cp_.reconcile();
+  reconciler_.reconcile();
   // "group/name": neither a group nor a workspace name holds '/'.
   std::string rg_after, name_after;
   if (!page.after.empty()) {
@@ -97,9 +97,9 @@ Page Workspaces::list_page(const std::optional<std::string>& resource_group, con
     rg_after = page.after.substr(0, slash);
     name_after = page.after.substr(slash + 1);
   }
-  return cp_.store().read([&] {
-    if (resource_group) require_group(cp_.store(), *resource_group);
-    auto st = cp_.store().prepare(
+  return cx_.store().read([&] {
+    if (resource_group) require_group(cx_.store(), *resource_group);
+    auto st = cx_.store().prepare(
         "SELECT rg_lc || '/' || name_lc, doc FROM workspaces WHERE (?1 IS NULL OR rg_lc = ?1) "
         "AND (rg_lc, name_lc) > (?2, ?3) ORDER BY rg_lc, name_lc LIMIT ?4");
     st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt)
@@ -111,10 +111,10 @@ Page Workspaces::list_page(const std::optional<std::string>& resource_group, con
 }
 
 Page Clusters::list_page(const WorkspaceRef& ref, const PageRequest& page) {
-  cp_.reconcile(slurm_scope_of_workspace(cp_.store(), ref));
-  return cp_.store().read([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    auto st = cp_.store().prepare(
+  reconciler_.reconcile(ClusterScope::of_workspace(cx_.store(), ref));
+  return cx_.store().read([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    auto st = cx_.store().prepare(
         "SELECT name_lc, doc FROM clusters WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
     st.bind(1, ws.id).bind(2, name_key(page.after)).bind(3, sql_limit(page));
     return read_page(st, page);
@@ -122,10 +122,10 @@ Page Clusters::list_page(const WorkspaceRef& ref, const PageRequest& page) {
 }
 
 Page FileServers::list_page(const WorkspaceRef& ref, const PageRequest& page) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    auto st = cp_.store().prepare(
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    auto st = cx_.store().prepare(
         "SELECT name_lc, doc FROM file_servers WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
     st.bind(1, ws.id).bind(2, name_key(page.after)).bind(3, sql_limit(page));
     return read_page(st, page);
@@ -136,10 +136,10 @@ namespace {
 
 // A page of one experiment's jobs: `read` turns the bound statement (id, doc) into the page.
 template <typename Read>
-auto read_jobs(ControlPlane& cp, const WorkspaceRef& where, const std::string& experiment, const PageRequest& page,
-               Read&& read) {
-  cp.reconcile();
-  Store& store = cp.store();
+auto read_jobs(const Context& cx, Reconciler& reconciler, const WorkspaceRef& where, const std::string& experiment,
+               const PageRequest& page, Read&& read) {
+  reconciler.reconcile();
+  Store& store = cx.store();
   return store.read([&] {
     const std::int64_t exp = require_experiment(store, where, experiment);
     auto st = store.prepare("SELECT id, doc FROM jobs WHERE experiment_id = ? AND id > ? ORDER BY id LIMIT ?");
@@ -151,11 +151,11 @@ auto read_jobs(ControlPlane& cp, const WorkspaceRef& where, const std::string& e
 }  // namespace
 
 Page Jobs::list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
-  return read_jobs(cp_, where, experiment, page, [&](Statement& st) { return read_page(st, page); });
+  return read_jobs(cx_, reconciler_, where, experiment, page, [&](Statement& st) { return read_page(st, page); });
 }
 
 TextPage Jobs::list_page_text(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
-  return read_jobs(cp_, where, experiment, page, [&](Statement& st) {
+  return read_jobs(cx_, reconciler_, where, experiment, page, [&](Statement& st) {
     TextPage out;
     while (st.step()) {
       if (out.rows.size() == page.limit) {

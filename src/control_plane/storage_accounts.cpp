@@ -6,7 +6,7 @@
 #include <random>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
 #include "internal.hpp"
 #include "location_rules.hpp"
 #include "store.hpp"
@@ -113,9 +113,9 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
   const std::optional<std::string> given =
       location ? std::optional<std::string>(canonical_location(*location, "Microsoft.Storage/storageAccounts"))
                : std::nullopt;
-  Json doc = cp_.store().write([&] {
-    auto group = require_group(cp_.store(), resource_group);
-    auto st = cp_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
+  Json doc = cx_.store().write([&] {
+    auto group = require_group(cx_.store(), resource_group);
+    auto st = cx_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
     st.bind(1, name);
     if (st.step()) {
       if (st.text(0) != to_lower(resource_group))
@@ -125,21 +125,21 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
     }
     const std::string loc = given.value_or(group.location);
     Json d = account_doc(group.name, name, loc, sku.empty() ? "Standard_RAGRS" : sku, kind.empty() ? "Storage" : kind,
-                         format_iso(cp_.clock().now()));
-    cp_.store().prepare("INSERT INTO storage_accounts(name_lc, rg_lc, location, key1, key2, doc) VALUES (?,?,?,?,?,?)")
+                         format_iso(cx_.clock().now()));
+    cx_.store().prepare("INSERT INTO storage_accounts(name_lc, rg_lc, location, key1, key2, doc) VALUES (?,?,?,?,?,?)")
         .bind(1, name).bind(2, to_lower(resource_group)).bind(3, loc).bind(4, new_account_key())
         .bind(5, new_account_key()).bind(6, dump_doc(d)).run();
     return d;
   });
   std::error_code ec;
-  std::filesystem::create_directories(cp_.layout().storage_account(name) / "shares", ec);
-  std::filesystem::create_directories(cp_.layout().storage_account(name) / "blobs", ec);
+  std::filesystem::create_directories(cx_.layout().storage_account(name) / "shares", ec);
+  std::filesystem::create_directories(cx_.layout().storage_account(name) / "blobs", ec);
   return doc;
 }
 
 Json StorageAccounts::show(const std::optional<std::string>& resource_group, const std::string& name) {
-  return cp_.store().read([&] {
-    auto st = cp_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
+  return cx_.store().read([&] {
+    auto st = cx_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
     st.bind(1, to_lower(name));
     if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
       account_not_found(resource_group, name);
@@ -148,10 +148,10 @@ Json StorageAccounts::show(const std::optional<std::string>& resource_group, con
 }
 
 Json StorageAccounts::list(const std::optional<std::string>& resource_group) {
-  return cp_.store().read([&] {
-    if (resource_group) require_group(cp_.store(), *resource_group);
+  return cx_.store().read([&] {
+    if (resource_group) require_group(cx_.store(), *resource_group);
     Json out = Json::array();
-    auto st = cp_.store().prepare(
+    auto st = cx_.store().prepare(
         "SELECT doc FROM storage_accounts WHERE ?1 IS NULL OR rg_lc = ?1 ORDER BY name_lc");
     st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt);
     while (st.step()) out.push_back(parse_doc(st.text(0)));
@@ -160,20 +160,20 @@ Json StorageAccounts::list(const std::optional<std::string>& resource_group) {
 }
 
 void StorageAccounts::remove(const std::optional<std::string>& resource_group, const std::string& name) {
-  cp_.store().write([&] {
-    auto st = cp_.store().prepare("SELECT rg_lc FROM storage_accounts WHERE name_lc = ?");
+  cx_.store().write([&] {
+    auto st = cx_.store().prepare("SELECT rg_lc FROM storage_accounts WHERE name_lc = ?");
     st.bind(1, to_lower(name));
     if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
       account_not_found(resource_group, name);
-    trash(cp_.store(), cp_.layout().storage_account(name));
-    cp_.store().prepare("DELETE FROM storage_accounts WHERE name_lc = ?").bind(1, to_lower(name)).run();
+    trash(cx_.store(), cx_.layout().storage_account(name));
+    cx_.store().prepare("DELETE FROM storage_accounts WHERE name_lc = ?").bind(1, to_lower(name)).run();
   });
-  cp_.empty_trash();
+  cx_.empty_trash();
 }
 
 Json StorageAccounts::keys(const std::optional<std::string>& resource_group, const std::string& name) {
-  return cp_.store().read([&] {
-    auto st = cp_.store().prepare("SELECT rg_lc, key1, key2 FROM storage_accounts WHERE name_lc = ?");
+  return cx_.store().read([&] {
+    auto st = cx_.store().prepare("SELECT rg_lc, key1, key2 FROM storage_accounts WHERE name_lc = ?");
     st.bind(1, to_lower(name));
     if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
       account_not_found(resource_group, name);

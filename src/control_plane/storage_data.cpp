@@ -18,7 +18,7 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/utf8.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
 #include "storage_paths.hpp"
 #include "store.hpp"
 #include "internal.hpp"
@@ -177,30 +177,30 @@ StoredFile stored_file(UniqueFd fd) {
 }  // namespace
 
 fs::path StorageData::share_root(const std::string& account, const std::string& share) const {
-  return cp_.layout().share(account, share);
+  return cx_.layout().share(account, share);
 }
 
 fs::path StorageData::container_root(const std::string& account, const std::string& container) const {
-  return cp_.layout().container(account, container);
+  return cx_.layout().container(account, container);
 }
 
 // ---- file shares ----
 
 Json StorageData::share_create(const StorageAuth& auth, const std::string& share) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   return create_account_folder(share_root(auth.account_name, share), "share");  // the name is checked there
 }
 
 Json StorageData::share_delete(const StorageAuth& auth, const std::string& share) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   share_root(auth.account_name, share);  // checks the name
-  return {{"deleted", remove_account_folder(cp_.layout().storage_account(auth.account_name) / "shares", share, "share")}};
+  return {{"deleted", remove_account_folder(cx_.layout().storage_account(auth.account_name) / "shares", share, "share")}};
 }
 
 Json StorageData::share_list(const StorageAuth& auth) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   Json out = Json::array();
-  for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "shares"))
+  for (const auto& e : account_folders(cx_.layout().storage_account(auth.account_name) / "shares"))
     out.push_back({{"metadata", nullptr},
                    {"name", to_valid_utf8(e.name)},
                    {"properties", {{"etag", etag(e.link)}, {"lastModified", iso_mtime(e.link)}, {"quota", 5120}}}});
@@ -208,13 +208,13 @@ Json StorageData::share_list(const StorageAuth& auth) {
 }
 
 Json StorageData::share_exists(const StorageAuth& auth, const std::string& share) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   std::error_code ec;
   return {{"exists", fs::is_directory(fs::symlink_status(share_root(auth.account_name, share), ec))}};
 }
 
 Json StorageData::directory_create(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
@@ -230,7 +230,7 @@ Json StorageData::directory_create(const StorageAuth& auth, const std::string& s
 }
 
 Json StorageData::directory_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string dir = root.check(path, "The directory path");
@@ -245,7 +245,7 @@ Json StorageData::directory_delete(const StorageAuth& auth, const std::string& s
 }
 
 Json StorageData::directory_list(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path, "The directory path");
@@ -258,7 +258,7 @@ Json StorageData::directory_list(const StorageAuth& auth, const std::string& sha
 
 Json StorageData::file_upload(const StorageAuth& auth, const std::string& share, const fs::path& source,
                                const std::optional<std::string>& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   const std::string relative = path.value_or("");
   validate_file_path(relative);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
@@ -280,7 +280,7 @@ Json StorageData::file_upload(const StorageAuth& auth, const std::string& share,
 
 void StorageData::file_download(const StorageAuth& auth, const std::string& share, const std::string& path,
                                  const fs::path& dest) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto file = root.open_file(path, "The file path");
@@ -289,7 +289,7 @@ void StorageData::file_download(const StorageAuth& auth, const std::string& shar
 }
 
 Json StorageData::file_list(const StorageAuth& auth, const std::string& share, const std::optional<std::string>& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path.value_or(""));
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto dir = root.open_dir(path.value_or(""), "The directory path");
@@ -300,7 +300,7 @@ Json StorageData::file_list(const StorageAuth& auth, const std::string& share, c
 }
 
 Json StorageData::file_delete(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   const std::string file = root.check(path, "The file path");
@@ -312,7 +312,7 @@ Json StorageData::file_delete(const StorageAuth& auth, const std::string& share,
 
 Json StorageData::file_create(const StorageAuth& auth, const std::string& share, const std::string& path,
                               std::uint64_t length) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   if (length > kMaxShareFileBytes)
     throw InvalidArgument("The file length " + std::to_string(length) + " is over the largest a share file may have (" +
                               std::to_string(kMaxShareFileBytes) + " bytes).",
@@ -330,7 +330,7 @@ Json StorageData::file_create(const StorageAuth& auth, const std::string& share,
 
 Json StorageData::file_write_range(const StorageAuth& auth, const std::string& share, const std::string& path,
                                    std::uint64_t offset, std::string_view bytes) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   if (bytes.size() > kMaxPutRangeBytes)
     throw InvalidArgument("A range may hold at most 4 MiB.", "InvalidRange");
   validate_file_path(path);
@@ -355,7 +355,7 @@ Json StorageData::file_write_range(const StorageAuth& auth, const std::string& s
 }
 
 StoredFile StorageData::file_open(const StorageAuth& auth, const std::string& share, const std::string& path) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_file_path(path);
   ConfinedDir root = open_root(share_root(auth.account_name, share), share, "share");
   auto file = root.open_file(path, "The file path");
@@ -383,7 +383,7 @@ Json StorageData::blob_put(const StorageAuth& auth, const std::string& container
 
 Json StorageData::blob_put_file(const StorageAuth& auth, const std::string& container, const std::string& name,
                                 int source_fd) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
@@ -394,7 +394,7 @@ Json StorageData::blob_put_file(const StorageAuth& auth, const std::string& cont
 }
 
 StoredFile StorageData::blob_open(const StorageAuth& auth, const std::string& container, const std::string& name) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   auto blob = root.open_file(name, "The blob name");
@@ -403,27 +403,27 @@ StoredFile StorageData::blob_open(const StorageAuth& auth, const std::string& co
 }
 
 Json StorageData::container_exists(const StorageAuth& auth, const std::string& container) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   std::error_code ec;
   return {{"exists", fs::is_directory(fs::symlink_status(container_root(auth.account_name, container), ec))}};
 }
 
 Json StorageData::container_create(const StorageAuth& auth, const std::string& container) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   return create_account_folder(container_root(auth.account_name, container), "container");
 }
 
 Json StorageData::container_delete(const StorageAuth& auth, const std::string& container) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   container_root(auth.account_name, container);  // checks the name
   return {{"deleted",
-           remove_account_folder(cp_.layout().storage_account(auth.account_name) / "blobs", container, "container")}};
+           remove_account_folder(cx_.layout().storage_account(auth.account_name) / "blobs", container, "container")}};
 }
 
 Json StorageData::container_list(const StorageAuth& auth) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   Json out = Json::array();
-  for (const auto& e : account_folders(cp_.layout().storage_account(auth.account_name) / "blobs"))
+  for (const auto& e : account_folders(cx_.layout().storage_account(auth.account_name) / "blobs"))
     out.push_back({{"metadata", nullptr},
                    {"name", to_valid_utf8(e.name)},
                    {"properties",
@@ -436,7 +436,7 @@ Json StorageData::container_list(const StorageAuth& auth) {
 
 Json StorageData::blob_upload(const StorageAuth& auth, const std::string& container, const fs::path& file,
                                const std::string& name) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");
@@ -449,7 +449,7 @@ Json StorageData::blob_upload(const StorageAuth& auth, const std::string& contai
 
 Json StorageData::blob_upload_batch(const StorageAuth& auth, const std::string& destination, const fs::path& source,
                                      const std::optional<std::string>& pattern) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   std::string container = destination;
   if (auto slash = container.find_last_of('/'); slash != std::string::npos && container.find("://") != std::string::npos)
     container = container.substr(slash + 1);  // a container URL
@@ -481,7 +481,7 @@ Json StorageData::blob_upload_batch(const StorageAuth& auth, const std::string& 
 
 void StorageData::blob_download(const StorageAuth& auth, const std::string& container, const std::string& name,
                                  const fs::path& file) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   auto blob = root.open_file(name, "The blob name");
@@ -491,7 +491,7 @@ void StorageData::blob_download(const StorageAuth& auth, const std::string& cont
 
 Json StorageData::blob_list(const StorageAuth& auth, const std::string& container,
                              const std::optional<std::string>& prefix) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   if (prefix) validate_blob_name(*prefix);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   std::vector<std::pair<std::string, struct stat>> blobs;
@@ -514,7 +514,7 @@ Json StorageData::blob_list(const StorageAuth& auth, const std::string& containe
 }
 
 Json StorageData::blob_delete(const StorageAuth& auth, const std::string& container, const std::string& name) {
-  authenticate(cp_.store(), auth);
+  authenticate(cx_.store(), auth);
   validate_blob_name(name);
   ConfinedDir root = open_root(container_root(auth.account_name, container), container, "container");
   const std::string blob = root.check(name, "The blob name");

@@ -1,5 +1,6 @@
 // Storage name rules, mount volume checks and linking, and the on-disk layout helpers; every
 // path built from a name or a mount field goes through these rules and batchai::ConfinedDir.
+#include "node_mounts.hpp"
 #include "storage_paths.hpp"
 
 #include <fcntl.h>

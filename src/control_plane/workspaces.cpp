@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "batchai/common/ids.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
+#include "reconciler.hpp"
+#include "jobs/job_ending.hpp"
 #include "store.hpp"
 #include "internal.hpp"
 #include "location_rules.hpp"
@@ -40,7 +42,7 @@ Json set_tags(Store& store, const WorkspaceRef& ref, const Json& tags) {
 
 Json Workspaces::update_tags(const WorkspaceRef& ref, const Json& tags) {
   checked_tags(tags);
-  return cp_.store().write([&] { return set_tags(cp_.store(), ref, tags); });
+  return cx_.store().write([&] { return set_tags(cx_.store(), ref, tags); });
 }
 
 Json Workspaces::create(const std::string& resource_group, const std::string& name,
@@ -53,17 +55,17 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
       location && !location->empty()
           ? std::optional<std::string>(canonical_location(*location, "Microsoft.BatchAI/workspaces"))
           : std::nullopt;
-  const auto now = cp_.clock().now();
-  return cp_.store().write([&] {
-    auto group = require_group(cp_.store(), resource_group);
+  const auto now = cx_.clock().now();
+  return cx_.store().write([&] {
+    auto group = require_group(cx_.store(), resource_group);
     std::optional<Json> existing;
     {
-      auto st = cp_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
+      auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
       st.bind(1, to_lower(resource_group)).bind(2, to_lower(name));
       if (st.step()) existing = parse_doc(st.text(0));
     }  // (the statement is the store's cached one, which set_tags prepares again)
     if (existing)  // create-or-update PUT: the existing one, its tags updated when given
-      return tags ? set_tags(cp_.store(), {resource_group, name}, *tags) : *existing;
+      return tags ? set_tags(cx_.store(), {resource_group, name}, *tags) : *existing;
     const std::string loc = given.value_or(group.location);
     Json doc = {{"creationTime", format_iso(now)},
                 {"id", arm_id(subscription_id(), group.name, {{"workspaces", name}})},
@@ -74,7 +76,7 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
                 {"resourceGroup", group.name},
                 {"tags", tags ? *tags : Json(nullptr)},
                 {"type", "Microsoft.BatchAI/workspaces"}};
-    cp_.store().prepare("INSERT INTO workspaces(rg_lc, name_lc, name, location, doc) VALUES (?, ?, ?, ?, ?)")
+    cx_.store().prepare("INSERT INTO workspaces(rg_lc, name_lc, name, location, doc) VALUES (?, ?, ?, ?, ?)")
         .bind(1, to_lower(resource_group)).bind(2, to_lower(name)).bind(3, name).bind(4, loc).bind(5, dump_doc(doc))
         .run();
     return doc;
@@ -82,9 +84,9 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
 }
 
 Json Workspaces::show(const WorkspaceRef& ref) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    auto st = cp_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
     st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace));
     if (!st.step()) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
     return parse_doc(st.text(0));
@@ -92,11 +94,11 @@ Json Workspaces::show(const WorkspaceRef& ref) {
 }
 
 Json Workspaces::list(const std::optional<std::string>& resource_group) {
-  cp_.reconcile();
-  return cp_.store().read([&] {
-    if (resource_group) require_group(cp_.store(), *resource_group);
+  reconciler_.reconcile();
+  return cx_.store().read([&] {
+    if (resource_group) require_group(cx_.store(), *resource_group);
     Json out = Json::array();
-    auto st = cp_.store().prepare("SELECT doc FROM workspaces WHERE ?1 IS NULL OR rg_lc = ?1 ORDER BY rg_lc, name_lc");
+    auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE ?1 IS NULL OR rg_lc = ?1 ORDER BY rg_lc, name_lc");
     st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt);
     while (st.step()) out.push_back(parse_doc(st.text(0)));
     return out;
@@ -104,15 +106,15 @@ Json Workspaces::list(const std::optional<std::string>& resource_group) {
 }
 
 void Workspaces::remove(const WorkspaceRef& ref) {
-  cp_.store().write([&] {
-    auto ws = require_workspace(cp_.store(), ref);
-    cp_.jobs().end_jobs_of_workspace(ws.id, ws.name, "");
-    trash(cp_.store(), cp_.layout().workspace_clusters(ws.resource_group, ws.name));
-    trash(cp_.store(), cp_.layout().workspace_file_servers(ws.resource_group, ws.name));
+  cx_.store().write([&] {
+    auto ws = require_workspace(cx_.store(), ref);
+    ending_.end_jobs_of_workspace(ws.id, ws.name, "");
+    trash(cx_.store(), cx_.layout().workspace_clusters(ws.resource_group, ws.name));
+    trash(cx_.store(), cx_.layout().workspace_file_servers(ws.resource_group, ws.name));
     // Clusters (and their nodes), file servers and experiments go by ON DELETE CASCADE.
-    cp_.store().prepare("DELETE FROM workspaces WHERE id = ?").bind(1, ws.id).run();
+    cx_.store().prepare("DELETE FROM workspaces WHERE id = ?").bind(1, ws.id).run();
   });
-  cp_.empty_trash();
+  cx_.empty_trash();
 }
 
 }  // namespace batchai::control_plane

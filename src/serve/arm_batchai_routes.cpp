@@ -8,7 +8,6 @@
 #include "arm_paging.hpp"
 #include "batchai/common/errors.hpp"
 #include "job_file_links.hpp"
-#include "request_file.hpp"
 #include "wire.hpp"
 
 namespace batchai::serve::arm {
@@ -35,12 +34,11 @@ int scale_value(const Json& object, const char* key, const std::string& field) {
   return static_cast<int>(checked_integer(object[key], field, 0, 100000));
 }
 
-// A BatchAI PUT creates as the CLI's --config-file does: the body in a private file (removed
-// after), `o` naming it, then the accepted operation.
+// A BatchAI PUT creates from its body, the document the CLI reads from --config-file; then the
+// accepted operation.
 template <typename Options, typename Create>
 void create_from_body(Call& call, ArmContext& ctx, Options o, Create&& create) {
-  RequestFile file(ctx.request_dir, call.body_object());
-  o.config_file = file.path().string();
+  o.config = call.body_object();
   create(o);
   ctx.operations.accepted(call, kBatchAi, true);
 }

@@ -17,7 +17,6 @@ struct ArmContext {
   control_plane::ControlPlane& cp;
   Operations& operations;
   const Identity& identity;
-  std::filesystem::path request_dir;  // RequestFile's folder
   WireCache& job_wire;                // the jobs' wire text, shared by every worker
 };
 

@@ -21,7 +21,6 @@
 #include "identity.hpp"
 #include "job_file_links.hpp"
 #include "operations.hpp"
-#include "request_file.hpp"
 #include "storage_routes.hpp"
 #include "wire_cache.hpp"
 
@@ -83,7 +82,6 @@ struct Server::Impl : HttpHandler {
   Identity identity;
   std::filesystem::path cert;
   std::filesystem::path key;
-  std::filesystem::path request_dir;
   int port = 0;
   std::string base;
   ControlPlanePool pool;
@@ -136,11 +134,10 @@ struct Server::Impl : HttpHandler {
       if (handle_auth_route(call, identity)) return res;
       if (!check_bearer(call, identity)) return res;
       auto lease = pool.borrow();
-      ArmContext ctx{*lease, operations, identity, request_dir, job_wire};
+      ArmContext ctx{*lease, operations, identity, job_wire};
       handle_arm(call, ctx);
     } catch (...) {
       ArmError e = arm_error_from_current_exception();
-      e.message = without_request_paths(e.message, request_dir);
       res.headers.clear();
       res.file.reset();
       call.error(e);
@@ -174,7 +171,6 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
     throw InvalidArgument("--cert and --key go together: give both or neither.");
   const std::filesystem::path dir = s.config.settings.home / "serve";
   s.identity = load_or_create_identity(dir);
-  s.request_dir = dir / "requests";
   if (s.config.cert_file.empty()) {
     CertificateFiles files = ensure_self_signed_certificate(dir);
     s.cert = files.cert;

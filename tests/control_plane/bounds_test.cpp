@@ -96,9 +96,8 @@ TEST_F(ControlPlaneTest, ConfigFileScaleSettingsAreRangeChecked) {
   auto ws = make_workspace();
   ClusterCreateOptions o = cluster_options("c", 0);
   o.target.reset();
-  o.config_file = (root_ / "cluster.json").string();
   auto with_scale = [&](const std::string& scale) {
-    write_file(*o.config_file, R"({"properties": {"scaleSettings": )" + scale + "}}");
+    o.config = Json::parse(R"({"properties": {"scaleSettings": )" + scale + "}}");
   };
   with_scale(R"({"autoScale": {"minimumNodeCount": -2, "maximumNodeCount": -1}})");
   expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
@@ -115,12 +114,11 @@ TEST_F(ControlPlaneTest, ConfigFileScaleSettingsAreRangeChecked) {
                                 "scaleSettings.autoScale.maximumNodeCount (2) must be greater or equal to minimumNodeCount (3).");
   with_scale(R"({"autoScale": {"maximumNodeCount": 2}})");
   expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
-                                "scaleSettings.autoScale.minimumNodeCount is required in the cluster configuration file.");
-  write_file(*o.config_file, R"({"properties": {"vmSize": 5, "scaleSettings": {"manual": {"targetNodeCount": 1}}}})");
+                                "scaleSettings.autoScale.minimumNodeCount is required in the cluster configuration.");
+  o.config = Json::parse(R"({"properties": {"vmSize": 5, "scaleSettings": {"manual": {"targetNodeCount": 1}}}})");
   o.vm_size.reset();
   expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
-                                "The cluster configuration file '" + *o.config_file +
-                                    "' has a value of the wrong type: type must be string, but is number.");
+                                "The cluster configuration has a value of the wrong type: type must be string, but is number.");
   o.vm_size = "Standard_NC6";
   with_scale(R"({"autoScale": {"minimumNodeCount": 0, "maximumNodeCount": 16, "initialNodeCount": 1}})");
   EXPECT_EQ(cp_->clusters().create(o)["scaleSettings"]["autoScale"]["maximumNodeCount"], 16);
@@ -151,11 +149,10 @@ TEST_F(ControlPlaneTest, FileServerDisksAreRangeChecked) {
   o.name = "nfs2";
   o.disk_size.reset();
   o.disk_count.reset();
-  o.config_file = (root_ / "nfs.json").string();
-  write_file(*o.config_file, R"({"properties": {"dataDisks": {"diskSizeInGB": 10, "diskCount": 4294967297}}})");
+  o.config = Json::parse(R"({"properties": {"dataDisks": {"diskSizeInGB": 10, "diskCount": 4294967297}}})");
   expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); },
                                 "dataDisks.diskCount must be at least 1 and at most 64, got 4294967297.");
-  write_file(*o.config_file, R"({"properties": {"dataDisks": {"diskSizeInGB": 10.5, "diskCount": 1}}})");
+  o.config = Json::parse(R"({"properties": {"dataDisks": {"diskSizeInGB": 10.5, "diskCount": 1}}})");
   expect_error<InvalidArgument>([&] { cp_->file_servers().create(o); },
                                 "dataDisks.diskSizeInGB must be an integer (at least 1 and at most 4095), got 10.5.");
 }

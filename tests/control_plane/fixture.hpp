@@ -106,7 +106,7 @@ class ControlPlaneTest : public ::testing::Test {
     o.experiment = "exp";
     o.name = name;
     o.cluster = cluster;
-    o.config_file = file.string();
+    o.config = load_json_file(file);
     return o;
   }
   // Reconciles until `pred` holds on the cluster document, for up to 10 s of real time (setup

@@ -3,6 +3,7 @@
 // (the node turns unusable and says which), and `cluster file list` lists links as links.
 #include <gmock/gmock.h>
 
+#include "node_mounts.hpp"
 #include "batchai/control_plane/node_layout.hpp"
 #include "storage_paths.hpp"
 #include "fixture.hpp"

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "node_mounts.hpp"
 #include "cluster_rules.hpp"
 #include "mount_rules.hpp"
 #include "vm_sizes.hpp"

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     job.where = {"rg", "ws"};
     job.experiment = "exp";
     job.name = "job00000";
-    job.config_file = job_file.string();
+    job.config = batchai::load_json_file(job_file);
     job.cluster = "c";
     plane->jobs().create(job);
   }

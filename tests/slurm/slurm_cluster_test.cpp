@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "control_plane/fixture.hpp"
-#include "slurm_clusters.hpp"
+#include "engine/slurm/slurm_clusters.hpp"
 #include "slurm_test_util.hpp"
 
 namespace batchai::control_plane::testing {
@@ -156,9 +156,10 @@ TEST_F(SlurmCluster, TheConfigFileNamesThePartitionToo) {
   ClusterCreateOptions o = cluster_options("fromfile", 1);
   o.vm_size.reset();
   o.target.reset();
-  o.config_file = file.string();
+  o.config = load_json_file(file);
   EXPECT_EQ(cp_->clusters().create(o)["currentNodeCount"], 3);
   write_file(file, R"({"properties": {"vmSize": "Standard_NC6", "slurm": {"partition": 7}}})");
+  o.config = load_json_file(file);
   o.name = "wrongtype";
   EXPECT_THROW(cp_->clusters().create(o), InvalidArgument);
   EXPECT_EQ(cp_->clusters().list(ws_).size(), 1u);

@@ -9,7 +9,7 @@
 
 #include "control_plane/fixture.hpp"
 #include "fake_slurm.hpp"
-#include "jobs/run_claim.hpp"
+#include "engine/slurm/run_claim.hpp"
 
 namespace batchai::control_plane::testing {
 namespace {
@@ -190,7 +190,7 @@ TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
   write_file(file, R"({"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
       "customToolkitSettings": {"commandLine": "echo run >> )" + marker.string() + R"(; sleep 2; exit 3"}}})");
   JobCreateOptions o = slurm_job("twice");
-  o.config_file = file.string();
+  o.config = load_json_file(file);
   cp_->jobs().create(o);
   const std::string key = job_key("twice");
   const std::string id = std::to_string(slurm_->next_job_id - 1);

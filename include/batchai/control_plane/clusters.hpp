@@ -10,11 +10,17 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class Backends;
+class ClusterDocs;
+class JobEnding;
+class AutoStorage;
 
 class Clusters {
  public:
-  explicit Clusters(ControlPlane& cp) : cp_(cp) {}
+  Clusters(const Context& cx, Reconciler& reconciler, const Backends& backends, const ClusterDocs& docs, JobEnding& ending, AutoStorage& auto_storage)
+      : cx_(cx), reconciler_(reconciler), backends_(backends), docs_(docs), ending_(ending), auto_storage_(auto_storage) {}
 
   Json create(const ClusterCreateOptions& options);
   Json show(const WorkspaceRef& ref, const std::string& name);
@@ -25,18 +31,19 @@ class Clusters {
   void remove(const WorkspaceRef& ref, const std::string& name);  // fails the jobs running on it
   Json list_usages(const std::string& location);
 
-  // --- for the other services (rows, no reconcile) ---
-  // Nodes an auto-scale cluster should have for its queued + running work; the cluster grows or
-  // shrinks (idle nodes only) towards it, clamped to [minimumNodeCount, maximumNodeCount].
-  // Ignored for manual clusters. Call inside or outside a store transaction.
+  // --- for tests ---
+  // The auto-scale demand the scheduler sets (cluster_docs.hpp).
   void set_auto_scale_demand(std::int64_t cluster_row_id, int nodes);
-  // Recomputes a cluster's counters/allocation state and stored document from its node rows.
-  void refresh(std::int64_t cluster_row_id);
 
  private:
   Json document(const WorkspaceRef& ref, const std::string& name);  // stored, not reconciled
 
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  const Backends& backends_;
+  const ClusterDocs& docs_;
+  JobEnding& ending_;
+  AutoStorage& auto_storage_;
 };
 
 }  // namespace batchai::control_plane

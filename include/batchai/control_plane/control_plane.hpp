@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "batchai/common/clock.hpp"
@@ -30,12 +32,17 @@ namespace batchai::control_plane {
 
 class Store;
 
-// Simulated durations and the on-disk home; from the environment by default:
-// BATCHAI_HOME (default ~/.batchai), BATCHAI_SIM_DELAY_S (default 3 s; 0 in tests).
+// Configuration, read once (from the environment by the composition root, or set by a test):
+// BATCHAI_HOME (default ~/.batchai), BATCHAI_SIM_DELAY_S (default 3 s; 0 in tests),
+// BATCHAI_CONTAINMENT (auto, cgroup or subreaper), BATCHAI_SUBSCRIPTION_ID, SLURM_CONF.
 struct Settings {
   std::filesystem::path home;
   Micros provisioning_delay{std::chrono::seconds(3)};
   Micros node_preparation_delay{std::chrono::seconds(3)};
+  // How a job's processes are contained (jobs/job_processes.hpp).
+  std::string containment = "auto";
+  // The slurm.conf of the controller Slurm-backed clusters use; none: the system's.
+  std::optional<std::filesystem::path> slurm_conf;
   static Settings from_environment();
 };
 
@@ -44,9 +51,13 @@ struct Settings {
 struct Services {
   std::shared_ptr<Clock> clock;
   // Setup tasks, job supervisors and their processes, node exec, ssh-keygen, signals to process
-  // groups. Null: every operation that starts or signals a process refuses (SystemError).
+  // groups, the engines' commands. Null: every operation that starts or signals a process refuses
+  // (SystemError).
   std::shared_ptr<ProcessLauncher> launcher;
 };
+
+class AutoStorage;
+struct Parts;
 
 class ControlPlane {
  public:
@@ -71,21 +82,25 @@ class ControlPlane {
   FileServers& file_servers() { return file_servers_; }
   Jobs& jobs() { return jobs_; }
 
-  // Brings simulated state up to clock().now(): provisioning, allocation, node preparation,
-  // then the job scheduler. Each service entry point calls it once. It asks Slurm nothing.
-  void reconcile();
-  // The same, after the Slurm-backed clusters named (row ids) and their jobs were read from Slurm:
-  // for the commands that show or change them, within a short budget, and not at all while their
-  // controller backs off after it did not answer (docs/slurm.md, "When the controller does not answer").
-  void reconcile(const std::vector<std::int64_t>& slurm_clusters);
-  // How many times reconcile() ran (tests: one command reconciles once).
-  std::uint64_t reconcile_count() const { return reconciles_; }
+  // Body of `batchai _supervise --job-key K` (a job on a simulated cluster; jobs/supervisor.hpp):
+  // waits for nodes, runs the job, records the result. Returns the process exit code (0 unless
+  // the supervisor itself could not work).
+  int supervise(const std::string& job_key);
+  // Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run
+  // by Slurm on the first node of the job's allocation. Returns the batch script's exit status.
+  int run_in_slurm_allocation(const std::string& job_key);
 
-  // --- shared by the services ---
+  // Brings simulated state up to clock().now(): provisioning, allocation, node preparation, then
+  // the job scheduler. It asks no engine (Slurm) anything; the services scope that themselves.
+  void reconcile();
+  // How many times a reconcile ran (tests: one command reconciles once).
+  std::uint64_t reconcile_count() const;
+
+  // --- for tools and tests ---
   const Settings& settings() const { return settings_; }
   Store& store() { return *store_; }
   const Clock& clock() const { return *clock_; }
-  const NodeLayout& layout() const { return layout_; }
+  const NodeLayout& layout() const;
   ProcessLauncher& launcher();
   // Removes the folders deletes queued in the trash table (after their transaction committed).
   void empty_trash();
@@ -94,18 +109,18 @@ class ControlPlane {
   Settings settings_;
   std::shared_ptr<Store> store_;
   std::shared_ptr<Clock> clock_;
-  NodeLayout layout_;
   std::shared_ptr<ProcessLauncher> launcher_;
-  std::uint64_t reconciles_ = 0;
-  Groups groups_{*this};
-  StorageAccounts storage_accounts_{*this};
-  StorageData storage_{*this};
-  Workspaces workspaces_{*this};
-  Experiments experiments_{*this};
-  Clusters clusters_{*this};
-  Nodes nodes_{*this};
-  FileServers file_servers_{*this};
-  Jobs jobs_{*this};
+  std::unique_ptr<Parts> parts_;  // context, engines, rules: made before the services that use them
+  Groups groups_;
+  StorageAccounts storage_accounts_;
+  StorageData storage_;
+  std::unique_ptr<AutoStorage> auto_storage_;  // through the three storage services above
+  Workspaces workspaces_;
+  Experiments experiments_;
+  Clusters clusters_;
+  Nodes nodes_;
+  FileServers file_servers_;
+  Jobs jobs_;
 };
 
 }  // namespace batchai::control_plane

@@ -8,11 +8,14 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class JobEnding;
 
 class Experiments {
  public:
-  explicit Experiments(ControlPlane& cp) : cp_(cp) {}
+  Experiments(const Context& cx, Reconciler& reconciler, JobEnding& ending)
+      : cx_(cx), reconciler_(reconciler), ending_(ending) {}
 
   Json create(const WorkspaceRef& ref, const std::string& name);
   Json show(const WorkspaceRef& ref, const std::string& name);
@@ -21,7 +24,9 @@ class Experiments {
   void remove(const WorkspaceRef& ref, const std::string& name);
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  JobEnding& ending_;
 };
 
 }  // namespace batchai::control_plane

@@ -10,11 +10,13 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
 
 class FileServers {
  public:
-  explicit FileServers(ControlPlane& cp) : cp_(cp) {}
+  FileServers(const Context& cx, Reconciler& reconciler)
+      : cx_(cx), reconciler_(reconciler) {}
 
   std::optional<Json> create(const FileServerCreateOptions& options);  // nullopt with --no-wait
   Json show(const WorkspaceRef& ref, const std::string& name);
@@ -22,11 +24,9 @@ class FileServers {
   Page list_page(const WorkspaceRef& ref, const PageRequest& page);  // keyed by name
   void remove(const WorkspaceRef& ref, const std::string& name);
 
-  // Part of ControlPlane::reconcile: provisioning file servers whose time has come succeed.
-  void reconcile(std::int64_t now_us);
-
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
 };
 
 }  // namespace batchai::control_plane

@@ -9,11 +9,14 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class JobEnding;
 
 class Groups {
  public:
-  explicit Groups(ControlPlane& cp) : cp_(cp) {}
+  Groups(const Context& cx, Reconciler& reconciler, JobEnding& ending)
+      : cx_(cx), reconciler_(reconciler), ending_(ending) {}
 
   Json create(const std::string& name, const std::string& location, const std::optional<Json>& tags);
   // PATCH: replaces the group's tags (tag_rules.hpp); the group as stored.
@@ -25,7 +28,9 @@ class Groups {
   void remove(const std::string& name);  // cascades to everything inside
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  JobEnding& ending_;
 };
 
 }  // namespace batchai::control_plane

@@ -17,7 +17,11 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class Backends;
+class ClusterDocs;
+class Scheduler;
 
 // Names one job: its workspace, experiment and name.
 // A job key as job create makes them (a lower-case version-4 UUID): the only text that may
@@ -41,20 +45,8 @@ struct JobRef {
 // reconcile and every delete ends the jobs under it, whichever command runs.
 class Jobs {
  public:
-  explicit Jobs(ControlPlane& cp);
-
-  // A resource a delete takes away from under its jobs.
-  enum class Deleted { kCluster, kWorkspace, kExperiment };
-  // Inside the deleting transaction: every queued, running or terminating job of the cluster,
-  // workspace or experiment row ends (failed; its supervisor and processes killed and confirmed
-  // gone, its nodes freed). Jobs of a deleted cluster stay, with the error ClusterDeleted
-  // "The job's <why> while the job was <state>."; jobs of a deleted experiment or workspace go
-  // with it (their bookkeeping folders trashed).
-  void end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why);
-  // Inside a deleting transaction: ends the jobs on the workspace's clusters (also jobs of other
-  // workspaces that run there) and in its experiments. `with` says what else went, e.g.
-  // " with its resource group 'rg'" (or empty).
-  void end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace, const std::string& with);
+  Jobs(const Context& cx, Reconciler& reconciler, const Backends& backends, const ClusterDocs& docs, Scheduler& scheduler)
+      : cx_(cx), reconciler_(reconciler), backends_(backends), docs_(docs), scheduler_(scheduler) {}
 
   // docs/behaviour.md §4.4; the job is stored queued and its supervisor process started.
   Json create(const JobCreateOptions& options);
@@ -79,17 +71,6 @@ class Jobs {
   Json node_list(const JobRef& job);
   void node_exec(const JobRef& job, const NodeExecOptions& options);
 
-  // The scheduler step (run by every ControlPlane::reconcile; scheduler.hpp).
-  void schedule();
-
-  // Body of `batchai _supervise --job-key K` (supervisor.hpp): waits for nodes, runs the job,
-  // records the result. Returns the process exit code (0 unless the supervisor itself could not work).
-  int supervise(const std::string& job_key);
-
-  // Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run
-  // by Slurm on the first node of the job's allocation. Returns the batch script's exit status.
-  int run_in_slurm_allocation(const std::string& job_key);
-
   // Where the supervisor keeps its lock, pid list and log for `job_key`.
   std::filesystem::path job_state_dir(const std::string& job_key) const;
 
@@ -98,7 +79,11 @@ class Jobs {
   // (ends the job's processes itself after 10 s). No reconcile: the entry points do that.
   void end(const JobRef& job);
 
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  const Backends& backends_;
+  const ClusterDocs& docs_;
+  Scheduler& scheduler_;
 };
 
 }  // namespace batchai::control_plane

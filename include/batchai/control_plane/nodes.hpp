@@ -1,5 +1,5 @@
-// `batchai cluster node ...` and `cluster file list`, and the node simulation every reconcile
-// steps: allocation, preparation (mounts, setup task), resize and removal of nodes.
+// `batchai cluster node ...` and `cluster file list`, through the backend of the cluster's engine
+// (the simulation's node steps are engine/simulated/node_steps.hpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -10,11 +10,14 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class Backends;
 
 class Nodes {
  public:
-  explicit Nodes(ControlPlane& cp) : cp_(cp) {}
+  Nodes(const Context& cx, Reconciler& reconciler, const Backends& backends)
+      : cx_(cx), reconciler_(reconciler), backends_(backends) {}
 
   Json list(const WorkspaceRef& ref, const std::string& cluster);
   // Runs --exec in the node's folder and environment; output lines go to `out`. Returns nothing
@@ -22,17 +25,10 @@ class Nodes {
   void exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options);
   Json file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path, int expiry_minutes);
 
-  // --- for the other services ---
-  // Part of ControlPlane::reconcile: steps every cluster with pending node work to `now_us`.
-  void reconcile(std::int64_t now_us);
-  // Mounts, setup tasks and folders for the cluster's preparing and idle nodes.
-  void start_work(std::int64_t cluster_row_id);
-  // Kills the setup task still running on the node folder `node` (its process group, recorded at
-  // spawn; checked by the process's working folder so a reused pid is never hit).
-  void stop_setup_task(const std::filesystem::path& node);
-
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  const Backends& backends_;
 };
 
 }  // namespace batchai::control_plane

@@ -1,10 +1,13 @@
 // Requests to the control plane, one struct per command, field for field the command line's
-// options (std::optional = "not given"). The CLI only fills these in; every rule of docs/behaviour.md
+// options (std::optional = "not given"). The CLI only fills these in (reading --config-file into
+// `config`); `batchai serve` fills `config` with a request's body. Every rule of docs/behaviour.md
 // (processing order, defaults, validation messages) lives in the control plane.
 #pragma once
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "batchai/common/json_util.hpp"
 
 namespace batchai::control_plane {
 
@@ -37,7 +40,7 @@ struct AdminOptions {
 struct ClusterCreateOptions {
   WorkspaceRef where;
   std::string name;
-  std::optional<std::string> config_file;
+  std::optional<Json> config;  // the cluster document ({"properties": {...}}), --config-file's
   std::optional<std::string> image;
   std::optional<std::string> custom_image;
   std::optional<std::string> vm_size;
@@ -51,7 +54,7 @@ struct ClusterCreateOptions {
   std::optional<std::string> subnet;
   std::optional<std::string> setup_task;
   std::optional<std::string> setup_task_output;
-  // A Slurm-backed cluster on this partition (docs/slurm.md); the config file's
+  // A Slurm-backed cluster on this partition (docs/slurm.md); the document's
   // properties.slurm.partition when not given.
   std::optional<std::string> slurm_partition;
 };
@@ -59,7 +62,7 @@ struct ClusterCreateOptions {
 struct FileServerCreateOptions {
   WorkspaceRef where;
   std::string name;
-  std::optional<std::string> config_file;
+  std::optional<Json> config;  // the file server document, --config-file's
   std::optional<std::string> vm_size;
   std::optional<int> disk_count;
   std::optional<int> disk_size;
@@ -74,7 +77,7 @@ struct JobCreateOptions {
   WorkspaceRef where;
   std::string experiment;
   std::string name;
-  std::string config_file;
+  Json config;  // the job document ({"properties": {...}}), --config-file's
   std::optional<std::string> cluster;  // name or ARM id
   MountOptions mounts;
 };

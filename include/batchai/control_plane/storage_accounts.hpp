@@ -8,11 +8,12 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
 
 class StorageAccounts {
  public:
-  explicit StorageAccounts(ControlPlane& cp) : cp_(cp) {}
+  StorageAccounts(const Context& cx)
+      : cx_(cx) {}
 
   Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location,
               const std::string& sku, const std::string& kind);
@@ -23,7 +24,7 @@ class StorageAccounts {
   Json keys(const std::optional<std::string>& resource_group, const std::string& name);
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
 };
 
 }  // namespace batchai::control_plane

@@ -15,7 +15,7 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
 
 struct StorageAuth {
   std::string account_name;
@@ -37,7 +37,8 @@ struct StoredFile {
 
 class StorageData {
  public:
-  explicit StorageData(ControlPlane& cp) : cp_(cp) {}
+  StorageData(const Context& cx)
+      : cx_(cx) {}
 
   Json share_create(const StorageAuth& auth, const std::string& share);
   Json share_delete(const StorageAuth& auth, const std::string& share);
@@ -83,7 +84,7 @@ class StorageData {
   std::filesystem::path container_root(const std::string& account, const std::string& container) const;
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
 };
 
 }  // namespace batchai::control_plane

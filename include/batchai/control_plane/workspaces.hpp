@@ -10,11 +10,14 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Context;
+class Reconciler;
+class JobEnding;
 
 class Workspaces {
  public:
-  explicit Workspaces(ControlPlane& cp) : cp_(cp) {}
+  Workspaces(const Context& cx, Reconciler& reconciler, JobEnding& ending)
+      : cx_(cx), reconciler_(reconciler), ending_(ending) {}
 
   // Create-or-update: an existing workspace is returned as it is, with `tags` (when given) set.
   Json create(const std::string& resource_group, const std::string& name, const std::optional<std::string>& location,
@@ -28,7 +31,9 @@ class Workspaces {
   void remove(const WorkspaceRef& ref);
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  JobEnding& ending_;
 };
 
 }  // namespace batchai::control_plane

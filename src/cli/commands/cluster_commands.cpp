@@ -50,7 +50,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         control_plane::ClusterCreateOptions o;
         o.where = workspace_ref(a);
         o.name = a.str("name");
-        o.config_file = a.get("config-file");
+        o.config = config_document(a);
         o.image = a.get("image");
         o.custom_image = a.get("custom-image");
         o.vm_size = a.get("vm-size");
@@ -65,7 +65,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.setup_task = a.get("setup-task");
         o.setup_task_output = a.get("setup-task-output");
         o.slurm_partition = a.get("slurm-partition");
-        return ctx.control_plane().clusters().create(o);
+        return naming_config_file(a, [&] { return ctx.control_plane().clusters().create(o); });
       });
 }
 

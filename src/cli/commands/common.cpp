@@ -137,6 +137,23 @@ Command& add_mount_options(Command& c, const std::string& when) {
       .option("--nfs-mount-path", "Relative mount path for the file server.", in("File Server Mount", "nfs"));
 }
 
+std::optional<Json> config_document(const Args& args) {
+  const auto path = args.get("config-file");
+  if (!path) return std::nullopt;
+  return load_json_file(*path);
+}
+
+void throw_naming_config_file(const Args& args, const InvalidArgument& e) {
+  const auto path = args.get("config-file");
+  const std::string message = e.what();
+  const std::string phrase = " configuration has a value of the wrong type";
+  const auto at = message.find(phrase);
+  if (!path || at == std::string::npos) throw e;
+  throw InvalidArgument(message.substr(0, at) + " configuration file '" + *path + "' has a value of the wrong type" +
+                            message.substr(at + phrase.size()),
+                        e.code());
+}
+
 control_plane::MountOptions mount_options(const Args& a) {
   control_plane::MountOptions m;
   m.storage_account_name = a.get("storage-account-name");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "batchai/common/errors.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "command.hpp"
 
@@ -44,6 +45,20 @@ OptionSpec name_by_ids();
 
 // --storage-account-name/-key, --afs-*, --bfs-*, --nfs* of `cluster create` and `job create`;
 // `when` ends the help of the mounted volumes ("on each node", "during the job").
+// --config-file: the file read as the request's document (nullopt when the option is not given).
+std::optional<Json> config_document(const Args& args);
+[[noreturn]] void throw_naming_config_file(const Args& args, const InvalidArgument& e);
+// Runs a create whose document came from --config-file: the control plane's "The <what>
+// configuration has a value of the wrong type ..." names the file, as the original does.
+template <typename Create>
+auto naming_config_file(const Args& args, Create&& create) {
+  try {
+    return create();
+  } catch (const InvalidArgument& e) {
+    throw_naming_config_file(args, e);
+  }
+}
+
 Command& add_mount_options(Command& command, const std::string& when);
 control_plane::MountOptions mount_options(const Args& args);
 

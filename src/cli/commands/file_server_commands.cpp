@@ -46,7 +46,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         control_plane::FileServerCreateOptions o;
         o.where = workspace_ref(a);
         o.name = a.str("name");
-        o.config_file = a.get("config-file");
+        o.config = config_document(a);
         o.vm_size = a.get("vm-size");
         o.disk_count = a.integer("disk-count");
         o.disk_size = a.integer("disk-size");
@@ -55,7 +55,7 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.admin = {a.get("user-name"), a.get("ssh-key"), a.get("password"), a.flag("generate-ssh-keys")};
         o.subnet = a.get("subnet");
         o.no_wait = a.flag("no-wait");
-        return ctx.control_plane().file_servers().create(o);
+        return naming_config_file(a, [&] { return ctx.control_plane().file_servers().create(o); });
       });
 }
 

@@ -19,7 +19,7 @@ namespace {
 // A hidden command run by the job machinery with one job key: the key is checked before anything
 // is opened or created, and any failure is reported as `who` of the job with exit code 1.
 void add_job_key_command(CLI::App& root, CliContext& ctx, const std::string& name, const std::string& description,
-                         const std::string& who, int (control_plane::Jobs::*run)(const std::string&)) {
+                         const std::string& who, int (control_plane::ControlPlane::*run)(const std::string&)) {
   add_command(root, ctx, name, description)
       .hidden()
       .option("--job-key", "The job's key (a lower-case UUID).", required())
@@ -29,7 +29,7 @@ void add_job_key_command(CLI::App& root, CliContext& ctx, const std::string& nam
         try {
           if (!control_plane::is_job_key(key))
             throw InvalidArgument("--job-key '" + key + "' is not a job key (a lower-case UUID).");
-          code = (ctx.control_plane().jobs().*run)(key);
+          code = (ctx.control_plane().*run)(key);
         } catch (const std::exception& e) {
           std::cerr << "ERROR: " << who << " of job " << key << ": " << e.what() << std::endl;
           code = 1;
@@ -42,9 +42,9 @@ void add_job_key_command(CLI::App& root, CliContext& ctx, const std::string& nam
 
 void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
   add_job_key_command(root, ctx, "_supervise", "Run a job's supervisor (internal).", "supervisor",
-                      &control_plane::Jobs::supervise);
+                      &control_plane::ControlPlane::supervise);
   add_job_key_command(root, ctx, "_slurm-run", "Run a job inside its Slurm allocation (internal).", "Slurm runner",
-                      &control_plane::Jobs::run_in_slurm_allocation);
+                      &control_plane::ControlPlane::run_in_slurm_allocation);
 
   // The program's own arguments must pass untouched (CLI11 would reorder what it does not
   // know), so the command takes its words verbatim and run_rank_exec reads them itself.

@@ -171,7 +171,7 @@ void register_create(CLI::App& group, CliContext& ctx, std::shared_ptr<JobsHolde
         o.where = workspace_ref(a);
         o.experiment = a.str("experiment");
         o.name = a.str("name");
-        o.config_file = a.str("config-file");
+        o.config = *config_document(a);
         o.cluster = a.get("cluster");
         o.mounts = mount_options(a);
         return jobs->get().create(o);

@@ -11,7 +11,7 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
 
 namespace fs = std::filesystem;
 
@@ -58,21 +58,21 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
   return JobProcesses(job_key, cgroup).kill_all(limit);
 }
 
-void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
-  if (sup_pid && *sup_pid > 1 && supervisor_alive(cp.layout(), job_key))
-    cp.launcher().signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
-  end_job_processes(cp.layout(), job_key, std::chrono::seconds(5));
+void kill_job_processes(const Context& cx, const std::string& job_key, std::optional<std::int64_t> sup_pid) {
+  if (sup_pid && *sup_pid > 1 && supervisor_alive(cx.layout(), job_key))
+    cx.launcher().signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
+  end_job_processes(cx.layout(), job_key, std::chrono::seconds(5));
 }
 
-void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {
-  const fs::path dir = state_dir(cp.layout(), job_key);
+void spawn_supervisor(const Context& cx, const std::string& job_key) {
+  const fs::path dir = state_dir(cx.layout(), job_key);
   fs::create_directories(dir);
   ProcessSpec spec;
   spec.argv = {self_executable().string(), "_supervise", "--job-key", job_key};
   // The node's environment, not the submitter's (AZURE_STORAGE_KEY, ...): jobs inherit from here.
   spec.clear_env = true;
   spec.env = node_base_environment();
-  spec.env["BATCHAI_HOME"] = cp.settings().home.string();
+  spec.env["BATCHAI_HOME"] = cx.settings().home.string();
   spec.cwd = dir;
   spec.stdout_file = dir / "supervisor.log";
   spec.stderr_file = dir / "supervisor.log";
@@ -80,7 +80,7 @@ void spawn_supervisor(ControlPlane& cp, const std::string& job_key) {
   // Run from inside a job (a job that submits jobs): the supervisor is born outside that job's
   // cgroup, so it does not end with it. spawn_detached returns once it has exec'd its clean env.
   leave_job_cgroup();
-  cp.launcher().spawn_detached(spec);
+  cx.launcher().spawn_detached(spec);
 }
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -15,7 +15,7 @@
 #include "store.hpp"
 
 namespace batchai::control_plane {
-class ControlPlane;
+class Context;
 }
 
 namespace batchai::control_plane::jobs_detail {
@@ -36,8 +36,8 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
                                      std::chrono::milliseconds limit);
 // SIGKILLs the job's supervisor (when it still holds the job's lock; through the control plane's
 // launcher), then end_job_processes.
-void kill_job_processes(ControlPlane& cp, const std::string& job_key, std::optional<std::int64_t> sup_pid);
+void kill_job_processes(const Context& cx, const std::string& job_key, std::optional<std::int64_t> sup_pid);
 // Starts `batchai _supervise --job-key K` detached.
-void spawn_supervisor(ControlPlane& cp, const std::string& job_key);
+void spawn_supervisor(const Context& cx, const std::string& job_key);
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -22,6 +22,7 @@ JobRow read_job(const Statement& st) {
   j.created_us = st.integer(8);
   j.doc = parse_doc(st.text(9));
   j.private_data = parse_doc(st.text(10));
+  j.kind = cluster_kind_of(j.private_data);
   j.sup_pid = st.optional_integer(11);
   return j;
 }

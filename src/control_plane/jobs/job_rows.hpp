@@ -26,6 +26,7 @@ struct JobRow {
   Json doc;
   Json private_data;
   std::optional<std::int64_t> sup_pid;
+  ClusterKind kind = ClusterKind::kSimulated;  // the engine that runs it, from private_data
 };
 
 inline constexpr const char* kJobColumns =
@@ -46,6 +47,10 @@ void set_state(JobRow& job, const std::string& state, std::int64_t now_us);
 // Terminal: failed/succeeded with exit code and errors; fills start/end times.
 void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const Json& errors, std::int64_t now_us);
 Json job_error(const std::string& code, const std::string& message);
+// queued, running or terminating: the job still holds (or waits for) its engine's resources.
+inline bool is_unfinished(const std::string& state) {
+  return state == "queued" || state == "running" || state == "terminating";
+}
 
 // The job's nodes (node id, ordinal) in order.
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key);

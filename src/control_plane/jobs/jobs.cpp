@@ -9,16 +9,14 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/utf8.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "context.hpp"
+#include "reconciler.hpp"
+#include "cluster_docs.hpp"
+#include "engine/cluster_backend.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
 #include "mount_rules.hpp"
 #include "scheduler.hpp"
-#include "slurm_clusters.hpp"
-#include "slurm_jobs.hpp"
-#include "slurm_reconcile.hpp"
-#include "slurm_runner.hpp"
-#include "supervisor.hpp"
 #include "vm_sizes.hpp"
 #include "storage_paths.hpp"
 #include "batchai/runtime/job_spec.hpp"
@@ -40,7 +38,7 @@ int priority_rank(const std::string& priority) {
 
 // --nfs/--afs-name/--bfs-name as job-level mounts (docs/behaviour.md §4.4 step 5), appended to the file's
 // wire-form mountVolumes before validation and patching (their entries are complete already).
-void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
+void add_command_line_mounts(const Context& cx, const JobCreateOptions& o, const KeyLookup& lookup, Json& props) {
   if (!o.mounts.nfs && !o.mounts.afs_name && !o.mounts.bfs_name) return;
   std::string file_server_id;
   if (o.mounts.nfs) {
@@ -50,7 +48,7 @@ void add_command_line_mounts(ControlPlane& cp, const JobCreateOptions& o, const 
       where = {id->resource_group, *id->name_of("workspaces")};
       name = id->path.back().second;
     }
-    file_server_id = cp.store().read([&] { return require_file_server_doc(cp.store(), where, name); })["id"].get<std::string>();
+    file_server_id = cx.store().read([&] { return require_file_server_doc(cx.store(), where, name); })["id"].get<std::string>();
   }
   append_command_line_mounts(props["mountVolumes"], o.mounts, file_server_id, lookup);
 }
@@ -92,69 +90,18 @@ void check_counts_fit_cluster(const runtime::Job& job, const ClusterRow& cluster
 
 }  // namespace
 
-Jobs::Jobs(ControlPlane& cp) : cp_(cp) {}
-
-void Jobs::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why) {
-  const char* where = kind == Deleted::kCluster      ? "cluster_id = ?"
-                      : kind == Deleted::kExperiment ? "experiment_id = ?"
-                                                     : "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
-  Store& store = cp_.store();
-  std::vector<JobRow> affected;
-  {
-    auto st = store.prepare(std::string(kJobColumns) + "WHERE " + where);
-    st.bind(1, row_id);
-    while (st.step()) affected.push_back(read_job(st));
-  }
-  const std::int64_t now = to_us(cp_.clock().now());
-  std::vector<std::int64_t> touched;
-  for (auto& job : affected) {
-    if (job.state == "queued" || job.state == "running" || job.state == "terminating") {
-      if (is_slurm_job(job)) cancel_slurm_job(cp_, job, false);  // Slurm ends the allocation's processes
-      else kill_job_processes(cp_, job.key, job.sup_pid);
-      for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
-      // Recorded even where the row goes with its experiment: a supervisor that outlived
-      // SIGKILL's delivery (it cannot) would find the job ended, not running.
-      finish_job(job, false, std::nullopt,
-                 job_error(kind == Deleted::kCluster ? "ClusterDeleted" : "JobDeleted",
-                           "The job's " + why + " while the job was " + job.state + "."),
-                 now);
-      save_job(store, job);
-    }
-    if (kind != Deleted::kCluster) trash(store, state_dir(cp_.layout(), job.key));
-  }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (auto cluster : touched)
-    if (kind != Deleted::kCluster || cluster != row_id) cp_.clusters().refresh(cluster);
-}
-
-void Jobs::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
-                                 const std::string& with) {
-  std::vector<std::pair<std::int64_t, std::string>> clusters;
-  {
-    auto st = cp_.store().prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
-    st.bind(1, workspace_row_id);
-    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
-  }
-  const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
-  for (const auto& [id, name] : clusters)
-    end_jobs_under(Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);
-  end_jobs_under(Deleted::kWorkspace, workspace_row_id, "workspace '" + workspace + "' was deleted" + with);
-}
-
 Json Jobs::create(const JobCreateOptions& o) {
-  cp_.reconcile();
+  reconciler_.reconcile();
   validate_resource_name(o.name, "job_name");
-  Store& store = cp_.store();
+  Store& store = cx_.store();
   // 1. the job must not exist (the experiment must)
   store.read([&] {
     if (find_job(store, {o.where, o.experiment, o.name}))
       throw AlreadyExists("A job with given name, experiment, workspace and resource group already exists.");
   });
-  // 2. the config file
-  Json file = load_json_file(o.config_file);
-  Json props = file.is_object() && file.contains("properties") && file["properties"].is_object() ? file["properties"]
-                                                                                                   : Json::object();
+  // 2. the job's document
+  Json file = o.config.is_object() ? o.config : Json::object();
+  Json props = file.contains("properties") && file["properties"].is_object() ? file["properties"] : Json::object();
   // 3. the cluster: name in this workspace or an ARM id elsewhere
   std::string cluster_text = o.cluster.value_or("");
   if (cluster_text.empty() && props.contains("cluster") && props["cluster"].is_object())
@@ -168,10 +115,10 @@ Json Jobs::create(const JobCreateOptions& o) {
     cluster_name = id->path.back().second;
   }
   const ClusterRow cluster = store.read([&] { return require_cluster(store, cluster_where, cluster_name); });
-  const std::optional<std::string> partition = slurm_partition(cluster.private_data);
+  ClusterBackend& engine = backends_.of(cluster);
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
-  add_command_line_mounts(cp_, o, lookup, props);
+  add_command_line_mounts(cx_, o, lookup, props);
   file["properties"] = props;
   runtime::JobIdentity identity;
   identity.subscription = subscription_id();
@@ -180,7 +127,7 @@ Json Jobs::create(const JobCreateOptions& o) {
   identity.experiment = o.experiment;
   identity.name = o.name;
   identity.cluster_id = cluster.doc["id"].get<std::string>();
-  const std::int64_t now = to_us(cp_.clock().now());
+  const std::int64_t now = to_us(cx_.clock().now());
   identity.creation_time = iso_us(now);
   AccountKeys keys = [&store](const std::string& account) { return account_keys(store, account); };
   // The file as written is checked first; then the control plane's mount rules (docs/behaviour.md §4.5).
@@ -197,7 +144,7 @@ Json Jobs::create(const JobCreateOptions& o) {
   inject_resource_group(doc);
   const std::string key = new_uuid();
   Json private_data = {{"secrets", spec.secrets}};
-  if (partition) private_data["slurm"] = new_slurm_job_entry(*partition);
+  if (Json entry = engine.new_job_entry(cluster); entry.is_object()) private_data.update(entry);
   store.write([&] {
     const std::int64_t exp = require_experiment(store, o.where, o.experiment);
     // Checked again under the write lock: two concurrent creates of one name, one wins.
@@ -212,12 +159,8 @@ Json Jobs::create(const JobCreateOptions& o) {
         .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
         .run();
   });
-  if (partition) {
-    reconcile_slurm(cp_, {cluster.id});  // sbatch now, when the cluster's bound has room (docs/slurm.md)
-    return doc;
-  }
   try {
-    spawn_supervisor(cp_, key);
+    engine.start_job(key, cluster);
   } catch (const Error& e) {
     store.write([&] {
       if (auto job = load_job_by_key(store, key)) {
@@ -231,13 +174,13 @@ Json Jobs::create(const JobCreateOptions& o) {
 }
 
 Json Jobs::show(const JobRef& ref) {
-  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
-  return cp_.store().read([&] { return require_job(cp_.store(), ref).doc; });
+  reconciler_.reconcile(ClusterScope::of_job(cx_.store(), ref));
+  return cx_.store().read([&] { return require_job(cx_.store(), ref).doc; });
 }
 
 Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const std::vector<std::string>& fields) {
-  cp_.reconcile(slurm_scope_of_experiment(cp_.store(), where, experiment));
-  Store& store = cp_.store();
+  reconciler_.reconcile(ClusterScope::of_experiment(cx_.store(), where, experiment));
+  Store& store = cx_.store();
   std::string columns = fields.empty() ? "doc" : "";
   for (const auto& key : fields) {
     if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
@@ -267,18 +210,18 @@ Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const 
 }
 
 void Jobs::terminate(const JobRef& ref) {
-  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
+  reconciler_.reconcile(ClusterScope::of_job(cx_.store(), ref));
   end(ref);
-  schedule();  // the freed nodes can take the next queued job now
+  scheduler_.step();  // the freed nodes can take the next queued job now
 }
 
 void Jobs::end(const JobRef& ref) {
-  Store& store = cp_.store();
-  const std::int64_t now = to_us(cp_.clock().now());
+  Store& store = cx_.store();
+  const std::int64_t now = to_us(cx_.clock().now());
   auto job = store.write([&] {
     JobRow j = require_job(store, ref);
-    if (j.state == "queued" && slurm_job_id(j)) {
-      set_state(j, "terminating", now);  // Slurm may start it any moment: cancelled below
+    if (j.state == "queued" && backends_.of(j).may_start_any_moment(j)) {
+      set_state(j, "terminating", now);  // its engine may start it any moment: ended below
       save_job(store, j);
     } else if (j.state == "queued") {
       finish_job(j, false, std::nullopt, job_error("JobTerminated", "The job was terminated before it started."), now);
@@ -289,50 +232,24 @@ void Jobs::end(const JobRef& ref) {
     }
     return j;
   });
-  if (job.state != "terminating") return;
-  if (is_slurm_job(job)) {
-    terminate_slurm_job(cp_, job);
-    return;
-  }
-  // The supervisor sees `terminating`, stops the process tree and records `failed`.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (supervisor_alive(cp_.layout(), job.key) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  store.write([&] {
-    auto j = load_job_by_key(store, job.key);
-    if (!j || (j->state != "terminating" && j->state != "running")) return;
-    // The supervisor did not finish in time (or is gone): end the tree here.
-    kill_job_processes(cp_, j->key, j->sup_pid);
-    finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."),
-               to_us(cp_.clock().now()));
-    save_job(store, *j);
-    for (auto cluster : release_nodes(store, j->key)) cp_.clusters().refresh(cluster);
-  });
+  if (job.state == "terminating") backends_.of(job).terminate(job);
 }
 
 void Jobs::remove(const JobRef& ref) {
-  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
+  reconciler_.reconcile(ClusterScope::of_job(cx_.store(), ref));
   end(ref);
-  Store& store = cp_.store();
+  Store& store = cx_.store();
   store.write([&] {
     JobRow j = require_job(store, ref);
-    for (auto cluster : release_nodes(store, j.key)) cp_.clusters().refresh(cluster);
-    trash(store, state_dir(cp_.layout(), j.key));
+    for (auto cluster : release_nodes(store, j.key)) docs_.refresh(cluster);
+    trash(store, state_dir(cx_.layout(), j.key));
     store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, j.id).run();
   });
-  cp_.empty_trash();
-  schedule();
+  cx_.empty_trash();
+  scheduler_.step();
 }
 
-fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_dir(cp_.layout(), job_key); }
-
-void Jobs::schedule() { Scheduler(cp_).step(); }
-
-int Jobs::supervise(const std::string& job_key) { return Supervisor(cp_).run(job_key); }
-
-int Jobs::run_in_slurm_allocation(const std::string& job_key) {
-  return jobs_detail::run_in_slurm_allocation(cp_, job_key);
-}
+fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_dir(cx_.layout(), job_key); }
 
 // ---- job files and nodes ----
 
@@ -359,8 +276,8 @@ fs::path real_path_of(const ConfinedDir& dir) {
 }  // namespace
 
 std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::string& directory_id, const std::string& path) {
-  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
-  JobRow job = cp_.store().read([&] { return require_job(cp_.store(), ref); });
+  reconciler_.reconcile(ClusterScope::of_job(cx_.store(), ref));
+  JobRow job = cx_.store().read([&] { return require_job(cx_.store(), ref); });
   std::vector<std::string> known = {"stdouterr"};
   if (job.doc["outputDirectories"].is_array())
     for (const auto& d : job.doc["outputDirectories"]) known.push_back(value_or<std::string>(d, "id", ""));
@@ -389,7 +306,7 @@ std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::str
     throw InvalidArgument("The " + label.substr(4) + " leaves its folder ('..' in '" + root + "'); nothing is listed.");
   auto dir = ConfinedDir::open(folder, label);
   if (!dir) return std::nullopt;
-  const fs::path home = fs::weakly_canonical(cp_.layout().home());
+  const fs::path home = fs::weakly_canonical(cx_.layout().home());
   const fs::path real = real_path_of(*dir);
   if (!is_within(real, home / "storage") && !is_within(real, home / "fileservers") && !is_within(real, home / "clusters"))
     throw InvalidArgument("The " + label.substr(4) + " leads out of the job's mounts (to '" + real.string() +
@@ -429,44 +346,22 @@ Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const s
 }
 
 Json Jobs::node_list(const JobRef& ref) {
-  cp_.reconcile(slurm_scope_of_job(cp_.store(), ref));
-  Store& store = cp_.store();
+  reconciler_.reconcile(ClusterScope::of_job(cx_.store(), ref));
+  Store& store = cx_.store();
   return store.read([&] {
     JobRow job = require_job(store, ref);
-    Json out = Json::array();
-    if (!job.cluster_id || !job.private_data.contains("nodes")) return out;
-    if (is_slurm_job(job)) {  // the allocation's nodes while the job runs (docs/slurm.md)
-      if (job.state != "running" && job.state != "terminating") return out;
-      // The address the cluster's nodes were last seen with (NodeAddr); the name if not stored.
-      auto slurm_cluster = load_cluster(store, *job.cluster_id);
-      const Json cluster_data = slurm_cluster ? slurm_cluster->private_data : Json::object();
-      for (const auto& name : job.private_data["nodes"]) {
-        if (!name.is_string()) continue;
-        const std::string node = name.get<std::string>();
-        out.push_back({{"ipAddress", slurm_node_address(cluster_data, node)}, {"nodeId", node}, {"port", 22.0}});
-      }
-      return out;
-    }
-    auto cluster = load_cluster(store, *job.cluster_id);
-    if (!cluster) return out;
-    for (const auto& id : job.private_data["nodes"]) {
-      auto st = store.prepare("SELECT ordinal FROM nodes WHERE node_id = ? AND cluster_id = ? AND state <> 'leaving'");
-      st.bind(1, id.get<std::string>()).bind(2, *job.cluster_id);
-      if (!st.step()) continue;  // the node is gone: only still-allocated nodes are listed
-      out.push_back({{"ipAddress", cluster->public_ip},
-                     {"nodeId", id},
-                     {"port", static_cast<double>(50000 + st.integer(0))}});
-    }
-    return out;
+    if (!job.cluster_id) return Json::array();
+    const auto cluster = load_cluster(store, *job.cluster_id);
+    return backends_.of(job).job_nodes(job, cluster ? &*cluster : nullptr);
   });
 }
 
 void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
   Json nodes = node_list(ref);
-  auto [job, cluster] = cp_.store().read([&] {
-    JobRow j = require_job(cp_.store(), ref);
-    auto c = j.cluster_id ? load_cluster(cp_.store(), *j.cluster_id) : std::nullopt;
+  auto [job, cluster] = cx_.store().read([&] {
+    JobRow j = require_job(cx_.store(), ref);
+    auto c = j.cluster_id ? load_cluster(cx_.store(), *j.cluster_id) : std::nullopt;
     if (!c) cluster_not_found();
     return std::make_pair(std::move(j), std::move(*c));
   });
@@ -478,9 +373,7 @@ void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
   } else {
     chosen.node_id = nodes[0]["nodeId"].get<std::string>();
   }
-  // A Slurm job's node: a step in its allocation (node_list is empty unless it runs).
-  if (is_slurm_job(job)) return slurm_node_exec(cp_, cluster, chosen, slurm_job_id(job));
-  cp_.nodes().exec({cluster.resource_group, cluster.workspace}, cluster.name, chosen);
+  backends_.of(job).exec(cluster, chosen, &job);
 }
 
 }  // namespace batchai::control_plane

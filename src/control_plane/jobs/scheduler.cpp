@@ -8,10 +8,11 @@
 
 #include "batchai/common/log.hpp"
 #include "jobs/job_wake.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "cluster_docs.hpp"
+#include "context.hpp"
+#include "engine/cluster_backend.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
-#include "slurm_jobs.hpp"
 
 namespace batchai::control_plane {
 
@@ -23,31 +24,44 @@ namespace {
 // A supervisor that never took its lock within this time is taken as never started.
 constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
 
-struct Pending {
+}  // namespace
+
+struct Scheduler::Pending {
   std::vector<JobRow> dead;
   std::vector<std::string> held;  // keys of ended (or deleted) jobs whose nodes are not free yet
   std::vector<std::int64_t> clusters_with_queue;
 };
 
-}  // namespace
-
-Scheduler::Scheduler(ControlPlane& cp) : cp_(cp) {}
-
 void Scheduler::step() {
-  Store& store = cp_.store();
-  // Jobs on Slurm clusters have no supervisor here: Slurm runs them, and reconcile_slurm reads
-  // their states and submits them for the commands that touch their clusters (slurm_reconcile.hpp).
-  const std::int64_t now = to_us(cp_.clock().now());
-  // A read first: most calls find nothing to change and never take the write lock.
-  Pending pending = store.read([&] {
+  const std::int64_t now = cx_.now_us();
+  Pending pending = read_pending(now);
+  if (!pending.dead.empty()) fail_dead_supervisors(pending, now);
+  if (!pending.held.empty()) free_held_nodes(pending);
+  auto& queued = pending.clusters_with_queue;
+  std::sort(queued.begin(), queued.end());
+  queued.erase(std::unique(queued.begin(), queued.end()), queued.end());
+  std::vector<std::string> started;  // woken once their nodes are committed
+  for (std::int64_t cluster : queued) {
+    if (cluster == 0) continue;
+    for (auto& key : place_queued(cluster, now)) started.push_back(std::move(key));
+  }
+  for (const std::string& key : started) wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
+  update_auto_scale_demand();
+}
+
+// A read first: most calls find nothing to change and never take the write lock.
+Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
+  Store& store = cx_.store();
+  return store.read([&] {
     Pending p;
     auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
     while (st.step()) {
       JobRow j = read_job(st);
-      if (is_slurm_job(j)) continue;
-      const bool dead = j.sup_pid ? !supervisor_alive(cp_.layout(), j.key)
+      // An engine with its own queue runs its jobs without a supervisor here.
+      if (backends_.of(j).schedules_itself()) continue;
+      const bool dead = j.sup_pid ? !supervisor_alive(cx_.layout(), j.key)
                                   : now - j.created_us > kSupervisorStartGraceUs &&
-                                        !supervisor_alive(cp_.layout(), j.key);
+                                        !supervisor_alive(cx_.layout(), j.key);
       if (dead) p.dead.push_back(std::move(j));
     }
     // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
@@ -61,13 +75,16 @@ void Scheduler::step() {
     while (q.step()) p.clusters_with_queue.push_back(q.integer(0));
     return p;
   });
-  if (!pending.dead.empty()) {
+}
+
+void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {
+  Store& store = cx_.store();
     store.write([&] {
       for (auto& seen : pending.dead) {
         auto j = load_job_by_key(store, seen.key);
         // Re-checked under the write lock: the supervisor may have finished in between.
         if (!j || (j->state != "queued" && j->state != "running" && j->state != "terminating")) continue;
-        if (supervisor_alive(cp_.layout(), j->key)) continue;
+        if (supervisor_alive(cx_.layout(), j->key)) continue;
         const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
         finish_job(*j, false, std::nullopt,
                    job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
@@ -75,30 +92,30 @@ void Scheduler::step() {
                    now);
         save_job(store, *j);
         // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
-        for (auto cluster : release_nodes(store, j->key)) cp_.clusters().refresh(cluster);
+        for (auto cluster : release_nodes(store, j->key)) docs_.refresh(cluster);
         pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
       }
     });
-  }
-  if (!pending.held.empty()) {
+}
+
+void Scheduler::free_held_nodes(Pending& pending) {
+  Store& store = cx_.store();
     store.write([&] {
       for (const auto& key : pending.held) {
         // Re-checked under the write lock: a running job's processes are never touched here.
         auto j = load_job_by_key(store, key);
         if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
         for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
-          cp_.clusters().refresh(cluster);
+          docs_.refresh(cluster);
           pending.clusters_with_queue.push_back(cluster);
         }
       }
     });
-  }
-  std::sort(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end());
-  pending.clusters_with_queue.erase(std::unique(pending.clusters_with_queue.begin(), pending.clusters_with_queue.end()),
-                                    pending.clusters_with_queue.end());
-  std::vector<std::string> started;  // woken once their nodes are committed
-  for (std::int64_t cluster : pending.clusters_with_queue) {
-    if (cluster == 0) continue;
+}
+
+std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int64_t now) {
+  Store& store = cx_.store();
+  std::vector<std::string> started;
     store.write([&] {
       std::vector<std::int64_t> idle;
       {
@@ -137,11 +154,14 @@ void Scheduler::step() {
         started.push_back(job.key);
         changed = true;
       }
-      if (changed) cp_.clusters().refresh(cluster);
+      if (changed) docs_.refresh(cluster);
     });
-  }
-  for (const std::string& key : started) wake_job(state_dir(cp_.layout(), key) / kJobWakeFile);
-  // Auto-scale demand: every node the queued and running jobs of each auto-scale cluster need.
+  return started;
+}
+
+// Auto-scale demand: every node the queued and running jobs of each auto-scale cluster need.
+void Scheduler::update_auto_scale_demand() {
+  Store& store = cx_.store();
   std::vector<std::pair<std::int64_t, int>> demand = store.read([&] {
     std::vector<std::pair<std::int64_t, int>> out;
     auto st = store.prepare(
@@ -153,7 +173,7 @@ void Scheduler::step() {
     }
     return out;
   });
-  for (const auto& [cluster, nodes] : demand) cp_.clusters().set_auto_scale_demand(cluster, nodes);
+  for (const auto& [cluster, nodes] : demand) docs_.set_auto_scale_demand(cluster, nodes);
 }
 
 }  // namespace batchai::control_plane

@@ -3,18 +3,34 @@
 // queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
 // and auto-scale clusters are told how many nodes their queued and running jobs need.
 #pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class Backends;
+class ClusterDocs;
+class Context;
 
 class Scheduler {
  public:
-  explicit Scheduler(ControlPlane& cp);
+  Scheduler(const Context& cx, const Backends& backends, const ClusterDocs& docs)
+      : cx_(cx), backends_(backends), docs_(docs) {}
   void step();
 
  private:
-  ControlPlane& cp_;
+  struct Pending;
+  Pending read_pending(std::int64_t now);
+  void fail_dead_supervisors(Pending& pending, std::int64_t now);
+  void free_held_nodes(Pending& pending);
+  // Gives queued jobs of the cluster their nodes (gang, in order); returns the keys started.
+  std::vector<std::string> place_queued(std::int64_t cluster, std::int64_t now);
+  void update_auto_scale_demand();
+
+  const Context& cx_;
+  const Backends& backends_;
+  const ClusterDocs& docs_;
 };
 
 }  // namespace batchai::control_plane

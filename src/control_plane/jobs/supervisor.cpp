@@ -4,6 +4,7 @@
 // child subreaper, marker variable) while a watcher thread stops every job process on
 // terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
 // frees the nodes and reconciles.
+#include "node_mounts.hpp"
 #include "supervisor.hpp"
 
 #include <fcntl.h>
@@ -25,7 +26,9 @@
 #include "storage_paths.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "jobs/job_wake.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "cluster_docs.hpp"
+#include "context.hpp"
+#include "reconciler.hpp"
 #include "job_launcher.hpp"
 #include "job_processes.hpp"
 #include "job_rows.hpp"
@@ -97,13 +100,11 @@ bool heads_its_queue(Store& store, const JobRow& job) {
 
 }  // namespace
 
-Supervisor::Supervisor(ControlPlane& cp) : cp_(cp) {}
-
 int Supervisor::run(const std::string& job_key) {
   if (!is_job_key(job_key))  // the key names a folder under the home: never a path
     throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
-  Store& store = cp_.store();
-  const NodeLayout& layout = cp_.layout();
+  Store& store = cx_.store();
+  const NodeLayout& layout = cx_.layout();
   const fs::path dir = state_dir(layout, job_key);
   fs::create_directories(dir);
   int lock_fd = ::open((dir / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -120,7 +121,7 @@ int Supervisor::run(const std::string& job_key) {
     return true;
   });
   if (!have_job) return 0;
-  auto now_us = [&] { return to_us(cp_.clock().now()); };
+  auto now_us = [&] { return to_us(cx_.clock().now()); };
   JobWake wake(dir / kJobWakeFile);  // made before the first read below: no wake-up is lost
   for (;;) {
     // 1. wait for nodes. The scheduler runs in every reconcile and wakes us when it gives them.
@@ -134,7 +135,7 @@ int Supervisor::run(const std::string& job_key) {
     for (int round = 0;; ++round) {
       const auto now = std::chrono::steady_clock::now();
       if (head || now - last_reconcile >= kWaitingReconcileEvery) {
-        cp_.reconcile();
+        reconciler_.reconcile();
         last_reconcile = now;
       }
       job = store.read([&] { return load_job_by_key(store, job_key); });
@@ -180,9 +181,9 @@ int Supervisor::run(const std::string& job_key) {
         if (!j) return;
         finish_job(*j, false, std::nullopt, job_error("JobFailed", plan_error), now_us());
         save_job(store, *j);
-        for (auto c : release_nodes(store, job_key)) cp_.clusters().refresh(c);
+        for (auto c : release_nodes(store, job_key)) docs_.refresh(c);
       });
-      cp_.reconcile();
+      reconciler_.reconcile();
       return 0;
     }
     // Where `job file list` looks, recorded before anything runs.
@@ -207,14 +208,13 @@ int Supervisor::run(const std::string& job_key) {
     }
     // 3. run it inside the job's containment, watching the store for terminate/delete/lost nodes.
     // The cgroup is recorded first, so whoever finds this supervisor dead can end the job.
-    const char* preference = std::getenv("BATCHAI_CONTAINMENT");
-    const JobProcesses procs = JobProcesses::contain(job_key, preference != nullptr ? preference : "auto");
+    const JobProcesses procs = JobProcesses::contain(job_key, cx_.settings().containment);
     if (procs.mode() == JobProcesses::Mode::kCgroup) std::ofstream(dir / "cgroup") << procs.cgroup().string() << "\n";
     else fs::remove(dir / "cgroup", ec);
     std::ofstream(plan.execution_log, std::ios::app)
-        << format_iso(cp_.clock().now()) << " process containment: " << procs.describe() << "\n";
+        << format_iso(cx_.clock().now()) << " process containment: " << procs.describe() << "\n";
     make_reserve(dir / "reserve");
-    auto launcher = std::make_shared<JobLauncher>(cp_.launcher(), procs);
+    auto launcher = std::make_shared<JobLauncher>(cx_.launcher(), procs);
     std::atomic<StopReason> reason{StopReason::kNone};
     std::atomic<bool> done{false};
     std::thread watcher([&] {
@@ -276,7 +276,7 @@ int Supervisor::run(const std::string& job_key) {
     const bool again = write_despite_full_disk(dir / "reserve", [&] { return store.write([&] {
       auto j = load_job_by_key(store, job_key);
       std::vector<std::int64_t> clusters = release_nodes(store, job_key);
-      for (auto c : clusters) cp_.clusters().refresh(c);
+      for (auto c : clusters) docs_.refresh(c);
       if (!j) return false;
       if (why == StopReason::kRequeue) {
         set_state(*j, "queued", now_us());
@@ -311,7 +311,7 @@ int Supervisor::run(const std::string& job_key) {
     }); });
     fs::remove(dir / "reserve", ec);
     try {
-      cp_.reconcile();  // the next queued job can start now
+      reconciler_.reconcile();  // the next queued job can start now
     } catch (const Error& e) {
       log::warning(std::string("supervisor: reconcile after the job failed: ") + e.what());
     }

@@ -9,16 +9,21 @@
 
 namespace batchai::control_plane {
 
-class ControlPlane;
+class ClusterDocs;
+class Context;
+class Reconciler;
 
 class Supervisor {
  public:
-  explicit Supervisor(ControlPlane& cp);
+  Supervisor(const Context& cx, Reconciler& reconciler, const ClusterDocs& docs)
+      : cx_(cx), reconciler_(reconciler), docs_(docs) {}
   // Returns the process exit code (0 unless the supervisor itself could not work).
   int run(const std::string& job_key);
 
  private:
-  ControlPlane& cp_;
+  const Context& cx_;
+  Reconciler& reconciler_;
+  const ClusterDocs& docs_;
 };
 
 }  // namespace batchai::control_plane

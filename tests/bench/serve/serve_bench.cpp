@@ -117,7 +117,7 @@ void seed(const Options& o, const fs::path& home) {
     job.where = {"rg", "ws"};
     job.experiment = "exp";
     job.name = "job" + std::to_string(i);
-    job.config_file = job_file.string();
+    job.config = batchai::load_json_file(job_file);
     job.cluster = "c";
     plane->jobs().create(job);
   }

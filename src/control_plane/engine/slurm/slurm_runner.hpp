@@ -12,14 +12,14 @@
 
 #include "batchai/runtime/launch_plan.hpp"
 
-namespace batchai::control_plane {
-class ControlPlane;
+namespace batchai::control_plane::detail {
+class SlurmEnv;
 }
 
 namespace batchai::control_plane::jobs_detail {
 
 // Returns the batch script's exit status: 0 when the job succeeded, its exit code (1..255) otherwise.
-int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key);
+int run_in_slurm_allocation(const detail::SlurmEnv& env, const std::string& job_key);
 
 // Wraps every task placed on a node other than `here` (preparation and main tasks) into an srun
 // step pinned to that node; tasks of `here` run directly, with `here_env` (this node's own Slurm

@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "batchai/slurm/parsers.hpp"
-#include "job_rows.hpp"
+#include "jobs/job_rows.hpp"
+#include "slurm_env.hpp"
 
-namespace batchai::control_plane {
-class ControlPlane;
-}
 
 namespace batchai::control_plane::detail {
 class SlurmBudget;
 }
 
 namespace batchai::control_plane::jobs_detail {
+
+using detail::SlurmEnv;
 
 // True for a job made on a Slurm-backed cluster.
 bool is_slurm_job(const JobRow& job);
@@ -33,24 +33,24 @@ Json new_slurm_job_entry(const std::string& partition);
 // Part of reconcile_slurm for the clusters named: submits queued jobs (priority, then age) while
 // the cluster's bound has room, while `budget` lasts. A job Slurm refuses fails with Slurm's
 // message; a silent controller is thrown (after the jobs submitted before it were stored).
-void submit_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
+void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
 
 // Part of reconcile_slurm: each submitted, unfinished job of the clusters named takes Slurm's
 // state (PENDING -> queued unless its run was claimed, RUNNING -> running, an ended job ->
 // succeeded/failed with the exit code of Slurm's record and the error the runner recorded, or
 // Slurm's reason). A silent controller is thrown.
-void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
+void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& clusters, const detail::SlurmBudget& budget);
 
 // `job terminate` / `job delete` of a submitted job: scancel, then (with `wait`) waits, bounded,
 // until Slurm reports the job ended. Every Slurm command within kSlurmBudget; a silent
 // controller (or one backing off) is not waited for: the cancel is queued for when it answers.
 // Returns Slurm's last word on it (nullopt when Slurm does not answer, or without `wait`).
-std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait = true);
+std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow& job, bool wait = true);
 
 // Ends a Slurm job that `job terminate`/`job delete` set terminating: scancel, then its end
 // recorded (Slurm's record when it came within the wait, JobTerminated either way). Without
 // Slurm's word, the runner's (it stops the tasks when it reads `terminating`) is awaited, bounded.
-void terminate_slurm_job(ControlPlane& cp, const JobRow& job);
+void terminate_slurm_job(const SlurmEnv& env, const JobRow& job);
 
 // The exit code and errors a Slurm job ends with: Slurm's record, with the runner's errors when
 // the runner recorded the job's failure itself (a preparation that failed, a wall-clock timeout).

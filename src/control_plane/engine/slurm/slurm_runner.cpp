@@ -1,3 +1,4 @@
+#include "node_mounts.hpp"
 #include "slurm_runner.hpp"
 
 #include <unistd.h>
@@ -14,13 +15,13 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "node_folders.hpp"
 #include "batchai/runtime/job.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/srun_step.hpp"
-#include "job_launcher.hpp"
-#include "job_processes.hpp"
+#include "jobs/job_launcher.hpp"
+#include "jobs/job_processes.hpp"
 #include "run_claim.hpp"
 #include "slurm_jobs.hpp"
 #include "storage_paths.hpp"
@@ -148,7 +149,7 @@ void route_tasks_through_srun(runtime::LaunchPlan& plan, const std::vector<std::
   }
 }
 
-int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
+int run_in_slurm_allocation(const SlurmEnv& env, const std::string& job_key) {
   if (!is_job_key(job_key)) throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
   const std::string sid = env_text("SLURM_JOB_ID");
   const std::string node_list = env_text("SLURM_JOB_NODELIST");
@@ -162,8 +163,8 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, s);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  Store& store = cp.store();
-  const NodeLayout& layout = cp.layout();
+  Store& store = env.store();
+  const NodeLayout& layout = env.layout();
   auto job = wait_for_own_row(store, job_key, slurm::parse_job_id(sid));
   if (!job) return 0;
   // The run is claimed once, by the job's key, under the lock this runner holds while it runs: a
@@ -174,7 +175,7 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
       return false;
     auto j = load_job_by_key(store, job_key);
     if (j && j->state == "queued") {
-      const std::int64_t now = to_us(cp.clock().now());
+      const std::int64_t now = to_us(env.clock().now());
       set_state(*j, "running", now);
       j->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
       save_job(store, *j);
@@ -234,7 +235,7 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
   store.write([&] {
     auto j = load_job_by_key(store, job_key);
     if (!j) return;
-    const std::int64_t now = to_us(cp.clock().now());
+    const std::int64_t now = to_us(env.clock().now());
     if (j->state == "queued") {
       set_state(*j, "running", now);
       j->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
@@ -249,12 +250,11 @@ int run_in_slurm_allocation(ControlPlane& cp, const std::string& job_key) {
   fs::create_directories(plan.stdouterr_dir, ec);
   for (auto& t : plan.tasks) t.process.append = true;
 
-  const char* preference = std::getenv("BATCHAI_CONTAINMENT");
-  const JobProcesses procs = JobProcesses::contain(job_key, preference != nullptr ? preference : "auto");
+  const JobProcesses procs = JobProcesses::contain(job_key, env.settings().containment);
   std::ofstream(plan.execution_log, std::ios::app)
-      << format_iso(cp.clock().now()) << " Slurm job " << sid << " on " << node_list << "; process containment: "
+      << format_iso(env.clock().now()) << " Slurm job " << sid << " on " << node_list << "; process containment: "
       << procs.describe() << "\n";
-  JobLauncher launcher(cp.launcher(), procs);
+  JobLauncher launcher(env.launcher(), procs);
   std::atomic<bool> done{false};
   // Stops the job's tasks on SIGTERM/SIGINT/SIGHUP and when the job is terminated or deleted.
   std::thread watcher([&] {

@@ -8,7 +8,7 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "jobs/job_rows.hpp"
-#include "jobs/slurm_jobs.hpp"
+#include "slurm_jobs.hpp"
 #include "slurm_clusters.hpp"
 
 namespace batchai::control_plane::detail {
@@ -66,9 +66,9 @@ void mark_slurm_resources(Store& store, const Json& entry) {
 }
 
 // Cancels the Slurm jobs a terminate or delete could not (the controller was silent then).
-void run_queued_cancels(ControlPlane& cp, const SlurmBudget& budget) {
-  Store& store = cp.store();
-  const std::string key = slurm_controller_key();
+void run_queued_cancels(const SlurmEnv& env, const SlurmBudget& budget) {
+  Store& store = env.store();
+  const std::string key = env.controller_key();
   std::vector<std::int64_t> ids = store.read([&] {
     std::vector<std::int64_t> out;
     auto st = store.prepare("SELECT slurm_job_id FROM slurm_cancels WHERE controller = ? ORDER BY since_us");
@@ -79,7 +79,7 @@ void run_queued_cancels(ControlPlane& cp, const SlurmBudget& budget) {
   for (std::int64_t id : ids) {
     if (budget.spent()) return;
     try {
-      slurm::SlurmClient(cp.launcher(), budget.options()).cancel(static_cast<slurm::JobId>(id));
+      env.client(budget).cancel(static_cast<slurm::JobId>(id));
     } catch (const NotFound&) {
       // Slurm forgot it: nothing left to cancel
     } catch (const Error& e) {
@@ -104,34 +104,35 @@ slurm::ClientOptions SlurmBudget::options() const {
   return o;
 }
 
-bool SlurmBudget::spent() const { return deadline_ - std::chrono::steady_clock::now() < kMinCommand; }
-
-std::string slurm_controller_key() {
-  const char* conf = std::getenv("SLURM_CONF");
-  return conf != nullptr ? conf : "";
+slurm::SlurmClient SlurmEnv::client(const SlurmBudget& budget) const {
+  slurm::ClientOptions options = budget.options();
+  options.slurm_conf = slurm_conf_;
+  return slurm::SlurmClient(cx_.launcher(), options);
 }
+
+bool SlurmBudget::spent() const { return deadline_ - std::chrono::steady_clock::now() < kMinCommand; }
 
 bool is_silent_controller(const Error& e) { return e.code() == kSilentCode; }
 
-std::optional<Json> silent_controller_entry(ControlPlane& cp, std::int64_t now_us) {
-  Store& store = cp.store();
+std::optional<Json> silent_controller_entry(const SlurmEnv& env, std::int64_t now_us) {
+  Store& store = env.store();
   return store.read([&]() -> std::optional<Json> {
     auto st = store.prepare("SELECT silent_until_us, error FROM slurm_controllers WHERE controller = ?");
-    st.bind(1, slurm_controller_key());
+    st.bind(1, env.controller_key());
     if (!st.step() || now_us >= st.integer(0)) return std::nullopt;
     return parse_doc(st.text(1));
   });
 }
 
-void refuse_while_silent(ControlPlane& cp) {
-  if (auto entry = silent_controller_entry(cp, to_us(cp.clock().now())))
+void refuse_while_silent(const SlurmEnv& env) {
+  if (auto entry = silent_controller_entry(env, to_us(env.clock().now())))
     throw SystemError(value_or<std::string>(*entry, "message", "The Slurm controller does not answer."), kSilentCode);
 }
 
-void record_silent_controller(ControlPlane& cp, const Error& e) {
-  const std::int64_t now = to_us(cp.clock().now());
+void record_silent_controller(const SlurmEnv& env, const Error& e) {
+  const std::int64_t now = to_us(env.clock().now());
   const std::int64_t until = now + kSilentControllerBackoffUs;
-  const std::string key = slurm_controller_key();
+  const std::string key = env.controller_key();
   const Json entry = {{"code", kSilentCode},
                       {"details", Json::array({{{"name", "controller"}, {"value", controller_label(key)}},
                                                {{"name", "silentSince"}, {"value", iso_us(now)}},
@@ -140,7 +141,7 @@ void record_silent_controller(ControlPlane& cp, const Error& e) {
                                       "; the state shown is the last known one, and Slurm is asked again after " +
                                       iso_us(until) + ". " + e.what()}};
   log::warning(entry["message"].get<std::string>());
-  Store& store = cp.store();
+  Store& store = env.store();
   store.write([&] {
     store.prepare(
              "INSERT INTO slurm_controllers(controller, silent_until_us, error) VALUES (?, ?, ?) "
@@ -150,22 +151,22 @@ void record_silent_controller(ControlPlane& cp, const Error& e) {
   });
 }
 
-void queue_slurm_cancel(ControlPlane& cp, std::uint64_t slurm_job_id) {
-  Store& store = cp.store();
+void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id) {
+  Store& store = env.store();
   store.write([&] {
     store.prepare("INSERT OR IGNORE INTO slurm_cancels(controller, slurm_job_id, since_us) VALUES (?, ?, ?)")
-        .bind(1, slurm_controller_key())
+        .bind(1, env.controller_key())
         .bind(2, static_cast<std::int64_t>(slurm_job_id))
-        .bind(3, to_us(cp.clock().now()))
+        .bind(3, to_us(env.clock().now()))
         .run();
   });
 }
 
-void reconcile_slurm(ControlPlane& cp, const std::vector<std::int64_t>& clusters) {
+void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clusters) {
   if (clusters.empty()) return;
-  Store& store = cp.store();
-  const std::int64_t now = to_us(cp.clock().now());
-  const std::string key = slurm_controller_key();
+  Store& store = env.store();
+  const std::int64_t now = to_us(env.clock().now());
+  const std::string key = env.controller_key();
   const std::optional<std::int64_t> silent_until = store.read([&] {
     auto st = store.prepare("SELECT silent_until_us FROM slurm_controllers WHERE controller = ?");
     st.bind(1, key);
@@ -176,13 +177,13 @@ void reconcile_slurm(ControlPlane& cp, const std::vector<std::int64_t>& clusters
   const bool was_silent = silent_until.has_value();
   SlurmBudget budget;
   try {
-    refresh_slurm_clusters(cp, clusters, budget);
-    if (!budget.spent()) jobs_detail::refresh_slurm_jobs(cp, clusters, budget);
-    if (!budget.spent()) jobs_detail::submit_slurm_jobs(cp, clusters, budget);
-    if (!budget.spent()) run_queued_cancels(cp, budget);
+    refresh_slurm_clusters(env, clusters, budget);
+    if (!budget.spent()) jobs_detail::refresh_slurm_jobs(env, clusters, budget);
+    if (!budget.spent()) jobs_detail::submit_slurm_jobs(env, clusters, budget);
+    if (!budget.spent()) run_queued_cancels(env, budget);
   } catch (const Error& e) {
     if (!is_silent_controller(e)) throw;
-    record_silent_controller(cp, e);
+    record_silent_controller(env, e);
     return;
   }
   if (was_silent)  // it answers again: the silence's entries go, everywhere
@@ -190,58 +191,6 @@ void reconcile_slurm(ControlPlane& cp, const std::vector<std::int64_t>& clusters
       store.prepare("DELETE FROM slurm_controllers WHERE controller = ?").bind(1, key).run();
       mark_slurm_resources(store, nullptr);
     });
-}
-
-std::vector<std::int64_t> slurm_scope_of_cluster(Store& store, const WorkspaceRef& ref, const std::string& name) {
-  return store.read([&] {
-    std::vector<std::int64_t> out;
-    auto ws = find_workspace(store, ref);
-    if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws->id).bind(2, to_lower(name));
-    if (st.step() && slurm_partition(parse_doc(st.text(1)))) out.push_back(st.integer(0));
-    return out;
-  });
-}
-
-std::vector<std::int64_t> slurm_scope_of_workspace(Store& store, const WorkspaceRef& ref) {
-  return store.read([&] {
-    std::vector<std::int64_t> out;
-    auto ws = find_workspace(store, ref);
-    if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ? AND private LIKE '%\"slurm\":{%'");
-    st.bind(1, ws->id);
-    while (st.step())
-      if (slurm_partition(parse_doc(st.text(1)))) out.push_back(st.integer(0));
-    return out;
-  });
-}
-
-std::vector<std::int64_t> slurm_scope_of_job(Store& store, const JobRef& ref) {
-  return store.read([&] {
-    std::vector<std::int64_t> out;
-    auto job = jobs_detail::find_job(store, ref);
-    if (job && job->cluster_id && jobs_detail::is_slurm_job(*job) &&
-        (job->state == "queued" || job->state == "running" || job->state == "terminating"))
-      out.push_back(*job->cluster_id);
-    return out;
-  });
-}
-
-std::vector<std::int64_t> slurm_scope_of_experiment(Store& store, const WorkspaceRef& where,
-                                                    const std::string& experiment) {
-  return store.read([&] {
-    std::vector<std::int64_t> out;
-    auto ws = find_workspace(store, where);
-    if (!ws) return out;
-    auto st = store.prepare(
-        "SELECT DISTINCT j.cluster_id FROM jobs j JOIN experiments e ON e.id = j.experiment_id WHERE e.workspace_id = ? "
-        "AND e.name_lc = ? AND j.state IN ('queued', 'running', 'terminating') AND j.cluster_id IS NOT NULL AND "
-        "j.private LIKE '%\"slurm\":{%'");
-    st.bind(1, ws->id).bind(2, to_lower(experiment));
-    while (st.step()) out.push_back(st.integer(0));
-    return out;
-  });
 }
 
 }  // namespace batchai::control_plane::detail

@@ -9,7 +9,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/log.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "node_folders.hpp"
 #include "batchai/slurm/batch_script.hpp"
 #include "batchai/slurm/client.hpp"
 #include "batchai/slurm/srun_step.hpp"
@@ -34,7 +34,7 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
   if (!partition && props.is_object() && props.contains("slurm")) {
     const Json& slurm = props["slurm"];
     if (!slurm.is_object() || !slurm.contains("partition") || !slurm["partition"].is_string())
-      throw InvalidArgument("properties.slurm.partition in the cluster configuration file must be the name of a Slurm "
+      throw InvalidArgument("properties.slurm.partition in the cluster configuration must be the name of a Slurm "
                             "partition (text).");
     partition = slurm["partition"].get<std::string>();
   }
@@ -42,15 +42,15 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
   return partition;
 }
 
-std::vector<slurm::NodeInfo> probe_slurm_partition(ControlPlane& cp, const std::string& partition) {
-  refuse_while_silent(cp);
+std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const std::string& partition) {
+  refuse_while_silent(env);
   SlurmBudget budget;
   try {
-    slurm::SlurmClient client(cp.launcher(), budget.options());
+    slurm::SlurmClient client(env.launcher(), budget.options());
     client.check_version();
-    return slurm::SlurmClient(cp.launcher(), budget.options()).partition_nodes(partition);
+    return env.client(budget).partition_nodes(partition);
   } catch (const Error& e) {
-    if (is_silent_controller(e)) record_silent_controller(cp, e);
+    if (is_silent_controller(e)) record_silent_controller(env, e);
     throw;
   }
 }
@@ -66,24 +66,27 @@ Json slurm_private_entry(const std::string& partition, const std::vector<slurm::
   return {{"nodes", list}, {"partition", partition}};
 }
 
-void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes) {
-  std::map<slurm::NodeState, int> counts;
-  for (const auto& n : nodes) ++counts[n.state];
-  doc["nodeStateCounts"] = {{"idleNodeCount", counts[slurm::NodeState::idle]},
+void apply_slurm_counts(Json& doc, const Json& entry) {
+  std::map<std::string, int> counts;
+  if (entry.is_object() && entry.contains("nodes") && entry["nodes"].is_array())
+    for (const auto& n : entry["nodes"]) ++counts[value_or<std::string>(n, "state", "")];
+  doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},
                             {"leavingNodeCount", 0},
-                            {"preparingNodeCount", counts[slurm::NodeState::preparing]},
-                            {"runningNodeCount", counts[slurm::NodeState::running]},
-                            {"unusableNodeCount", counts[slurm::NodeState::unusable]}};
-  doc["currentNodeCount"] = static_cast<int>(nodes.size());
+                            {"preparingNodeCount", counts["preparing"]},
+                            {"runningNodeCount", counts["running"]},
+                            {"unusableNodeCount", counts["unusable"]}};
+  doc["currentNodeCount"] = entry.is_object() && entry.contains("nodes") && entry["nodes"].is_array()
+                                ? static_cast<int>(entry["nodes"].size())
+                                : 0;
   doc["allocationState"] = "steady";  // Slurm's nodes are there or not; batchai never resizes them
 }
 
-void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget) {
+void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget) {
   // The partitions of the named clusters; several clusters on one partition share one sinfo.
-  std::map<std::string, std::vector<std::int64_t>> partitions = cp.store().read([&] {
+  std::map<std::string, std::vector<std::int64_t>> partitions = env.store().read([&] {
     std::map<std::string, std::vector<std::int64_t>> out;
     for (std::int64_t id : clusters)
-      if (auto c = load_cluster(cp.store(), id))
+      if (auto c = load_cluster(env.store(), id))
         if (auto partition = slurm_partition(c->private_data)) out[*partition].push_back(id);
     return out;
   });
@@ -92,7 +95,7 @@ void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& c
     std::optional<std::vector<slurm::NodeInfo>> nodes;
     Json error;
     try {
-      nodes = slurm::SlurmClient(cp.launcher(), budget.options()).partition_nodes(partition);
+      nodes = env.client(budget).partition_nodes(partition);
     } catch (const Error& e) {
       if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
       // Last known counts stay; the error says they are stale and why.
@@ -102,18 +105,18 @@ void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& c
                                "'; the node counts shown are the last known ones: " + e.what()}};
       log::warning(error["message"].get<std::string>());
     }
-    cp.store().write([&] {
+    env.store().write([&] {
       for (std::int64_t id : ids) {
-        auto c = load_cluster(cp.store(), id);
+        auto c = load_cluster(env.store(), id);
         if (!c || slurm_partition(c->private_data) != partition) continue;  // deleted or replaced meanwhile
         if (nodes) {
-          apply_slurm_counts(c->doc, *nodes);
-          c->doc["errors"] = nullptr;
           c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
+          apply_slurm_counts(c->doc, c->private_data["slurm"]);
+          c->doc["errors"] = nullptr;
         } else {
           c->doc["errors"] = Json::array({error});
         }
-        cp.store()
+        env.store()
             .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
             .bind(1, dump_doc(c->doc)).bind(2, dump_doc(c->private_data)).bind(3, id).run();
       }
@@ -173,14 +176,7 @@ void warn_if_no_gpus(const ClusterRow& cluster) {
                  "' run without GPUs (AZ_BATCHAI_NUM_GPUS=0).");
 }
 
-void refuse_on_slurm(const ClusterRow& cluster, const std::string& what) {
-  if (slurm_partition(cluster.private_data))
-    throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
-                          "' stands on Slurm partition '" + *slurm_partition(cluster.private_data) +
-                          "' (docs/slurm.md).");
-}
-
-void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExecOptions& options,
+void slurm_node_exec(const SlurmEnv& env, const ClusterRow& cluster, const NodeExecOptions& options,
                      std::optional<slurm::JobId> job) {
   if (!options.forwards.empty())
     throw InvalidArgument("-L port forwarding is not served on Slurm clusters: cluster '" + cluster.name +
@@ -193,10 +189,10 @@ void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExec
   const std::string node = options.node_id.value_or(names.front());
   if (std::find(names.begin(), names.end(), node) == names.end())
     throw InvalidArgument("Cannot find a node with id=" + node);
-  const std::filesystem::path folder = cp.layout().node(cluster.resource_group, cluster.workspace, cluster.name, node);
-  ensure_node_folder(cp.layout(), cluster.doc, folder);
+  const std::filesystem::path folder = env.layout().node(cluster.resource_group, cluster.workspace, cluster.name, node);
+  ensure_node_folder(env.layout(), cluster.doc, folder);
   ProcessSpec spec;
-  spec.env = node_environment(folder);
+  spec.env = node_mount_environment(folder);
   spec.env["BATCHAI_EXEC_COMMAND"] = *options.exec;
   slurm::SrunStep step;
   step.node = node;
@@ -207,7 +203,7 @@ void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExec
   step.command = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};
   spec.argv = slurm::srun_argv(step);
   spec.new_session = false;  // Ctrl-C reaches srun, which ends the step
-  cp.launcher().run(spec);   // as in the simulation, the remote exit code is not propagated
+  env.launcher().run(spec);   // as in the simulation, the remote exit code is not propagated
 }
 
 }  // namespace batchai::control_plane::detail

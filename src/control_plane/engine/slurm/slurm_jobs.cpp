@@ -10,11 +10,10 @@
 
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
-#include "batchai/control_plane/control_plane.hpp"
+#include "jobs/job_processes.hpp"
 #include "batchai/runtime/job.hpp"
 #include "batchai/slurm/batch_script.hpp"
 #include "batchai/slurm/client.hpp"
-#include "job_processes.hpp"
 #include "run_claim.hpp"
 #include "slurm_clusters.hpp"
 #include "slurm_reconcile.hpp"
@@ -49,9 +48,9 @@ Json& slurm_entry(JobRow& job) { return job.private_data["slurm"]; }
 int node_bound(const ClusterRow& cluster) { return cluster.scale_mode == "auto" ? cluster.max_nodes : cluster.target; }
 
 // The batch job for `job` on `cluster` (its state folder holds Slurm's own output of the script).
-slurm::BatchJob batch_job_for(ControlPlane& cp, const JobRow& job, const ClusterRow& cluster) {
+slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const ClusterRow& cluster) {
   const runtime::Job typed = runtime::parse_job(job.doc);
-  const std::filesystem::path dir = state_dir(cp.layout(), job.key);
+  const std::filesystem::path dir = state_dir(env.layout(), job.key);
   slurm::BatchJob b;
   b.name = job.name;
   b.comment = "batchai job " + job.key + " " + value_or<std::string>(job.doc, "id", "");
@@ -68,7 +67,7 @@ slurm::BatchJob batch_job_for(ControlPlane& cp, const JobRow& job, const Cluster
   b.work_dir = dir;
   b.stdout_path = dir / "slurm-batch.log";
   b.stderr_path = dir / "slurm-batch.log";
-  b.environment["BATCHAI_HOME"] = cp.settings().home.string();
+  b.environment["BATCHAI_HOME"] = env.settings().home.string();
   b.command_line = slurm::shell_quote(self_executable().string()) + " _slurm-run --job-key " + job.key;
   return b;
 }
@@ -108,8 +107,8 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
 
-void submit_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
-  Store& store = cp.store();
+void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
+  Store& store = env.store();
   // Those of the clusters with a queued job not submitted yet: a cheap read, most calls find none.
   std::vector<std::int64_t> clusters = store.read([&] {
     std::vector<std::int64_t> out;
@@ -153,11 +152,11 @@ void submit_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope,
         if (job.node_count > bound) continue;  // waits for a resize without blocking the others
         if (in_use + job.node_count > bound) break;  // in order: a later job does not overtake it
         if (budget.spent()) return;
-        const std::int64_t now = to_us(cp.clock().now());
+        const std::int64_t now = to_us(env.clock().now());
         try {
-          const slurm::BatchJob batch = batch_job_for(cp, job, *cluster);
+          const slurm::BatchJob batch = batch_job_for(env, job, *cluster);
           // Bounded by the budget: sbatch runs under the write lock, which every other writer waits for.
-          const slurm::JobId id = slurm::SlurmClient(cp.launcher(), budget.options()).submit(batch);
+          const slurm::JobId id = env.client(budget).submit(batch);
           slurm_entry(job)["jobId"] = id;
           slurm_entry(job)["submittedUs"] = now;
           slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
@@ -201,8 +200,8 @@ void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now
   slurm_entry(job)["finalState"] = info.slurm_state;
 }
 
-void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
-  Store& store = cp.store();
+void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
+  Store& store = env.store();
   std::map<slurm::JobId, std::string> submitted = store.read([&] {
     std::map<slurm::JobId, std::string> out;
     auto st = store.prepare(std::string(kJobColumns) +
@@ -222,14 +221,14 @@ void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope
   for (const auto& entry : submitted) ids.push_back(entry.first);
   std::map<slurm::JobId, slurm::JobInfo> known;
   try {
-    known = slurm::SlurmClient(cp.launcher(), budget.options()).jobs(ids);
+    known = env.client(budget).jobs(ids);
   } catch (const Error& e) {
     if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
     log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
     return;
   }
   store.write([&] {
-    const std::int64_t now = to_us(cp.clock().now());
+    const std::int64_t now = to_us(env.clock().now());
     for (const auto& [id, key] : submitted) {
       auto it = known.find(id);
       auto job = load_job_by_key(store, key);
@@ -254,7 +253,7 @@ void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope
           // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
           if (run_claim(store, job->key)) {
             if (!finish_from_runner(*job, now)) continue;
-            queue_slurm_cancel(cp, id);  // its run is over: Slurm must not start the batch script again
+            queue_slurm_cancel(env, id);  // its run is over: Slurm must not start the batch script again
           } else {
             set_state(*job, "queued", now);  // requeued before its runner started
             job->doc["executionInfo"] = nullptr;
@@ -269,27 +268,27 @@ void refresh_slurm_jobs(ControlPlane& cp, const std::vector<std::int64_t>& scope
   });
 }
 
-std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& job, bool wait) {
+std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow& job, bool wait) {
   const auto id = slurm_job_id(job);
   if (!id) return std::nullopt;
-  if (silent_controller_entry(cp, to_us(cp.clock().now()))) {
-    queue_slurm_cancel(cp, *id);  // scancel once the controller answers; the runner stops the tasks now
+  if (silent_controller_entry(env, to_us(env.clock().now()))) {
+    queue_slurm_cancel(env, *id);  // scancel once the controller answers; the runner stops the tasks now
     return std::nullopt;
   }
   try {
-    slurm::SlurmClient(cp.launcher(), SlurmBudget().options()).cancel(*id);
+    env.client(SlurmBudget()).cancel(*id);
     if (!wait) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
     for (;;) {
       // Each poll within its own budget: a controller that dies meanwhile costs one budget, not the wait.
-      slurm::JobInfo info = slurm::SlurmClient(cp.launcher(), SlurmBudget().options()).job(*id);
+      slurm::JobInfo info = env.client(SlurmBudget()).job(*id);
       if (slurm::is_final_job_state(info.slurm_state) || std::chrono::steady_clock::now() >= deadline) return info;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   } catch (const Error& e) {
     if (is_silent_controller(e)) {
-      record_silent_controller(cp, e);
-      queue_slurm_cancel(cp, *id);
+      record_silent_controller(env, e);
+      queue_slurm_cancel(env, *id);
     } else {
       log::warning("Cannot cancel Slurm job " + std::to_string(*id) + " of job '" + job.name + "': " + e.what());
     }
@@ -297,17 +296,17 @@ std::optional<slurm::JobInfo> cancel_slurm_job(ControlPlane& cp, const JobRow& j
   }
 }
 
-void terminate_slurm_job(ControlPlane& cp, const JobRow& job) {
+void terminate_slurm_job(const SlurmEnv& env, const JobRow& job) {
   // The runner stops the tasks on SIGTERM, or when it reads `terminating` in the store; Slurm ends
   // the allocation.
-  const auto info = cancel_slurm_job(cp, job);
-  Store& store = cp.store();
+  const auto info = cancel_slurm_job(env, job);
+  Store& store = env.store();
   // Slurm gave no final word (its controller is silent): the runner's own is awaited, bounded.
   if (!(info && slurm::is_final_job_state(info->slurm_state))) await_runner_outcome(store, job.key, kRunnerStopWait);
   store.write([&] {
     auto j = load_job_by_key(store, job.key);
     if (!j || j->state != "terminating") return;  // a reconcile recorded the end meanwhile
-    const std::int64_t now = to_us(cp.clock().now());
+    const std::int64_t now = to_us(env.clock().now());
     if (info && slurm::is_final_job_state(info->slurm_state))
       finish_from_slurm(*j, *info, now);
     else

@@ -12,10 +12,8 @@
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/control_plane/options.hpp"
 #include "internal.hpp"
+#include "slurm_env.hpp"
 
-namespace batchai::control_plane {
-class ControlPlane;
-}
 
 namespace batchai::control_plane::detail {
 
@@ -31,19 +29,20 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
 // Asks the controller for its version and the partition's nodes, within one SlurmBudget, and not
 // at all while the controller backs off. Throws the client's error: NotFound partition, controller
 // that does not answer (then every process backs off), Slurm too old.
-std::vector<slurm::NodeInfo> probe_slurm_partition(ControlPlane& cp, const std::string& partition);
+std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const std::string& partition);
 
 // {"partition": NAME, "nodes": [{"name", "address", "state", "slurmState"}...]}: the private "slurm"
 // entry ("address" is Slurm's NodeAddr; rows stored before it was read lack it).
 Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes);
 
-// Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes.
-void apply_slurm_counts(Json& doc, const std::vector<slurm::NodeInfo>& nodes);
+// Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes of
+// a private "slurm" entry.
+void apply_slurm_counts(Json& doc, const Json& entry);
 
 // Part of reconcile_slurm: each partition of the named Slurm clusters asked once (sinfo, within
 // `budget`). Another error than a silent controller (which is thrown, for reconcile_slurm to
 // record) leaves the cluster's last known counts and an `errors` entry saying why.
-void refresh_slurm_clusters(ControlPlane& cp, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget);
+void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget);
 
 // `cluster node list` of a Slurm cluster: the partition's nodes as last seen, with their NodeAddr.
 Json slurm_node_list(const ClusterRow& cluster);
@@ -51,9 +50,6 @@ Json slurm_node_list(const ClusterRow& cluster);
 // The stored NodeAddr of node `node_name` of a Slurm cluster (its private data); the node's name
 // when the node is not stored or was stored without an address (never a made-up 127.0.0.1).
 std::string slurm_node_address(const Json& private_data, const std::string& node_name);
-
-// InvalidArgument "<what> is not supported on Slurm clusters yet ..." for a Slurm cluster.
-void refuse_on_slurm(const ClusterRow& cluster, const std::string& what);
 
 // The GPUs a job asks each node for (sbatch --gres=gpu:N): the cluster's VM size's, when a node
 // of the partition has that many among its generic resources as last seen; 0 otherwise (the job
@@ -66,7 +62,7 @@ void warn_if_no_gpus(const ClusterRow& cluster);
 // Slurm cluster: --exec runs through srun on the node (options.node_id, else the cluster's first
 // node), in its node folder, as a step of the job's allocation (--overlap) or of a new one-node
 // allocation that must start within 30 s. -L forwarding is refused: ssh -L to the node's NodeAddr.
-void slurm_node_exec(ControlPlane& cp, const ClusterRow& cluster, const NodeExecOptions& options,
+void slurm_node_exec(const SlurmEnv& env, const ClusterRow& cluster, const NodeExecOptions& options,
                      std::optional<slurm::JobId> job);
 
 }  // namespace batchai::control_plane::detail

@@ -12,6 +12,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/client.hpp"
 #include "internal.hpp"
+#include "slurm_env.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -34,35 +35,25 @@ class SlurmBudget {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-// The controller this process talks to, as the back-off is keyed: its $SLURM_CONF, '' for the system's.
-std::string slurm_controller_key();
 // True for the client's "the controller does not answer" (a refused connection or the bound).
 bool is_silent_controller(const Error& e);
 
 // The errors entry the controller's silence put on its clusters and jobs while it backs off;
 // nullopt when it is not backing off at `now_us`.
-std::optional<Json> silent_controller_entry(ControlPlane& cp, std::int64_t now_us);
+std::optional<Json> silent_controller_entry(const SlurmEnv& env, std::int64_t now_us);
 // Throws SlurmControllerUnreachable when the controller is backing off (a command that cannot do
 // its work without Slurm, such as a cluster create, says so at once).
-void refuse_while_silent(ControlPlane& cp);
+void refuse_while_silent(const SlurmEnv& env);
 // The controller did not answer: every process backs off, every Slurm cluster and unfinished job
 // gets an `errors` entry saying its state is the last known one.
-void record_silent_controller(ControlPlane& cp, const Error& e);
+void record_silent_controller(const SlurmEnv& env, const Error& e);
 
 // A Slurm job to cancel once its controller answers again (a terminate or delete it missed).
-void queue_slurm_cancel(ControlPlane& cp, std::uint64_t slurm_job_id);
+void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id);
 
 // Brings the named Slurm clusters (row ids) and their jobs up to date from Slurm: nodes (sinfo),
 // job states (squeue), submissions (sbatch), missed cancels; within kSlurmBudget, and nothing at
 // all while the controller backs off. An empty list asks nothing and costs nothing.
-void reconcile_slurm(ControlPlane& cp, const std::vector<std::int64_t>& clusters);
-
-// Which Slurm clusters a command touches (for ControlPlane::reconcile(clusters)); empty when none.
-std::vector<std::int64_t> slurm_scope_of_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
-std::vector<std::int64_t> slurm_scope_of_workspace(Store& store, const WorkspaceRef& ref);
-// The clusters of the job's, or the experiment's, unfinished jobs on Slurm.
-std::vector<std::int64_t> slurm_scope_of_job(Store& store, const JobRef& ref);
-std::vector<std::int64_t> slurm_scope_of_experiment(Store& store, const WorkspaceRef& where,
-                                                    const std::string& experiment);
+void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clusters);
 
 }  // namespace batchai::control_plane::detail

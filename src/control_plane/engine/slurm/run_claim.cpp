@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "batchai/common/log.hpp"
-#include "job_processes.hpp"
-#include "job_rows.hpp"
+#include "jobs/job_processes.hpp"
+#include "jobs/job_rows.hpp"
 
 namespace batchai::control_plane::jobs_detail {
 

@@ -1,0 +1,49 @@
+#include "cluster_docs.hpp"
+
+#include "context.hpp"
+#include "engine/cluster_backend.hpp"
+#include "internal.hpp"
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+Json scale_settings_of(const ClusterRow& c) {
+  if (c.scale_mode == "manual") {
+    Json manual = Json::object();
+    if (auto s = c.doc.find("scaleSettings"); s != c.doc.end() && s->is_object())
+      if (auto m = s->find("manual"); m != s->end() && m->is_object()) manual = *m;
+    manual["targetNodeCount"] = c.target;
+    if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
+    return {{"autoScale", nullptr}, {"manual", manual}};
+  }
+  return {{"autoScale",
+           {{"initialNodeCount", c.target}, {"maximumNodeCount", c.max_nodes}, {"minimumNodeCount", c.min_nodes}}},
+          {"manual", nullptr}};
+}
+
+}  // namespace
+
+void ClusterDocs::refresh(std::int64_t cluster_row_id) const {
+  Store& store = cx_.store();
+  store.write([&] {
+    auto c = load_cluster(store, cluster_row_id);
+    if (!c) return;
+    backends_.of(*c).refresh_counts(*c);
+    c->doc["scaleSettings"] = scale_settings_of(*c);
+    store.prepare("UPDATE clusters SET doc = ? WHERE id = ?").bind(1, dump_doc(c->doc)).bind(2, cluster_row_id).run();
+  });
+}
+
+void ClusterDocs::set_auto_scale_demand(std::int64_t cluster_row_id, int nodes) const {
+  cx_.store().write([&] {
+    auto st = cx_.store().prepare(
+        "UPDATE clusters SET auto_demand = ?, pending = 1 WHERE id = ? AND scale_mode = 'auto' AND "
+        "(auto_demand IS NULL OR auto_demand <> ?)");
+    st.bind(1, nodes).bind(2, cluster_row_id).bind(3, nodes).run();
+  });
+}
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,103 @@
+// The engine seam: what differs between the engines a cluster can stand on. The services hold
+// no engine decision; they ask the backend of the cluster (or job) in hand. docs/architecture.md,
+// "Adding an engine", says what a new backend implements.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "batchai/common/json_util.hpp"
+#include "batchai/control_plane/options.hpp"
+#include "cluster_kind.hpp"
+
+namespace batchai::control_plane::detail {
+struct ClusterRow;
+}
+namespace batchai::control_plane::jobs_detail {
+struct JobRow;
+}
+
+namespace batchai::control_plane {
+
+using detail::ClusterRow;
+using jobs_detail::JobRow;
+
+// A cluster being created, as the service resolved it, for the engine to check and describe.
+struct NewCluster {
+  const ClusterCreateOptions& options;
+  const Json& properties;  // the document's `properties` ({} when there is none)
+  std::string vm_size;     // upper case, as stored
+  int desired_nodes = 0;   // what the scale settings ask for now
+};
+
+class ClusterBackend {
+ public:
+  virtual ~ClusterBackend() = default;
+  virtual ClusterKind kind() const = 0;
+
+  // ---- clusters ----
+  // Whether a create asks for this engine (its own option or property names it).
+  virtual bool claims(const ClusterCreateOptions& options, const Json& properties) const = 0;
+  // Checks of the request that need nothing looked up (before the create reconciles).
+  virtual void check_request(const ClusterCreateOptions& options, const Json& properties) const = 0;
+  // Before the create makes anything: asks the engine what it needs and returns the engine's
+  // entry for the row's private data (null: none). Throws to refuse the create.
+  virtual Json place(const NewCluster& cluster) = 0;
+  // Fills the new document's allocation state and node counts; returns whether node work is
+  // pending (nodes to allocate).
+  virtual bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) = 0;
+  // One reconcile step of a cluster with pending node work, at `now_us` (inside a write transaction).
+  virtual void step(const ClusterRow& cluster, std::int64_t now_us) = 0;
+  // After the step committed: the work that runs outside the store (mounts, setup tasks).
+  virtual void start_work(std::int64_t cluster_id) = 0;
+  // Node counts, errors and allocation state of the document from what the engine knows.
+  virtual void refresh_counts(ClusterRow& cluster) = 0;
+  // `cluster node list`.
+  virtual Json list_nodes(const ClusterRow& cluster) = 0;
+  // `cluster node exec` (job: null) and `job node exec` (options.node_id is set and is one of
+  // the job's nodes).
+  virtual void exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) = 0;
+  // Refuses an operation the engine does not serve (`what` names it for the message).
+  virtual void check_supported(const ClusterRow& cluster, const std::string& what) const = 0;
+  // Inside a cluster delete's transaction: stops what runs on its nodes outside any job.
+  virtual void remove(const ClusterRow& cluster) = 0;
+
+  // ---- jobs ----
+  // Whether the engine runs its own queue (batchai's scheduler leaves its jobs alone).
+  virtual bool schedules_itself() const = 0;
+  // The engine's entry in a new job's private data on `cluster` (null: none).
+  virtual Json new_job_entry(const ClusterRow& cluster) = 0;
+  // After the job was stored queued: starts whatever runs or submits it.
+  virtual void start_job(const std::string& job_key, const ClusterRow& cluster) = 0;
+  // Whether a queued job may start any moment (a terminate then goes through `terminating`).
+  virtual bool may_start_any_moment(const JobRow& job) const = 0;
+  // Inside a deleting transaction: stops every process of the job, without waiting for a word.
+  virtual void stop_job(const JobRow& job) = 0;
+  // After `job terminate` stored the job terminating: ends it and records its end, bounded.
+  virtual void terminate(const JobRow& job) = 0;
+  // `job node list` of a job on `cluster` (null when the cluster is gone).
+  virtual Json job_nodes(const JobRow& job, const ClusterRow* cluster) = 0;
+
+  // ---- reconcile ----
+  // Brings the clusters named (row ids of this engine's clusters among others) and their jobs
+  // up to date from the engine, bounded; nothing for an empty list.
+  virtual void reconcile(const std::vector<std::int64_t>& clusters) = 0;
+};
+
+// The backends of one control plane, one per kind, made by the composition root.
+class Backends {
+ public:
+  void add(std::unique_ptr<ClusterBackend> backend);
+  ClusterBackend& of(ClusterKind kind) const;
+  ClusterBackend& of(const ClusterRow& cluster) const;
+  ClusterBackend& of(const JobRow& job) const;
+  // The engine a create asks for: the one that claims it, else the simulation.
+  ClusterBackend& for_new(const ClusterCreateOptions& options, const Json& properties) const;
+  const std::vector<std::unique_ptr<ClusterBackend>>& all() const { return backends_; }
+
+ private:
+  std::vector<std::unique_ptr<ClusterBackend>> backends_;
+};
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,17 @@
+// Which engine a cluster (and each job made on it) stands on, parsed once from its row: the
+// engine's entry in the row's private data names it. The only list of engines outside the
+// composition root (control_plane.cpp).
+#pragma once
+#include "batchai/common/json_util.hpp"
+
+namespace batchai::control_plane {
+
+enum class ClusterKind {
+  kSimulated,  // node folders on this machine, scheduled by batchai (engine/simulated)
+  kSlurm,      // a Slurm partition's nodes, scheduled by Slurm (engine/slurm)
+};
+
+// The kind a cluster's or job's private data records; kSimulated when no engine entry is there.
+ClusterKind cluster_kind_of(const Json& private_data);
+
+}  // namespace batchai::control_plane

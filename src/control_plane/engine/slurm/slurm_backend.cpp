@@ -1,0 +1,91 @@
+#include "slurm_backend.hpp"
+
+#include "batchai/slurm/states.hpp"
+#include "jobs/job_rows.hpp"
+#include "slurm_clusters.hpp"
+#include "slurm_jobs.hpp"
+#include "slurm_reconcile.hpp"
+
+namespace batchai::control_plane::detail {
+
+using namespace jobs_detail;
+
+namespace {
+
+// The stored partition of a cluster this backend made (its row's engine entry).
+std::string partition_of(const ClusterRow& cluster) { return slurm_partition(cluster.private_data).value_or(""); }
+
+}  // namespace
+
+bool SlurmBackend::claims(const ClusterCreateOptions& options, const Json& properties) const {
+  return options.slurm_partition.has_value() || (properties.is_object() && properties.contains("slurm"));
+}
+
+void SlurmBackend::check_request(const ClusterCreateOptions& options, const Json& properties) const {
+  requested_slurm_partition(options.slurm_partition, properties);
+}
+
+Json SlurmBackend::place(const NewCluster& cluster) {
+  // The controller and the partition are asked now, before auto-storage or the row makes
+  // anything; their error ends the create with nothing made.
+  const std::string partition = *requested_slurm_partition(cluster.options.slurm_partition, cluster.properties);
+  return {{"slurm", slurm_private_entry(partition, probe_slurm_partition(env_, partition))}};
+}
+
+bool SlurmBackend::describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) {
+  apply_slurm_counts(doc, private_data["slurm"]);
+  ClusterRow shape;  // what slurm_gpus_per_node reads: the VM size and the partition's nodes
+  shape.name = cluster.options.name;
+  shape.doc = doc;
+  shape.private_data = private_data;
+  warn_if_no_gpus(shape);
+  return false;  // Slurm's nodes are there already: nothing to allocate
+}
+
+void SlurmBackend::step(const ClusterRow& cluster, std::int64_t) {
+  // Slurm's nodes: a resize or auto-scale changed the cluster's bound only.
+  env_.store().prepare("UPDATE clusters SET pending = 0 WHERE id = ?").bind(1, cluster.id).run();
+}
+
+Json SlurmBackend::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
+
+void SlurmBackend::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) {
+  // A job's node: a step in its allocation (its node list is empty unless it runs).
+  slurm_node_exec(env_, cluster, options, job != nullptr ? slurm_job_id(*job) : std::nullopt);
+}
+
+void SlurmBackend::check_supported(const ClusterRow& cluster, const std::string& what) const {
+  throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
+                        "' stands on Slurm partition '" + partition_of(cluster) + "' (docs/slurm.md).");
+}
+
+Json SlurmBackend::new_job_entry(const ClusterRow& cluster) {
+  return {{"slurm", new_slurm_job_entry(partition_of(cluster))}};
+}
+
+void SlurmBackend::start_job(const std::string&, const ClusterRow& cluster) {
+  reconcile_slurm(env_, {cluster.id});  // sbatch now, when the cluster's bound has room (docs/slurm.md)
+}
+
+bool SlurmBackend::may_start_any_moment(const JobRow& job) const { return slurm_job_id(job).has_value(); }
+
+void SlurmBackend::stop_job(const JobRow& job) { cancel_slurm_job(env_, job, false); }  // Slurm ends its processes
+
+void SlurmBackend::terminate(const JobRow& job) { terminate_slurm_job(env_, job); }
+
+Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
+  // The allocation's nodes while the job runs, at the address they were last seen with (NodeAddr).
+  Json out = Json::array();
+  if (!job.private_data.contains("nodes") || (job.state != "running" && job.state != "terminating")) return out;
+  const Json cluster_data = cluster != nullptr ? cluster->private_data : Json::object();
+  for (const auto& name : job.private_data["nodes"]) {
+    if (!name.is_string()) continue;
+    const std::string node = name.get<std::string>();
+    out.push_back({{"ipAddress", slurm_node_address(cluster_data, node)}, {"nodeId", node}, {"port", 22.0}});
+  }
+  return out;
+}
+
+void SlurmBackend::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }
+
+}  // namespace batchai::control_plane::detail

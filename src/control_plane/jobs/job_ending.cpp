@@ -1,0 +1,63 @@
+#include "job_ending.hpp"
+
+#include <algorithm>
+
+#include "cluster_docs.hpp"
+#include "context.hpp"
+#include "engine/cluster_backend.hpp"
+#include "job_processes.hpp"
+#include "job_rows.hpp"
+
+namespace batchai::control_plane {
+
+using namespace detail;
+using namespace jobs_detail;
+
+void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why) {
+  const char* where = kind == Deleted::kCluster      ? "cluster_id = ?"
+                      : kind == Deleted::kExperiment ? "experiment_id = ?"
+                                                     : "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
+  Store& store = cx_.store();
+  std::vector<JobRow> affected;
+  {
+    auto st = store.prepare(std::string(kJobColumns) + "WHERE " + where);
+    st.bind(1, row_id);
+    while (st.step()) affected.push_back(read_job(st));
+  }
+  const std::int64_t now = cx_.now_us();
+  std::vector<std::int64_t> touched;
+  for (auto& job : affected) {
+    if (is_unfinished(job.state)) {
+      backends_.of(job).stop_job(job);
+      for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
+      // Recorded even where the row goes with its experiment: a supervisor that outlived
+      // SIGKILL's delivery (it cannot) would find the job ended, not running.
+      finish_job(job, false, std::nullopt,
+                 job_error(kind == Deleted::kCluster ? "ClusterDeleted" : "JobDeleted",
+                           "The job's " + why + " while the job was " + job.state + "."),
+                 now);
+      save_job(store, job);
+    }
+    if (kind != Deleted::kCluster) trash(store, state_dir(cx_.layout(), job.key));
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (auto cluster : touched)
+    if (kind != Deleted::kCluster || cluster != row_id) docs_.refresh(cluster);
+}
+
+void JobEnding::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
+                                      const std::string& with) {
+  std::vector<std::pair<std::int64_t, std::string>> clusters;
+  {
+    auto st = cx_.store().prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
+    st.bind(1, workspace_row_id);
+    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
+  }
+  const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
+  for (const auto& [id, name] : clusters)
+    end_jobs_under(Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);
+  end_jobs_under(Deleted::kWorkspace, workspace_row_id, "workspace '" + workspace + "' was deleted" + with);
+}
+
+}  // namespace batchai::control_plane
