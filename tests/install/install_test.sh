@@ -5,9 +5,9 @@
 # `batchai train`, `batchai serve --port 0` and the installed tutorial script. What was loaded is
 # read from the loader (LD_DEBUG=files) and from /proc/<pid>/maps: nothing may come from the
 # build or the source tree.
-# Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR
+# Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR PROJECT_VERSION
 set -uo pipefail
-cmake="${1:?usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR}" build="${2:?}" source="${3:?}"
+cmake="${1:?usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR PROJECT_VERSION}" build="${2:?}" source="${3:?}" version="${4:?}"
 build="$(cd "$build" && pwd -P)" source="$(cd "$source" && pwd -P)"
 tmp="$(mktemp -d -t batchai-install-test.XXXXXX)"
 serve_pid=""
@@ -46,6 +46,10 @@ export PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin" BATCHAI_HOME="$tmp/state"
 unset BATCHAI_CUDA_PLUGIN AZURE_DEFAULTS_GROUP
 mkdir -p "$tmp/work" "$HOME" && cd "$tmp/work" || exit 1
 [ "$(command -v batchai)" = "$prefix/bin/batchai" ] || fail "batchai on PATH is $(command -v batchai)"
+
+# The installed version names the installed plugins.
+bash "$(dirname "$0")/version_test.sh" "$prefix/bin/batchai" "$version" "$prefix/lib/batchai" ||
+  fail "version_test.sh of the installed batchai"
 
 # Resource commands.
 step() { "$@" > "$tmp/out" 2> "$tmp/err" || { fail "$* (exit $?): $(cat "$tmp/err")"; return 1; }; }
