@@ -24,12 +24,16 @@ install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright COMPO
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime
         FILES_MATCHING PATTERN "*.md" PATTERN "*.csv" PATTERN "*.svg")
 
+# Who builds the package answers for it: set BATCHAI_DEB_MAINTAINER to a real address.
+set(BATCHAI_DEB_MAINTAINER "batchai authors <batchai@example.org>" CACHE STRING
+    "Maintainer field of the Debian package (and its changelog)")
+
 # Debian's changelog.gz (policy 12.7), compressed reproducibly (gzip -n: no name, no time).
 set(BATCHAI_CHANGELOG ${PROJECT_BINARY_DIR}/packaging/changelog)
 file(WRITE ${BATCHAI_CHANGELOG}.in
      "batchai (${PROJECT_VERSION}) unstable; urgency=low\n\n"
      "  * Built from the batchai source tree (see git log for the changes).\n\n"
-     " -- batchai authors <batchai@localhost>  Thu, 01 Jan 2026 00:00:00 +0000\n")
+     " -- ${BATCHAI_DEB_MAINTAINER}  Thu, 01 Jan 2026 00:00:00 +0000\n")
 configure_file(${BATCHAI_CHANGELOG}.in ${BATCHAI_CHANGELOG} COPYONLY)
 add_custom_command(OUTPUT ${BATCHAI_CHANGELOG}.gz
                    COMMAND gzip -9nc ${BATCHAI_CHANGELOG} > ${BATCHAI_CHANGELOG}.gz
@@ -45,14 +49,15 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME batchai)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "batchai authors")
-set(CPACK_PACKAGE_CONTACT "batchai authors <batchai@localhost>")
+set(CPACK_PACKAGE_CONTACT "${BATCHAI_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "local re-creation of the Azure Batch AI command line")
 set(CPACK_PACKAGE_DESCRIPTION
-    "batchai brings back the retired Azure Batch AI command line (az batchai) as one\n"
-    "executable that runs offline: workspaces, clusters, experiments, file servers and jobs\n"
-    "against a local simulated control plane whose state lives in SQLite. Jobs really run:\n"
-    "shell commands, MPI programs and a built-in Horovod-style CIFAR-10 trainer. batchai\n"
-    "serve serves the Batch AI REST API over HTTPS for az and the Azure SDK.")
+    "batchai brings back the retired Azure Batch AI command line (az batchai)\n"
+    "as one executable that runs offline: workspaces, clusters, experiments,\n"
+    "file servers and jobs against a local simulated control plane whose state\n"
+    "lives in SQLite. Jobs really run: shell commands, MPI programs and a\n"
+    "built-in Horovod-style CIFAR-10 trainer. batchai serve serves the Batch AI\n"
+    "REST API over HTTPS for az and the Azure SDK.")
 string(REPLACE ";" "" CPACK_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
@@ -64,8 +69,22 @@ set(CPACK_DEBIAN_PACKAGE_NAME batchai)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# Not linked, but run: bash for every job, mpirun for MPI jobs, Slurm's client for Slurm clusters.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash")
+# Not linked, but run: mpirun for MPI jobs, Slurm's client for Slurm clusters (bash, which every
+# job runs, is essential: never declared).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurm-client, azure-cli")
 include(CPack)
+
+# systemd units of `batchai serve` (system and user), their ExecStart the installed executable:
+# written at install time, when the prefix is known (cmake --install --prefix, cpack's /usr).
+set(BATCHAI_UNITS ${PROJECT_BINARY_DIR}/packaging/systemd)
+foreach(unit system user)
+  set(source ${PROJECT_SOURCE_DIR}/packaging/systemd/batchai-serve.service.in)
+  if(unit STREQUAL user)
+    set(source ${PROJECT_SOURCE_DIR}/packaging/systemd/batchai-serve.user.service.in)
+  endif()
+  install(CODE "set(BATCHAI_BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
+                configure_file(\"${source}\" \"${BATCHAI_UNITS}/${unit}/batchai-serve.service\" @ONLY)"
+          COMPONENT runtime)
+  install(FILES ${BATCHAI_UNITS}/${unit}/batchai-serve.service DESTINATION lib/systemd/${unit} COMPONENT runtime)
+endforeach()
