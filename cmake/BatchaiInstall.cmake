@@ -88,3 +88,29 @@ foreach(unit system user)
           COMPONENT runtime)
   install(FILES ${BATCHAI_UNITS}/${unit}/batchai-serve.service DESTINATION lib/systemd/${unit} COMPONENT runtime)
 endforeach()
+
+# The man page and the bash completion, written from the built executable's help by the walk
+# that writes docs/cli.md (docs/gen-cli-doc.sh), so the three never drift; installed where
+# Debian puts them.
+set(BATCHAI_GENERATED ${PROJECT_BINARY_DIR}/packaging)
+add_custom_command(OUTPUT ${BATCHAI_GENERATED}/man/batchai.1.gz
+                   COMMAND ${CMAKE_COMMAND} -E make_directory ${BATCHAI_GENERATED}/man
+                   COMMAND bash ${PROJECT_SOURCE_DIR}/docs/gen-cli-doc.sh --format man $<TARGET_FILE:batchai>
+                           > ${BATCHAI_GENERATED}/man/batchai.1
+                   COMMAND gzip -9nf ${BATCHAI_GENERATED}/man/batchai.1
+                   DEPENDS batchai ${PROJECT_SOURCE_DIR}/docs/gen-cli-doc.sh
+                   COMMENT "Writing batchai(1) from the command tree" VERBATIM)
+add_custom_command(OUTPUT ${BATCHAI_GENERATED}/completion/batchai
+                   COMMAND ${CMAKE_COMMAND} -E make_directory ${BATCHAI_GENERATED}/completion
+                   COMMAND bash ${PROJECT_SOURCE_DIR}/docs/gen-cli-doc.sh --format completion $<TARGET_FILE:batchai>
+                           > ${BATCHAI_GENERATED}/completion/batchai.tmp
+                   COMMAND ${CMAKE_COMMAND} -E rename ${BATCHAI_GENERATED}/completion/batchai.tmp
+                           ${BATCHAI_GENERATED}/completion/batchai
+                   DEPENDS batchai ${PROJECT_SOURCE_DIR}/docs/gen-cli-doc.sh
+                           ${PROJECT_SOURCE_DIR}/packaging/completion/batchai.bash
+                   COMMENT "Writing the bash completion from the command tree" VERBATIM)
+add_custom_target(batchai_man_and_completion ALL
+                  DEPENDS ${BATCHAI_GENERATED}/man/batchai.1.gz ${BATCHAI_GENERATED}/completion/batchai)
+install(FILES ${BATCHAI_GENERATED}/man/batchai.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
+install(FILES ${BATCHAI_GENERATED}/completion/batchai DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        COMPONENT runtime)

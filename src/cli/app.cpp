@@ -23,6 +23,7 @@
 #include "command.hpp"
 #include "commands/registry.hpp"
 #include "commands/version_command.hpp"
+#include "completion_names.hpp"
 #include "compose.hpp"
 #include "output/formats.hpp"
 
@@ -223,6 +224,8 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
 int run_with(CliContext& ctx, int argc, char** argv) { return run_command(ctx, argc, argv, nullptr); }
 
 int run(int argc, char** argv) {
+  // Bash completion's names, on every <TAB>: no composition, no command tree (completion_names.hpp).
+  if (argc >= 2 && std::string(argv[1]) == kCompleteNamesCommand) return complete_names(argc, argv);
   Json printed;
   int code = 1;
   try {

@@ -29,7 +29,9 @@ from_trees() { grep -F -e "$build" -e "$source" "$1"; }
 for f in bin/batchai lib/batchai/libbatchai_trainer.so lib/batchai/libbatchai_serve.so \
          share/batchai/schemas/2018-05-01/job.json share/batchai/examples/horovod-cifar10/tutorial.sh \
          share/batchai/examples/horovod-cifar10/job.json share/doc/batchai/README.md share/doc/batchai/copyright \
-         share/doc/batchai/cli.md share/doc/batchai/behaviour.md; do
+         share/doc/batchai/cli.md share/doc/batchai/behaviour.md share/man/man1/batchai.1.gz \
+         share/bash-completion/completions/batchai lib/systemd/system/batchai-serve.service \
+         lib/systemd/user/batchai-serve.service; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
 [ -x "$prefix/share/batchai/examples/horovod-cifar10/tutorial.sh" ] || fail "tutorial.sh is not executable"
