@@ -6,6 +6,7 @@
 # Usage: deb_test.sh CPACK BUILD_DIR PROJECT_VERSION
 set -uo pipefail
 cpack="${1:?usage: deb_test.sh CPACK BUILD_DIR PROJECT_VERSION}" build="${2:?}" version="${3:?}"
+build="$(cd "$build" && pwd -P)"
 for tool in dpkg-deb dpkg-shlibdeps fakeroot; do
   command -v "$tool" > /dev/null || { echo "SKIP: no $tool"; exit 77; }
 done
