@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian package: cpack makes batchai_<version>_amd64.deb from the build (no rebuild), then
-# its control fields (Depends from shlibs), its contents (no CUDA plugin, no build paths), the
+# its control fields (Depends from shlibs), its contents (no CUDA plugin), apt-get install -s, the
 # package unpacked into a folder and run from there, and lintian (no errors) when it is installed.
 # Exit 77 (skipped) without dpkg-deb and dpkg-shlibdeps.
 # Usage: deb_test.sh CPACK BUILD_DIR PROJECT_VERSION
@@ -47,6 +47,12 @@ dpkg-deb -x "$deb" "$tmp/root"
 [ "$("$tmp/root/usr/bin/batchai" version --query plugins.trainer.path -o tsv)" = "$tmp/root/usr/lib/batchai/libbatchai_trainer.so" ] ||
   fail "the unpacked batchai does not find its trainer plugin in usr/lib/batchai"
 grep -rlF "$build" "$tmp/root/usr/lib" "$tmp/root/usr/bin" > /dev/null && echo "note: the binaries name the build folder (debug strings)"
+
+# apt resolves what it needs (a simulation: this machine is not changed).
+if command -v apt-get > /dev/null; then
+  apt-get install -s -q "$deb" > "$tmp/apt" 2>&1 || { tail -5 "$tmp/apt"; fail "apt-get install -s exited $?"; }
+  grep -q '^Inst batchai ' "$tmp/apt" || { tail -5 "$tmp/apt"; fail "apt-get would not install batchai"; }
+fi
 
 if command -v lintian > /dev/null; then
   lintian --tag-display-limit 0 "$deb" > "$tmp/lintian" 2>&1
