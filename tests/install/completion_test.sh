@@ -90,7 +90,7 @@ if command -v sqlite3 > /dev/null; then
     mapfile -t walls < <(printf '%s\n' "${walls[@]}" | sort -n)
     mapfile -t cpus < <(printf '%s\n' "${cpus[@]}" | sort -n)
     busy="$(awk -v cores="$(nproc)" '{ print ($1 > cores) ? 1 : 0 }' /proc/loadavg)"
-    echo "completing '${*:1:4} ...' (${#COMPREPLY[@]} names): wall fastest ${walls[0]} us, median ${walls[3]} us;" \
+    echo "completing 'batchai ${*:2}' (${#COMPREPLY[@]} names): wall fastest ${walls[0]} us, median ${walls[3]} us;" \
          "CPU fastest ${cpus[0]} us; load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"
     if [ "$busy" = 1 ]; then
       (( cpus[0] <= 50000 )) || fail "completing '$*' takes ${cpus[0]} us of CPU (more than 50 ms)"
