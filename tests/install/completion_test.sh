@@ -49,6 +49,10 @@ expect "c1 c2" "$b" cluster show -g rg1 -w ws -n ""
 expect "c1 c2" "$b" batchai cluster show -g RG1 -w WS -n c   # `batchai batchai`, names are case-blind
 expect "exp" "$b" job list -g rg1 -w ws -e ""
 expect "rg2" "$b" group show -n rg2
+"$b" group create -n MixedCase -l eastus -o none || fail "making MixedCase"
+expect "MixedCase" "$b" group show -n Mi     # as created; the prefix is case-blind, as names are
+expect "MixedCase" "$b" group show -n mIX
+"$b" group delete -n MixedCase -y -o none || fail "deleting MixedCase"
 expect "" "$b" cluster show -g rg2 -w ws -n ""
 expect "" "$b" cluster show -w ws -n ""          # no group: no guess
 AZURE_DEFAULTS_GROUP=rg1 expect "c1 c2" "$b" cluster show -w ws -n ""
