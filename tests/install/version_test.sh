@@ -32,5 +32,20 @@ check backends.cpu "oneDNN, OpenBLAS"
   fail "backends.cudaDevices is not a number"
 echo "$json" | grep -q '"commit": "' || fail "no commit in $json"
 
+# The Slurm client: its version from `sinfo --version`; "unconfigured" without a slurm.conf (not
+# run) or when it hangs (stopped after 2 s).
+fake="$(mktemp -d -t batchai-version-test.XXXXXX)"
+trap 'rm -rf "$fake"' EXIT
+printf '#!/bin/sh\necho "slurm-wlm 22.05.8"\n' > "$fake/sinfo"
+chmod +x "$fake/sinfo"
+: > "$fake/slurm.conf"
+slurm() { PATH="$fake:/usr/bin:/bin" "$exe" version --query backends.slurm -o tsv; }
+[ "$(SLURM_CONF="$fake/slurm.conf" slurm)" = 22.05.8 ] || fail "the fake sinfo's version reads '$(SLURM_CONF="$fake/slurm.conf" slurm)'"
+[ "$(SLURM_CONF="$fake/none.conf" slurm)" = unconfigured ] || fail "without a slurm.conf: '$(SLURM_CONF="$fake/none.conf" slurm)'"
+printf '#!/bin/sh\nexec sleep 30\n' > "$fake/sinfo"
+start=$SECONDS
+[ "$(SLURM_CONF="$fake/slurm.conf" slurm)" = unconfigured ] || fail "a hanging sinfo is not 'unconfigured'"
+(( SECONDS - start <= 5 )) || fail "a hanging sinfo held batchai version for $(( SECONDS - start )) s"
+
 [ "$failures" = 0 ] && echo "version checks passed" || echo "$failures version check(s) failed"
 [ "$failures" = 0 ]

@@ -1,7 +1,7 @@
 // `batchai version` and `batchai --version`. The plugins are looked at, never loaded (loading the
 // trainer maps oneDNN, OpenMP and MPI: too slow for a version line). CUDA devices are counted by
 // the driver API (libcuda.so.1, dlopened only when the CUDA plugin is there); the Slurm client's
-// version is `sinfo --version`'s, given two seconds.
+// version is `sinfo --version`'s, given two seconds, when there is a slurm.conf to read.
 #include "commands/version_command.hpp"
 
 #include <dlfcn.h>
@@ -10,10 +10,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "batchai/common/process.hpp"
 #include "command.hpp"
@@ -48,21 +50,43 @@ int cuda_device_count() {
   return count;
 }
 
-// "22.05.8" from `sinfo --version` ("slurm 22.05.8"); "unconfigured" when sinfo is there but
-// fails (Slurm 22 wants a slurm.conf even for --version); nullopt when there is no Slurm client
-// or it does not answer within kSinfoLimit.
+// The sinfo that PATH finds, if any (looked up here: nothing is run for it).
+std::optional<std::filesystem::path> sinfo_on_path() {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::string_view rest(path);
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (dir.empty() || dir.front() != '/') continue;  // never the current folder's
+    const std::filesystem::path candidate = std::filesystem::path(dir) / "sinfo";
+    if (present(candidate) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+// "22.05.8" from `sinfo --version` ("slurm 22.05.8", Debian's "slurm-wlm 22.05.8"); nullopt
+// without a Slurm client. Slurm 22 wants a slurm.conf even for --version, and without one looks
+// for a controller in DNS: with no slurm.conf ($SLURM_CONF or the system's) it is not run and
+// reads "unconfigured", as it does when it fails or says nothing within kSinfoLimit.
 std::optional<std::string> slurm_client_version(ProcessLauncher& launcher) {
+  const std::optional<std::filesystem::path> sinfo = sinfo_on_path();
+  if (!sinfo) return std::nullopt;
+  const char* conf = std::getenv("SLURM_CONF");
+  if (!present(conf != nullptr && *conf != '\0' ? std::filesystem::path(conf) : "/etc/slurm/slurm.conf"))
+    return "unconfigured";
   std::error_code ec;
   std::string tmpl = (std::filesystem::temp_directory_path(ec) / "batchai-sinfo-XXXXXX").string();
-  if (ec) return std::nullopt;
+  if (ec) return "unconfigured";
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return "unconfigured";
   ::close(fd);
   const std::filesystem::path out = tmpl;
-  std::optional<std::string> version;
+  std::string version = "unconfigured";
   try {
     ProcessSpec spec;
-    spec.argv = {"sinfo", "--version"};
+    spec.argv = {sinfo->string(), "--version"};
     spec.stdout_file = out;
     spec.stderr_file = "/dev/null";
     const pid_t pid = launcher.spawn(spec);
@@ -70,18 +94,17 @@ std::optional<std::string> slurm_client_version(ProcessLauncher& launcher) {
     if (!exit) {
       launcher.signal_group(pid, SIGKILL);
       launcher.wait(pid, std::nullopt);
-    } else if (exit->exit_code != 0) {
-      if (exit->exit_code != 127 && exit->exit_code != 126) version = "unconfigured";
-    } else {
+    } else if (exit->exit_code == 0) {
       std::ifstream in(out);
       std::string line;
       std::getline(in, line);
       if (line.size() > kVersionLineLimit) line.resize(kVersionLineLimit);
-      if (line.rfind("slurm ", 0) == 0) line.erase(0, 6);
+      for (const char* name : {"slurm-wlm ", "slurm "})
+        if (line.rfind(name, 0) == 0) line.erase(0, std::strlen(name));
       if (!line.empty()) version = line;
     }
   } catch (const std::exception&) {
-    version = std::nullopt;  // no sinfo to start: no Slurm client
+    version = "unconfigured";  // it could not be started
   }
   std::filesystem::remove(out, ec);
   return version;
