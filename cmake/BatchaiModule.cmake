@@ -49,9 +49,13 @@ endfunction()
 
 # A plugin the executable dlopens on demand: a MODULE <target> (file lib<OUTPUT_NAME>.so),
 # self-contained (LIBS linked in statically), every symbol hidden but its extern "C" entry,
-# written beside the executable, the one place the executable looks for it.
+# written beside the executable in the build tree and installed to lib/batchai/ (the two places
+# src/cli/compose.cpp looks), in install COMPONENT (default runtime).
 function(batchai_plugin target)
-  cmake_parse_arguments(ARG "" "OUTPUT_NAME" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;COMPONENT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_COMPONENT)
+    set(ARG_COMPONENT runtime)
+  endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE ${ARG_LIBS})
   target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--exclude-libs,ALL)
@@ -63,4 +67,5 @@ function(batchai_plugin target)
     set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
   endif()
   batchai_target_defaults(${target})
+  install(TARGETS ${target} LIBRARY DESTINATION ${BATCHAI_INSTALL_PLUGINDIR} COMPONENT ${ARG_COMPONENT})
 endfunction()

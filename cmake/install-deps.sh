@@ -9,6 +9,7 @@ packages=(
   python3 python3-jmespath
   slurm-wlm munge
   libcpp-httplib-dev libboost-dev libssl-dev
+  dpkg-dev fakeroot lintian systemd bash-completion man-db groff-base
   json-schema-test-suite
   azure-cli python3-azure libnss-myhostname
 )

@@ -4,7 +4,7 @@
 #
 # Usage: tutorial.sh [--data-dir DIR]
 # Environment (all optional):
-#   BATCHAI            the executable (default build/src/cli/batchai)
+#   BATCHAI            the executable (default build/src/cli/batchai, else batchai on PATH)
 #   BATCHAI_HOME       state, nodes and storage (default: a fresh temporary folder)
 #   NODES              cluster size and job nodeCount (default 4, as in the tutorial)
 #   EPOCHS, STEPS_PER_EPOCH   training schedule (default 1 epoch of 40 steps per worker: a short
@@ -34,9 +34,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-BATCHAI="${BATCHAI:-$root/build/src/cli/batchai}"
-if [ ! -x "$BATCHAI" ]; then
-  echo "tutorial.sh: $BATCHAI is not built yet: run cmake/build.sh first (or set BATCHAI)." >&2
+# The build tree's executable when this is the source tree, else (installed under
+# share/batchai/examples) the batchai on PATH.
+if [ -z "${BATCHAI:-}" ]; then
+  BATCHAI="$root/build/src/cli/batchai"
+  [ -x "$BATCHAI" ] || BATCHAI="$(command -v batchai || true)"
+fi
+if [ -z "$BATCHAI" ] || [ ! -x "$BATCHAI" ]; then
+  echo "tutorial.sh: ${BATCHAI:-batchai} is not built yet: run cmake/build.sh first (or set BATCHAI)." >&2
   exit 1
 fi
 export BATCHAI_HOME="${BATCHAI_HOME:-$(mktemp -d -t batchai-tutorial.XXXXXX)}"
@@ -120,19 +125,19 @@ step "Create a resource group"
 run group create --name "$rg" --location eastus -o table
 
 step "Create a workspace and an experiment"
-run batchai workspace create --resource-group "$rg" --workspace "$ws" --location eastus -o table
-run batchai experiment create --resource-group "$rg" --workspace "$ws" --name "$experiment" -o table
+run workspace create --resource-group "$rg" --workspace "$ws" --location eastus -o table
+run experiment create --resource-group "$rg" --workspace "$ws" --name "$experiment" -o table
 
 step "Create a $NODES-node Standard_NC6 cluster and watch it allocate"
-run batchai cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" --vm-priority dedicated \
+run cluster create --resource-group "$rg" --workspace "$ws" --name "$cluster" --vm-priority dedicated \
   --vm-size Standard_NC6 --target "$NODES" --use-auto-storage --generate-ssh-keys ${slurm_args[@]+"${slurm_args[@]}"} -o none
 last=""
 deadline=$((SECONDS + WAIT_LIMIT))  # bounded by time, not polls: STEP_PAUSE=0 must not give up early
 while [ "$SECONDS" -le "$deadline" ]; do
-  row=$(quiet batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" -o table)
+  row=$(quiet cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" -o table)
   # Print the table each time the cluster's state changes, not every poll.
   if [ "$row" != "$last" ]; then
-    printf '$ batchai%s\n%s\n' "$(shown batchai cluster show --name "$cluster" --workspace "$ws" \
+    printf '$ batchai%s\n%s\n' "$(shown cluster show --name "$cluster" --workspace "$ws" \
       --resource-group "$rg" -o table)" "$row"
     last="$row"
   fi
@@ -142,7 +147,7 @@ while [ "$SECONDS" -le "$deadline" ]; do
   sleep "$STEP_PAUSE"
 done
 cluster_ready "$state" || { echo "tutorial.sh: the cluster did not reach $NODES idle nodes" >&2; exit 1; }
-run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
+run cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" \
   --query "nodeSetup.mountVolumes.azureFileShares[0].{storageAccountName:accountName}"
 
 step "Create a storage account, the file share myshare and the directory cifar"
@@ -180,35 +185,35 @@ sed -e "s/\"nodeCount\": 4/\"nodeCount\": $NODES/" \
 cat "$work/job.json"
 
 step "Submit the job"
-run batchai job create --cluster "$cluster" --name "$job" --resource-group "$rg" --workspace "$ws" \
+run job create --cluster "$cluster" --name "$job" --resource-group "$rg" --workspace "$ws" \
   --experiment "$experiment" --config-file "$work/job.json" --storage-account-name "$storage" \
   --query "{name:name, nodeCount:nodeCount, toolType:toolType, executionState:executionState}" -o table
 
 step "Monitor the job"
 deadline=$((SECONDS + WAIT_LIMIT))
 while [ "$SECONDS" -le "$deadline" ]; do
-  execution=$(quiet batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" \
+  execution=$(quiet job show --experiment "$experiment" --name "$job" --resource-group "$rg" \
     --workspace "$ws" --query "executionState" -o tsv)
   [ "$execution" != queued ] && break
   sleep "$STEP_PAUSE"
 done
-run batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
+run job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
   --query "executionState"
-run batchai cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" --query "nodeStateCounts"
-run batchai job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
+run cluster show --name "$cluster" --workspace "$ws" --resource-group "$rg" --query "nodeStateCounts"
+run job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
   --output table
 # Streams until the job completes.
-run batchai job file stream --experiment "$experiment" --file-name stdout.txt --job "$job" \
+run job file stream --experiment "$experiment" --file-name stdout.txt --job "$job" \
   --resource-group "$rg" --workspace "$ws"
-run batchai job wait --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" || {
+run job wait --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" || {
   echo "tutorial.sh: the job failed; its stderr.txt:" >&2
-  "$BATCHAI" batchai job file stream --experiment "$experiment" --file-name stderr.txt --job "$job" \
+  "$BATCHAI" job file stream --experiment "$experiment" --file-name stderr.txt --job "$job" \
     --resource-group "$rg" --workspace "$ws" >&2 || true
   exit 1
 }
-run batchai job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
+run job show --experiment "$experiment" --name "$job" --resource-group "$rg" --workspace "$ws" \
   --query "{executionState:executionState, exitCode:executionInfo.exitCode}" -o table
-run batchai job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
+run job file list --experiment "$experiment" --job "$job" --resource-group "$rg" --workspace "$ws" \
   --output table
 
 step "Download the trained model"
@@ -222,7 +227,7 @@ if [ "${CLEANUP:-1}" = 0 ]; then
   exit 0
 fi
 step "Clean up resources"
-run batchai cluster resize --name "$cluster" --resource-group "$rg" --target 0 --workspace "$ws" \
+run cluster resize --name "$cluster" --resource-group "$rg" --target 0 --workspace "$ws" \
   --query "{name:name, targetNodeCount:scaleSettings.manual.targetNodeCount}" -o table
 run group delete --name "$rg" --yes
 run group list -o table

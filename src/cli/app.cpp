@@ -22,6 +22,8 @@
 #include "batchai/query/jmespath.hpp"
 #include "command.hpp"
 #include "commands/registry.hpp"
+#include "commands/version_command.hpp"
+#include "completion_names.hpp"
 #include "compose.hpp"
 #include "output/formats.hpp"
 
@@ -110,6 +112,11 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
   root.footer("\nRun `batchai <group> -h` for the commands of a group.\n");
   if (const char* output = std::getenv("AZURE_CORE_OUTPUT"); output != nullptr && *output != '\0') {
     ctx.globals.output = output;
+  }
+  // `batchai --version`, alone, as az's: the version lines, no command tree.
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::cout << version_text(ctx) << std::flush;
+    return 0;
   }
   register_all_commands(root, ctx, std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
 
@@ -217,6 +224,8 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
 int run_with(CliContext& ctx, int argc, char** argv) { return run_command(ctx, argc, argv, nullptr); }
 
 int run(int argc, char** argv) {
+  // Bash completion's names, on every <TAB>: no composition, no command tree (completion_names.hpp).
+  if (argc >= 2 && std::string(argv[1]) == kCompleteNamesCommand) return complete_names(argc, argv);
   Json printed;
   int code = 1;
   try {

@@ -19,9 +19,9 @@ class Command;
 
 // The plugins `batchai train` and `batchai serve` load, as the composition root located them.
 struct PluginPaths {
-  std::filesystem::path trainer;  // libbatchai_trainer.so beside the executable
-  std::filesystem::path serve;    // libbatchai_serve.so beside it
-  std::filesystem::path cuda;     // libbatchai_cuda.so beside it, or the file $BATCHAI_CUDA_PLUGIN names
+  std::filesystem::path trainer;  // libbatchai_trainer.so in plugin_folder() (compose.hpp)
+  std::filesystem::path serve;    // libbatchai_serve.so there
+  std::filesystem::path cuda;     // libbatchai_cuda.so there, or the file $BATCHAI_CUDA_PLUGIN names
   bool cuda_from_environment = false;
 };
 

@@ -11,10 +11,20 @@
 
 namespace batchai::cli {
 
+std::filesystem::path plugin_folder(const std::filesystem::path& exe_dir) {
+  if (exe_dir.empty()) return {};
+  std::error_code ec;
+  // An install (cmake --install, the Debian package): <prefix>/bin/batchai, <prefix>/lib/batchai/.
+  // One folder for every plugin, so that a build and an install never mix.
+  std::filesystem::path installed = exe_dir.parent_path() / "lib" / "batchai";
+  if (std::filesystem::is_directory(installed, ec)) return installed;
+  return exe_dir;  // a build tree: the plugins are written beside the executable
+}
+
 PluginPaths locate_plugins() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path dir = ec ? std::filesystem::path() : exe.parent_path();
+  const std::filesystem::path dir = plugin_folder(ec ? std::filesystem::path() : exe.parent_path());
   PluginPaths p;
   if (!dir.empty()) {
     p.trainer = dir / train::kTrainerPluginFile;

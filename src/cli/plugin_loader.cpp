@@ -8,8 +8,9 @@
 namespace batchai::cli {
 
 std::string plugin_rebuild_hint(const std::filesystem::path& path, const std::string& build_target) {
-  return "rebuild batchai (cmake --build <build> --target " + build_target + ") so that " +
-         path.filename().string() + " is written beside it";
+  return "rebuild batchai (cmake --build <build> --target " + build_target + "), and reinstall it when it is " +
+         "installed (cmake --install <build>), so that " + path.filename().string() + " is in " +
+         path.parent_path().string();
 }
 
 void* load_plugin_entry(const std::filesystem::path& path, const char* entry, int dlopen_flags,

@@ -366,11 +366,32 @@ std::map<std::string, std::string> read_settings_file(const std::filesystem::pat
   return out;
 }
 
+// The system PATH, with the running batchai's folder first: the node "image" carries the tool
+// that runs it, so a job's `batchai train ...` finds this very build or install (§4.8). Only when
+// this process is batchai (a test program's folder is no tool), and never a folder that a PATH
+// cannot spell (a ':' would split it, a relative one would depend on the task's folder).
+std::string node_base_path() {
+  const std::string system_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.filename() != "batchai" || !exe.is_absolute()) return system_path;
+  const std::string dir = exe.parent_path().string();
+  if (dir.empty() || dir.find(':') != std::string::npos) return system_path;
+  std::string path = dir;
+  std::size_t start = 0;
+  while (start <= system_path.size()) {  // the system folders, less the one already first
+    std::size_t end = std::min(system_path.find(':', start), system_path.size());
+    if (std::string entry = system_path.substr(start, end - start); entry != dir) path += ":" + entry;
+    start = end + 1;
+  }
+  return path;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> node_base_environment() {
   std::map<std::string, std::string> env;
-  env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  env["PATH"] = node_base_path();
   // The user from the password database, not from the caller's variables.
   if (const passwd* pw = ::getpwuid(::geteuid())) {
     env["HOME"] = pw->pw_dir != nullptr && *pw->pw_dir != '\0' ? pw->pw_dir : "/";

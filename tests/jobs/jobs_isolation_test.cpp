@@ -56,7 +56,10 @@ TEST_F(JobsIsolation, AJobSeesItsNodeAndItsJobFileNotTheSubmitter) {
     EXPECT_NE(env.find("JOB_SECRET=secret-from-the-job-file\n"), std::string::npos);
     EXPECT_NE(env.find("AZ_BATCHAI_JOB_TEMP="), std::string::npos);
     EXPECT_NE(env.find("AZ_BATCHAI_STDOUTERR_DIR="), std::string::npos);
-    EXPECT_NE(env.find("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"), std::string::npos);
+    // The system PATH behind the running batchai's folder (§4.8), never the submitter's.
+    const std::string exe_dir = fs::path(BATCHAI_EXE).lexically_normal().parent_path().string();
+    EXPECT_NE(env.find("PATH=" + exe_dir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"),
+              std::string::npos);
     EXPECT_NE(env.find("BATCHAI_JOB_KEY="), std::string::npos);  // the marker that finds its processes
     if (name == "mpi") {
       EXPECT_NE(env.find("rank1: OMPI_COMM_WORLD_RANK=1\n"), std::string::npos);

@@ -41,6 +41,23 @@ TEST_F(JobsRun, CustomJobWritesStdoutAndOutputDirectory) {
   EXPECT_EQ(run("batchai job wait " + scope_ + " -n hello --interval 0").code, 0);
 }
 
+// A node carries the batchai that runs it (§4.8): a custom job's `batchai train` is this build's
+// executable, found on the node's PATH, though the submitter's PATH never reaches the job.
+TEST_F(JobsRun, CustomJobFindsThisBatchaiOnItsPath) {
+  make_cluster("c1", 1);
+  create("train", {{"nodeCount", 1},
+                   {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                   {"customToolkitSettings",
+                    {{"commandLine",
+                      "command -v batchai && batchai train --synthetic 64 --epochs 1 --steps-per-epoch 2 "
+                      "--batch-size 8 --validation-images 16 --backend cpu --threads 1 --dir $AZ_BATCHAI_JOB_TEMP/t"}}}});
+  Json job = wait_state("train", {"succeeded", "failed"}, std::chrono::seconds(120));
+  const std::string out = read_file(output_file("train", "stdout.txt"));
+  EXPECT_EQ(job["executionState"], "succeeded") << job.dump() << "\n" << out << read_file(output_file("train", "stderr.txt"));
+  EXPECT_EQ(out.rfind(fs::path(BATCHAI_EXE).lexically_normal().string() + "\n", 0), 0u) << out;
+  EXPECT_NE(out.find("Test accuracy: "), std::string::npos) << out;
+}
+
 TEST_F(JobsRun, TwoNodeMpiJobRanksWriteRankAndNode) {
   make_cluster("c2", 2);
   const std::string out = "$AZ_BATCHAI_SHARED_JOB_TEMP/ranks";  // one folder for both nodes

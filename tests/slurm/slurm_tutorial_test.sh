@@ -42,7 +42,7 @@ echo "tutorial.sh on Slurm: $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1
 [ "$rc" = 0 ] || fail "tutorial.sh exited with $rc"
 
 grep -Eq '^Slurm partition: batchai ' "$log" || fail "the Slurm partition was not announced"
-expect_in "Create a 2-node" "cluster created on the partition" '^\$ batchai batchai cluster create .* --slurm-partition batchai '
+expect_in "Create a 2-node" "cluster created on the partition" '^\$ batchai cluster create .* --slurm-partition batchai '
 expect_in "Create a 2-node" "the partition's 3 nodes idle" \
   '^nc6cluster +batchai\.horovod +batchaidev +STANDARD_NC6 +steady +3 +0 +0 +0 +0 *$'
 expect_in "Monitor the job" "per-node preparation logs named for Slurm nodes" '^stdout-job_prep-node[0-9]+\.txt +file '

@@ -14,6 +14,7 @@
 #include "commands/storage_commands.hpp"
 #include "commands/train_command.hpp"
 #include "commands/usage_commands.hpp"
+#include "commands/version_command.hpp"
 #include "commands/workspace_commands.hpp"
 
 namespace batchai::cli {
@@ -61,6 +62,7 @@ void register_all_commands(CLI::App& root, CliContext& ctx, const std::vector<st
   register_hidden_job_commands(root, ctx);
   register_train_command(root, ctx);
   register_serve_command(root, ctx);
+  register_version_command(root, ctx);
 }
 
 }  // namespace batchai::cli
