@@ -1,27 +1,18 @@
-#include "node_mounts.hpp"
 #include "slurm_runner.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <set>
 #include <thread>
 
-#include "batchai/common/log.hpp"
-#include "batchai/common/process.hpp"
-#include "batchai/common/process_tree.hpp"
 #include "node_folders.hpp"
-#include "batchai/runtime/job.hpp"
-#include "batchai/runtime/supervisor.hpp"
+#include "node_mounts.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/srun_step.hpp"
-#include "jobs/job_launcher.hpp"
-#include "jobs/job_processes.hpp"
+#include "jobs/job_run.hpp"
 #include "run_claim.hpp"
 #include "slurm_jobs.hpp"
 #include "storage_paths.hpp"
@@ -39,8 +30,6 @@ namespace {
 // The submitting command stores the Slurm job id when its transaction commits, which may come
 // after Slurm has started the batch script.
 constexpr auto kJobIdWait = std::chrono::seconds(30);
-// How long stopped tasks get between SIGTERM and SIGKILL (Slurm's KillWait is longer by default).
-constexpr auto kStopGrace = std::chrono::seconds(1);
 
 std::string env_text(const char* name) {
   const char* v = std::getenv(name);
@@ -133,6 +122,111 @@ int exit_status(const runtime::JobOutcome& outcome) {
   return code >= 1 && code <= 255 ? code : 1;
 }
 
+// The allocation this batch script runs in, from Slurm's variables.
+struct Allocation {
+  std::string sid;        // SLURM_JOB_ID
+  std::string node_list;  // SLURM_JOB_NODELIST
+  std::string here;       // SLURMD_NODENAME: the batch host
+};
+
+Allocation allocation_from_environment() {
+  Allocation a{env_text("SLURM_JOB_ID"), env_text("SLURM_JOB_NODELIST"), env_text("SLURMD_NODENAME")};
+  if (a.sid.empty() || a.node_list.empty() || a.here.empty())
+    throw InvalidArgument("batchai _slurm-run runs only as the batch script of a job's Slurm job "
+                          "(SLURM_JOB_ID, SLURM_JOB_NODELIST and SLURMD_NODENAME must be set).");
+  return a;
+}
+
+// Blocks SIGTERM (scancel, Slurm's time limit), SIGINT and SIGHUP in every thread: the run's
+// watcher takes them. Returns them.
+sigset_t block_stop_signals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, s);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+// The run is claimed once, by the job's key, under the lock this runner holds while it runs: a
+// batch script Slurm starts again (a restarted controller) runs nothing (run_claim.hpp). True
+// when this runner has the run; a queued job becomes running then.
+bool claim_the_run(const SlurmEnv& cp, RunLock& run_lock, const std::string& job_key, const Allocation& a) {
+  Store& store = cp.store();
+  return run_lock.try_take() && store.write([&] {
+    if (!claim_run(store, job_key, "Slurm job " + a.sid + " on " + a.here + ", pid " + std::to_string(::getpid())))
+      return false;
+    auto j = load_job_by_key(store, job_key);
+    if (j && j->state == "queued") {
+      start_if_queued(*j, to_us(cp.clock().now()));
+      save_job(store, *j);
+    }
+    return true;
+  });
+}
+
+// The allocation's nodes as the job's: the batch host first (the master node, whatever order Slurm
+// lists the allocation in), as many as the job needs, each with its folder of the cluster on the
+// shared home and the GPUs sbatch asked each node for (--gres: Slurm gives each task them in
+// CUDA_VISIBLE_DEVICES); tasks see the allocation's variables.
+Placement allocation_placement(const NodeLayout& layout, const ClusterRow& cluster, const JobRow& job, const Allocation& a) {
+  std::vector<std::string> names = slurm::expand_hostlist(a.node_list, 1000);
+  for (const auto& n : names) check_node_name(n);
+  auto self = std::find(names.begin(), names.end(), a.here);
+  if (self == names.end()) throw SystemError("This node (" + a.here + ") is not in the allocation " + a.node_list + ".");
+  std::rotate(names.begin(), self, self + 1);
+  if (static_cast<int>(names.size()) < job.node_count)
+    throw SystemError("Slurm allocated " + std::to_string(names.size()) + " node(s), the job needs " +
+                      std::to_string(job.node_count) + ".");
+  names.resize(static_cast<std::size_t>(job.node_count));
+  const Json& entry = job.private_data["slurm"];
+  const int gpus_per_node = entry.is_object() && entry.value("gpusPerNode", Json(0)).is_number_integer()
+                                ? std::clamp(entry.value("gpusPerNode", 0), 0, 1024)
+                                : 0;
+  Placement placement;
+  for (const auto& name : names) {
+    const fs::path dir = layout.node(cluster.resource_group, cluster.workspace, cluster.name, name);
+    ensure_node_folder(layout, cluster.doc, dir);
+    placement.nodes.push_back({name, dir, name, gpus_per_node});
+  }
+  placement.extra_env = allocation_environment(false);
+  placement.mpi_map_by_node = true;
+  return placement;
+}
+
+// The job's plan over the allocation, tasks of other nodes routed through srun; throws what stops
+// the job from launching.
+PlacedRun place_in_allocation(const NodeLayout& layout, const std::optional<ClusterRow>& cluster, const JobRow& job,
+                              const Allocation& a) {
+  if (!cluster) throw InvalidArgument("The job's cluster is gone.");
+  PlacedRun run = place_run(layout, job, allocation_placement(layout, *cluster, job, a));
+  route_tasks_through_srun(run.plan, run.node_ids, a.here, allocation_environment(true));
+  return run;
+}
+
+// Runs the plan inside the job's containment; SIGTERM/SIGINT/SIGHUP and the job terminated,
+// deleted or recorded ended (while Slurm could not be asked) stop its tasks.
+runtime::JobOutcome run_in_allocation(const SlurmEnv& cp, const std::string& job_key, const PlacedRun& run,
+                                      const Allocation& a, const sigset_t& stop_signals) {
+  Store& store = cp.store();
+  RunOptions options;
+  options.who = "slurm runner";
+  options.runner = "runner";
+  options.log_note = "Slurm job " + a.sid + " on " + a.node_list + "; ";
+  options.stop_signals = &stop_signals;
+  options.should_stop = [&](int tick) {
+    if (tick % 5 != 0) return StopReason::kNone;
+    return store.read([&] {
+      auto j = load_job_by_key(store, job_key);
+      return !j || (j->state != "running" && j->state != "queued");
+    }) ? StopReason::kTerminated : StopReason::kNone;
+  };
+  runtime::JobOutcome outcome = run_contained(cp.context(), job_key, run, options).outcome;
+  if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
+      value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
+    outcome.errors[0]["message"] = "Job failed with non-zero exit code";
+  return outcome;
+}
+
 }  // namespace
 
 void route_tasks_through_srun(runtime::LaunchPlan& plan, const std::vector<std::string>& node_names,
@@ -149,160 +243,28 @@ void route_tasks_through_srun(runtime::LaunchPlan& plan, const std::vector<std::
   }
 }
 
-int run_in_slurm_allocation(const SlurmEnv& env, const std::string& job_key) {
+int run_in_slurm_allocation(const SlurmEnv& cp, const std::string& job_key) {
   if (!is_job_key(job_key)) throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
-  const std::string sid = env_text("SLURM_JOB_ID");
-  const std::string node_list = env_text("SLURM_JOB_NODELIST");
-  const std::string here = env_text("SLURMD_NODENAME");
-  if (sid.empty() || node_list.empty() || here.empty())
-    throw InvalidArgument("batchai _slurm-run runs only as the batch script of a job's Slurm job "
-                          "(SLURM_JOB_ID, SLURM_JOB_NODELIST and SLURMD_NODENAME must be set).");
-  // SIGTERM (scancel, Slurm's time limit) is taken by the watcher below, in every thread.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, s);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  Store& store = env.store();
-  const NodeLayout& layout = env.layout();
-  auto job = wait_for_own_row(store, job_key, slurm::parse_job_id(sid));
+  const Allocation alloc = allocation_from_environment();
+  const sigset_t stop_signals = block_stop_signals();
+  Store& store = cp.store();
+  auto job = wait_for_own_row(store, job_key, slurm::parse_job_id(alloc.sid));
   if (!job) return 0;
-  // The run is claimed once, by the job's key, under the lock this runner holds while it runs: a
-  // batch script Slurm starts again (a restarted controller) runs nothing (run_claim.hpp).
-  RunLock run_lock(layout, job_key);
-  const bool first = run_lock.try_take() && store.write([&] {
-    if (!claim_run(store, job_key, "Slurm job " + sid + " on " + here + ", pid " + std::to_string(::getpid())))
-      return false;
-    auto j = load_job_by_key(store, job_key);
-    if (j && j->state == "queued") {
-      const std::int64_t now = to_us(env.clock().now());
-      set_state(*j, "running", now);
-      j->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-      save_job(store, *j);
-    }
-    return true;
-  });
-  if (!first) return follow_claimed_run(store, run_lock, job_key, stop_signals);
+  RunLock run_lock(cp.layout(), job_key);
+  if (!claim_the_run(cp, run_lock, job_key, alloc)) return follow_claimed_run(store, run_lock, job_key, stop_signals);
   auto cluster = store.read([&] { return job->cluster_id ? load_cluster(store, *job->cluster_id) : std::nullopt; });
-
-  runtime::LaunchPlan plan;
-  runtime::Job typed;
-  std::vector<std::string> names;
+  PlacedRun run;
   try {
-    if (!cluster) throw InvalidArgument("The job's cluster is gone.");
-    names = slurm::expand_hostlist(node_list, 1000);
-    for (const auto& n : names) check_node_name(n);
-    // The batch host is the master node, whatever order Slurm lists the allocation in.
-    auto self = std::find(names.begin(), names.end(), here);
-    if (self == names.end()) throw SystemError("This node (" + here + ") is not in the allocation " + node_list + ".");
-    std::rotate(names.begin(), self, self + 1);
-    if (static_cast<int>(names.size()) < job->node_count)
-      throw SystemError("Slurm allocated " + std::to_string(names.size()) + " node(s), the job needs " +
-                        std::to_string(job->node_count) + ".");
-    names.resize(static_cast<std::size_t>(job->node_count));
-    runtime::LaunchContext ctx;
-    // The GPUs sbatch asked each node for (--gres): Slurm gives each task them in CUDA_VISIBLE_DEVICES.
-    const Json& entry = job->private_data["slurm"];
-    const int gpus_per_node = entry.is_object() && entry.value("gpusPerNode", Json(0)).is_number_integer()
-                                  ? std::clamp(entry.value("gpusPerNode", 0), 0, 1024)
-                                  : 0;
-    for (const auto& name : names) {
-      const fs::path dir = layout.node(cluster->resource_group, cluster->workspace, cluster->name, name);
-      ensure_node_folder(layout, cluster->doc, dir);
-      ctx.nodes.push_back({name, dir, name, gpus_per_node});
-    }
-    ctx.as_root = ::geteuid() == 0;
-    ctx.mpi_map_by_node = true;
-    ctx.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    ctx.self_executable = self_executable();
-    ctx.base_env = node_base_environment();
-    for (const auto& [name, value] : allocation_environment(false)) ctx.base_env[name] = value;
-    if (job->private_data.contains("secrets"))
-      ctx.secrets = job->private_data["secrets"].get<std::map<std::string, std::string>>();
-    typed = runtime::parse_job(job->doc);
-    ctx.job_mounts = mount_links(layout, typed.mount_volumes);
-    plan = runtime::make_launch_plan(typed, ctx);
-    runtime::make_node_mounts(plan);
-    route_tasks_through_srun(plan, names, here, allocation_environment(true));
+    run = place_in_allocation(cp.layout(), cluster, *job, alloc);
   } catch (const std::exception& e) {
     runtime::JobOutcome failed;
     failed.errors = job_error("JobFailed", std::string("The job cannot be launched: ") + e.what());
     record_outcome(store, job_key, failed);
     return 1;
   }
-
   // Where `job file list` looks and which nodes the job has, recorded before anything runs.
-  store.write([&] {
-    auto j = load_job_by_key(store, job_key);
-    if (!j) return;
-    const std::int64_t now = to_us(env.clock().now());
-    if (j->state == "queued") {
-      set_state(*j, "running", now);
-      j->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-    }
-    Json outputs = Json::object();
-    for (const auto& [id, path] : plan.output_directories) outputs[id] = path.string();
-    j->private_data["folders"] = {{"stdouterr", plan.stdouterr_dir.string()}, {"outputs", outputs}};
-    j->private_data["nodes"] = names;
-    save_job(store, *j);
-  });
-  std::error_code ec;
-  fs::create_directories(plan.stdouterr_dir, ec);
-  for (auto& t : plan.tasks) t.process.append = true;
-
-  const JobProcesses procs = JobProcesses::contain(job_key, env.settings().containment);
-  std::ofstream(plan.execution_log, std::ios::app)
-      << format_iso(env.clock().now()) << " Slurm job " << sid << " on " << node_list << "; process containment: "
-      << procs.describe() << "\n";
-  JobLauncher launcher(env.launcher(), procs);
-  std::atomic<bool> done{false};
-  // Stops the job's tasks on SIGTERM/SIGINT/SIGHUP and when the job is terminated or deleted.
-  std::thread watcher([&] {
-    std::optional<std::chrono::steady_clock::time_point> kill_at;
-    bool stopping = false;
-    for (int tick = 1; !done; ++tick) {
-      const timespec wait{0, 100 * 1000 * 1000};
-      const bool signalled = sigtimedwait(&stop_signals, nullptr, &wait) > 0;
-      if (tick % 10 == 0) launcher.reap_orphans();
-      bool stop = signalled;
-      if (!stopping && !stop && tick % 5 == 0) {
-        try {
-          stop = store.read([&] {  // terminated, deleted, or recorded ended while Slurm could not be asked
-            auto j = load_job_by_key(store, job_key);
-            return !j || (j->state != "running" && j->state != "queued");
-          });
-        } catch (const std::exception& e) {
-          log::warning(std::string("slurm runner: cannot read the job's state: ") + e.what());
-        }
-      }
-      if (stop && !stopping) {
-        stopping = true;
-        launcher.signal_all(SIGTERM);
-        kill_at = std::chrono::steady_clock::now() + kStopGrace;
-      } else if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
-        launcher.signal_all(SIGKILL);
-        kill_at.reset();
-      }
-    }
-  });
-  runtime::SupervisorOptions options;
-  if (auto wall = parse_duration(typed.max_wall_clock_time))
-    options.max_wall_clock = std::chrono::duration_cast<std::chrono::milliseconds>(*wall);
-  options.kill_grace = std::chrono::milliseconds(1000);
-  options.signal_job = [&](int signal) { launcher.signal_all(signal); };
-  runtime::JobOutcome outcome;
-  try {
-    outcome = runtime::supervise_job(plan, launcher, options);
-  } catch (const std::exception& e) {
-    outcome.errors = job_error("JobFailed", std::string("The runner could not run the job: ") + e.what());
-  }
-  done = true;
-  watcher.join();
-  if (auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks()); !left.empty())
-    log::warning("slurm runner: " + std::to_string(left.size()) + " process(es) of the job survived SIGKILL");
-  if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
-      value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
-    outcome.errors[0]["message"] = "Job failed with non-zero exit code";
+  record_run_place(store, job_key, run, to_us(cp.clock().now()));
+  const runtime::JobOutcome outcome = run_in_allocation(cp, job_key, run, alloc, stop_signals);
   record_outcome(store, job_key, outcome);
   return exit_status(outcome);
 }

@@ -1,0 +1,154 @@
+// One run of a job, shared by the simulated supervisor and the Slurm runner (job_run.hpp).
+#include "job_run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "batchai/common/log.hpp"
+#include "batchai/common/process.hpp"
+#include "context.hpp"
+#include "job_launcher.hpp"
+#include "node_mounts.hpp"
+#include "storage_paths.hpp"
+
+namespace fs = std::filesystem;
+
+namespace batchai::control_plane::jobs_detail {
+
+using namespace detail;
+
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(100);
+// How long stopped tasks get between SIGTERM and SIGKILL.
+constexpr auto kStopGrace = std::chrono::seconds(1);
+constexpr int kReapEveryTicks = 10;
+
+// Waits one tick; kSignalled when one of `signals` came meanwhile.
+StopReason wait_tick(const sigset_t* signals) {
+  if (signals == nullptr) {
+    std::this_thread::sleep_for(kTick);
+    return StopReason::kNone;
+  }
+  const timespec wait{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kTick).count()};
+  return sigtimedwait(signals, nullptr, &wait) > 0 ? StopReason::kSignalled : StopReason::kNone;
+}
+
+// The watcher thread's loop: until `done`, stops the job's processes (SIGTERM, then SIGKILL after
+// the grace) once a signal or options.should_stop says so, and reaps orphans.
+void watch(JobLauncher& launcher, const RunOptions& options, const std::atomic<bool>& done,
+           std::atomic<StopReason>& reason) {
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  for (int tick = 1; !done; ++tick) {
+    StopReason seen = wait_tick(options.stop_signals);
+    if (tick % kReapEveryTicks == 0) launcher.reap_orphans();
+    if (reason == StopReason::kNone) {
+      if (seen == StopReason::kNone && options.should_stop) {
+        try {
+          seen = options.should_stop(tick);
+        } catch (const std::exception& e) {
+          log::warning(options.who + ": cannot read the job's state: " + e.what());
+        }
+      }
+      if (seen != StopReason::kNone) {
+        reason = seen;
+        launcher.signal_all(SIGTERM);
+        kill_at = std::chrono::steady_clock::now() + kStopGrace;
+      }
+    } else if (kill_at && std::chrono::steady_clock::now() >= *kill_at) {
+      launcher.signal_all(SIGKILL);
+      kill_at.reset();
+    }
+  }
+}
+
+runtime::JobOutcome supervise(const PlacedRun& run, JobLauncher& launcher, const RunOptions& options) {
+  runtime::SupervisorOptions supervision;
+  if (auto wall = parse_duration(run.typed.max_wall_clock_time))
+    supervision.max_wall_clock = std::chrono::duration_cast<std::chrono::milliseconds>(*wall);
+  supervision.kill_grace = std::chrono::milliseconds(1000);
+  supervision.signal_job = [&](int signal) { launcher.signal_all(signal); };
+  runtime::JobOutcome outcome;
+  try {
+    outcome = runtime::supervise_job(run.plan, launcher, supervision);
+  } catch (const std::exception& e) {
+    outcome.errors = job_error("JobFailed", "The " + options.runner + " could not run the job: " + e.what());
+  }
+  return outcome;
+}
+
+}  // namespace
+
+PlacedRun place_run(const NodeLayout& layout, const JobRow& job, Placement placement) {
+  PlacedRun run;
+  for (const auto& node : placement.nodes) run.node_ids.push_back(node.id);
+  runtime::LaunchContext ctx;
+  ctx.nodes = std::move(placement.nodes);
+  ctx.as_root = ::geteuid() == 0;
+  ctx.mpi_map_by_node = placement.mpi_map_by_node;
+  ctx.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ctx.self_executable = self_executable();
+  ctx.base_env = node_base_environment();  // not the environment of whoever ran `job create`
+  for (const auto& [name, value] : placement.extra_env) ctx.base_env[name] = value;
+  if (job.private_data.contains("secrets"))
+    ctx.secrets = job.private_data["secrets"].get<std::map<std::string, std::string>>();
+  run.typed = runtime::parse_job(job.doc);
+  // The mount rules are the control plane's: the links go down in the plan.
+  ctx.job_mounts = mount_links(layout, run.typed.mount_volumes);
+  run.plan = runtime::make_launch_plan(run.typed, ctx);
+  runtime::make_node_mounts(run.plan);
+  return run;
+}
+
+void start_if_queued(JobRow& job, std::int64_t now_us) {
+  if (job.state != "queued") return;
+  set_state(job, "running", now_us);
+  job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now_us)}};
+}
+
+void record_run_place(Store& store, const std::string& job_key, PlacedRun& run,
+                      std::optional<std::int64_t> start_queued_at_us) {
+  const runtime::LaunchPlan& plan = run.plan;
+  store.write([&] {
+    auto j = load_job_by_key(store, job_key);
+    if (!j) return;
+    if (start_queued_at_us) start_if_queued(*j, *start_queued_at_us);
+    Json outputs = Json::object();
+    for (const auto& [id, path] : plan.output_directories) outputs[id] = path.string();
+    j->private_data["folders"] = {{"stdouterr", plan.stdouterr_dir.string()}, {"outputs", outputs}};
+    j->private_data["nodes"] = run.node_ids;
+    save_job(store, *j);
+  });
+  std::error_code ec;
+  fs::create_directories(plan.stdouterr_dir, ec);
+  for (auto& t : run.plan.tasks) t.process.append = true;  // keep what is written there before them
+}
+
+RunResult run_contained(const Context& cp, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
+  const JobProcesses procs = JobProcesses::contain(job_key, cp.settings().containment);
+  if (options.on_contained) options.on_contained(procs);
+  std::ofstream(run.plan.execution_log, std::ios::app)
+      << format_iso(cp.clock().now()) << " " << options.log_note << "process containment: " << procs.describe() << "\n";
+  JobLauncher launcher(cp.launcher(), procs);
+  std::atomic<bool> done{false};
+  std::atomic<StopReason> reason{StopReason::kNone};
+  std::thread watcher([&] { watch(launcher, options, done, reason); });
+  RunResult result;
+  result.outcome = supervise(run, launcher, options);
+  done = true;
+  watcher.join();
+  // Nothing of the job outlives it: what is in its cgroup, below this process or carries its
+  // marker is killed and confirmed gone.
+  if (auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks()); !left.empty())
+    log::warning(options.who + ": " + std::to_string(left.size()) + " process(es) of the job survived SIGKILL");
+  result.stopped = reason;
+  return result;
+}
+
+}  // namespace batchai::control_plane::jobs_detail

@@ -1,0 +1,83 @@
+// One run of a job, the steps the simulated supervisor (supervisor.hpp) and the runner inside a
+// Slurm allocation (slurm_runner.hpp) share: the launch plan over the nodes the engine placed the
+// job on, the record of where the run's files are and which nodes it has, and the run itself
+// inside the job's containment while a watcher stops every job process when the caller says so.
+// Each runner only waits for or is given its nodes, then runs, then records the outcome its way.
+#pragma once
+#include <signal.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "batchai/common/process_tree.hpp"
+#include "batchai/runtime/job.hpp"
+#include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/supervisor.hpp"
+#include "job_rows.hpp"
+
+namespace batchai::control_plane {
+class Context;
+}
+
+namespace batchai::control_plane::jobs_detail {
+
+// What the engine decided: the job's nodes (nodes[0] the master) with their folders, hosts and
+// GPUs, variables added to every task's base environment, and MPI ranks placed by node.
+struct Placement {
+  std::vector<runtime::NodeInfo> nodes;
+  std::map<std::string, std::string> extra_env;
+  bool mpi_map_by_node = false;
+};
+
+// The job's typed form and its launch plan, the job-level mounts made on every node.
+struct PlacedRun {
+  runtime::Job typed;
+  runtime::LaunchPlan plan;
+  std::vector<std::string> node_ids;  // the placement's, in order
+};
+
+// The plan over `placement` for the job in `job` (its document, secrets and mounts); throws what
+// stops the job from launching (InvalidArgument, SystemError, a malformed document).
+PlacedRun place_run(const NodeLayout& layout, const JobRow& job, Placement placement);
+
+// A queued job becomes running, its executionInfo started at `now_us`.
+void start_if_queued(JobRow& job, std::int64_t now_us);
+
+// Records, before anything runs, where `job file list` looks (folders) and which nodes the run
+// has (nodes); with `start_queued_at_us`, a job still queued is started then. Then makes the
+// stdouterr folder and lets the tasks append to what is written there before them.
+void record_run_place(Store& store, const std::string& job_key, PlacedRun& run,
+                      std::optional<std::int64_t> start_queued_at_us = std::nullopt);
+
+// Why a run's watcher stopped the job; kNone while nothing did.
+enum class StopReason { kNone, kSignalled, kTerminated, kDeleted, kRequeue, kNodesLost };
+
+struct RunOptions {
+  std::string who;           // the runner in log lines: "supervisor", "slurm runner"
+  std::string runner;        // in the job's error when the run itself fails: "The <runner> could not run the job"
+  std::string log_note;      // written before "process containment: ..." in the execution log
+  // With signals: each tick waits for one of them (sigtimedwait; they must be blocked in every
+  // thread), and one that comes stops the job (kSignalled). Without: each tick sleeps.
+  const sigset_t* stop_signals = nullptr;
+  // Asked at every tick (1, 2, ...) until the job stops; anything but kNone stops it. What it
+  // throws is logged and taken as kNone.
+  std::function<StopReason(int tick)> should_stop;
+  // Called once the job's containment exists, before the execution log line and the first task.
+  std::function<void(const JobProcesses&)> on_contained;
+};
+
+struct RunResult {
+  runtime::JobOutcome outcome;
+  StopReason stopped = StopReason::kNone;
+};
+
+// Runs the plan with runtime::supervise_job inside the job's containment (the configured mode),
+// with the watcher of `options` (SIGTERM to every job process when it stops the job, SIGKILL a
+// second later; orphans reaped every second), then kills and confirms gone what is left.
+RunResult run_contained(const Context& cp, const std::string& job_key, const PlacedRun& run, const RunOptions& options);
+
+}  // namespace batchai::control_plane::jobs_detail
