@@ -225,8 +225,7 @@ void store_new(const Context& cx_, const ClusterCreateOptions& o, const Workspac
         .bind(16, "tvm-" + random_digits(10)).bind(17, random_public_ip()).bind(18, dump_doc(private_data)).run();
   });
   std::error_code ec;
-  fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name
-  fs::create_directories(folder / "nodes", ec);
+  fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name; node folders come with nodes
 }
 
 }  // namespace

@@ -19,6 +19,30 @@ namespace batchai::control_plane {
 
 using namespace detail;
 
+namespace {
+
+constexpr const char* kUnsupportedFileList =
+    "List files is supported only for clusters with startup task configure to store its output on Azure File Share "
+    "or Azure Blob Container";
+
+// The setup task's output prefix below $AZ_BATCHAI_MOUNT_ROOT, without its slashes at either end.
+std::string output_below_mount_root(const Json& task) {
+  const std::string prefix = value_or<std::string>(task, "stdOutErrPathPrefix", "");
+  std::optional<std::string> rest;
+  for (const std::string token : {"${AZ_BATCHAI_MOUNT_ROOT}", "$AZ_BATCHAI_MOUNT_ROOT"})
+    if (prefix.rfind(token, 0) == 0 && (prefix.size() == token.size() || prefix[token.size()] == '/')) {
+      rest = prefix.substr(token.size());
+      break;
+    }
+  if (!rest) throw InvalidArgument(kUnsupportedFileList);
+  if (task["stdOutErrPathSuffix"].is_null()) throw InvalidArgument("List files is not supported for this cluster");
+  while (!rest->empty() && rest->front() == '/') rest->erase(0, 1);
+  while (!rest->empty() && rest->back() == '/') rest->pop_back();
+  return *rest;
+}
+
+}  // namespace
+
 Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
   reconciler_.reconcile(ClusterScope::of_cluster(cx_.store(), ref, cluster));
   const ClusterRow row = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
@@ -44,22 +68,7 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
   const Json& setup = c.doc["nodeSetup"];
   if (!setup.is_object() || !setup["setupTask"].is_object()) return Json::array();
   const Json& task = setup["setupTask"];
-  const std::string kUnsupported =
-      "List files is supported only for clusters with startup task configure to store its output on Azure File Share "
-      "or Azure Blob Container";
-  std::string prefix = value_or<std::string>(task, "stdOutErrPathPrefix", "");
-  std::string rest;
-  bool under_root = false;
-  for (const std::string token : {"${AZ_BATCHAI_MOUNT_ROOT}", "$AZ_BATCHAI_MOUNT_ROOT"})
-    if (prefix.rfind(token, 0) == 0 && (prefix.size() == token.size() || prefix[token.size()] == '/')) {
-      under_root = true;
-      rest = prefix.substr(token.size());
-      break;
-    }
-  if (!under_root) throw InvalidArgument(kUnsupported);
-  if (task["stdOutErrPathSuffix"].is_null()) throw InvalidArgument("List files is not supported for this cluster");
-  while (!rest.empty() && rest.front() == '/') rest.erase(0, 1);
-  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  const std::string rest = output_below_mount_root(task);
   // Find the cluster-level share, then container, whose mount path holds the prefix.
   std::optional<fs::path> root;
   std::string remainder;
@@ -89,7 +98,7 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
         root = cx_.layout().container(account, container);
         remainder = *r;
       }
-  if (!root) throw InvalidArgument(kUnsupported);
+  if (!root) throw InvalidArgument(kUnsupportedFileList);
   // Confined to the share or container: a link the setup task left there is listed, never followed out.
   auto storage = ConfinedDir::open(*root, "the setup task output of cluster '" + cluster + "'");
   if (!storage) return Json::array();

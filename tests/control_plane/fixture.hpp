@@ -1,6 +1,7 @@
 // Test fixture for the control plane: a temporary BATCHAI_HOME (and HOME, so ~/.ssh is a
 // scratch folder), zero simulated delays and a ManualClock the tests move by hand.
 #pragma once
+#include <cstdlib>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -64,6 +65,8 @@ class ControlPlaneTest : public ::testing::Test {
     s.home = root_ / "home";
     s.provisioning_delay = delay;
     s.node_preparation_delay = delay;
+    // Read once at open, as the composition root does: a test that changes it opens again.
+    if (const char* conf = std::getenv("SLURM_CONF"); conf != nullptr && *conf != '\0') s.slurm_conf = conf;
     cp_.reset();
     cp_ = ControlPlane::open(s, Services{clock_, launcher_});
   }

@@ -176,7 +176,8 @@ TEST_F(ServeTest, WorkspaceExperimentClusterAsOperations) {
                     R"({"properties":{"scaleSettings":{"manual":{"targetNodeCount":1e20}}}})");
   EXPECT_EQ(bad["error"]["code"], "BadRequest");
   // A body's error speaks of the document, never of a file: the body is never written to one.
-  Json wrong = expect("PUT", ws("rg", "ws1") + "/clusters/bad" + kAi, 400, R"({"properties":{"vmSize":5}})");
+  Json wrong = expect("PUT", ws("rg", "ws1") + "/clusters/bad" + kAi, 400,
+                     R"({"properties":{"vmSize":5,"userAccountSettings":{"adminUserName":"u","adminUserPassword":"p"}}})");
   EXPECT_EQ(wrong["error"]["message"], "The cluster configuration has a value of the wrong type: type must be string, but is number.");
   EXPECT_FALSE(fs::exists(home_ / "serve" / "requests"));
   follow(call("DELETE", ws("rg", "ws1") + "/clusters/nc6" + kAi));

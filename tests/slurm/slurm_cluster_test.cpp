@@ -179,6 +179,7 @@ TEST_F(SlurmCluster, ControllerThatDoesNotAnswer) {
   cp_->clusters().create(slurm_options("sc"));
   const fs::path dead = slurm_testing::dead_controller_conf(root_);
   ::setenv("SLURM_CONF", dead.c_str(), 1);
+  open(Micros(0));  // the controller is configuration: read once, when the control plane opens
   auto start = std::chrono::steady_clock::now();
   try {
     cp_->clusters().create(slurm_options("late"));
@@ -202,8 +203,10 @@ TEST_F(SlurmCluster, ControllerThatDoesNotAnswer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   // The back-off is the controller's (keyed by its slurm.conf): the live one answers at once.
   ::setenv("SLURM_CONF", conf_.c_str(), 1);
+  open(Micros(0));
   EXPECT_TRUE(cp_->clusters().show(ws_, "sc")["errors"].is_null());
   ::setenv("SLURM_CONF", dead.c_str(), 1);
+  open(Micros(0));
   cp_->clusters().show(ws_, "sc");
   EXPECT_EQ(counter_->spawned, asked + 1);  // the live controller's sinfo only
   clock_->advance(std::chrono::seconds(11));  // the back-off is over: the dead one is asked again

@@ -1,7 +1,7 @@
 // The launcher a job's supervisor runs the job's processes with: every process starts inside the
 // job's containment (JobProcesses: marker variable, cgroup), and the tasks it started and has not
 // reaped yet are kept, so stopping the job reaches their groups and the subtrees below them.
-// Used by the simulated supervisor and by the runner inside a Slurm allocation.
+// Used by every engine's job runner (jobs/job_run.hpp).
 #pragma once
 #include <mutex>
 #include <set>

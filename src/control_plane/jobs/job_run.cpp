@@ -1,4 +1,4 @@
-// One run of a job, shared by the simulated supervisor and the Slurm runner (job_run.hpp).
+// One run of a job, shared by every engine's runner (job_run.hpp).
 #include "job_run.hpp"
 
 #include <unistd.h>

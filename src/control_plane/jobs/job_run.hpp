@@ -1,5 +1,5 @@
-// One run of a job, the steps the simulated supervisor (supervisor.hpp) and the runner inside a
-// Slurm allocation (slurm_runner.hpp) share: the launch plan over the nodes the engine placed the
+// One run of a job, the steps every engine's runner shares (the simulation's supervisor.hpp, the
+// runner inside an engine's allocation in engine/<engine>/): the launch plan over the nodes the engine placed the
 // job on, the record of where the run's files are and which nodes it has, and the run itself
 // inside the job's containment while a watcher stops every job process when the caller says so.
 // Each runner only waits for or is given its nodes, then runs, then records the outcome its way.
@@ -57,7 +57,7 @@ void record_run_place(Store& store, const std::string& job_key, PlacedRun& run,
 enum class StopReason { kNone, kSignalled, kTerminated, kDeleted, kRequeue, kNodesLost };
 
 struct RunOptions {
-  std::string who;           // the runner in log lines: "supervisor", "slurm runner"
+  std::string who;           // the runner in log lines, e.g. "supervisor"
   std::string runner;        // in the job's error when the run itself fails: "The <runner> could not run the job"
   std::string log_note;      // written before "process containment: ..." in the execution log
   // With signals: each tick waits for one of them (sigtimedwait; they must be blocked in every

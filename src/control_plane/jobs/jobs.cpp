@@ -88,6 +88,23 @@ void check_counts_fit_cluster(const runtime::Job& job, const ClusterRow& cluster
   }
 }
 
+// The cluster a new job names: --cluster, else the document's cluster.id; a name in the job's
+// workspace or an ARM id elsewhere.
+ClusterRow cluster_of_new_job(Store& store, const JobCreateOptions& o, const Json& props) {
+  std::string cluster_text = o.cluster.value_or("");
+  if (cluster_text.empty() && props.contains("cluster") && props["cluster"].is_object())
+    cluster_text = value_or<std::string>(props["cluster"], "id", "");
+  if (cluster_text.empty()) throw InvalidArgument("Please provide cluster information via command line or configuration file.");
+  WorkspaceRef where = o.where;
+  std::string name = cluster_text;
+  if (auto id = parse_arm_id(cluster_text)) {
+    if (!id->name_of("workspaces") || id->path.empty()) cluster_not_found();
+    where = {id->resource_group, *id->name_of("workspaces")};
+    name = id->path.back().second;
+  }
+  return require_cluster(store, where, name);
+}
+
 }  // namespace
 
 Json Jobs::create(const JobCreateOptions& o) {
@@ -103,18 +120,7 @@ Json Jobs::create(const JobCreateOptions& o) {
   Json file = o.config.is_object() ? o.config : Json::object();
   Json props = file.contains("properties") && file["properties"].is_object() ? file["properties"] : Json::object();
   // 3. the cluster: name in this workspace or an ARM id elsewhere
-  std::string cluster_text = o.cluster.value_or("");
-  if (cluster_text.empty() && props.contains("cluster") && props["cluster"].is_object())
-    cluster_text = value_or<std::string>(props["cluster"], "id", "");
-  if (cluster_text.empty()) throw InvalidArgument("Please provide cluster information via command line or configuration file.");
-  WorkspaceRef cluster_where = o.where;
-  std::string cluster_name = cluster_text;
-  if (auto id = parse_arm_id(cluster_text)) {
-    if (!id->name_of("workspaces") || id->path.empty()) cluster_not_found();
-    cluster_where = {id->resource_group, *id->name_of("workspaces")};
-    cluster_name = id->path.back().second;
-  }
-  const ClusterRow cluster = store.read([&] { return require_cluster(store, cluster_where, cluster_name); });
+  const ClusterRow cluster = store.read([&] { return cluster_of_new_job(store, o, props); });
   ClusterBackend& engine = backends_.of(cluster);
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
