@@ -104,6 +104,7 @@ TEST_F(SlurmOutage, BackOffIsSharedByEveryProcessOfTheHome) {
   show("job");
   Settings s;
   s.home = root_ / "home";
+  s.slurm_conf = std::getenv("SLURM_CONF");  // the same controller, as the back-off is keyed
   auto other_launcher = std::make_shared<slurm_testing::FakeSlurm>();
   other_launcher->silent = true;
   auto other = ControlPlane::open(s, Services{clock_, other_launcher});
