@@ -79,83 +79,83 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
 
 void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {
   Store& store = cx_.store();
-    store.write([&] {
-      for (auto& seen : pending.dead) {
-        auto j = load_job_by_key(store, seen.key);
-        // Re-checked under the write lock: the supervisor may have finished in between.
-        if (!j || (j->state != "queued" && j->state != "running" && j->state != "terminating")) continue;
-        if (supervisor_alive(cx_.layout(), j->key)) continue;
-        const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
-        finish_job(*j, false, std::nullopt,
-                   job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
-                                                   j->state + "; its processes were stopped. Submit the job again."),
-                   now);
-        save_job(store, *j);
-        // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
-        for (auto cluster : release_nodes(store, j->key)) docs_.refresh(cluster);
-        pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
-      }
-    });
+  store.write([&] {
+    for (auto& seen : pending.dead) {
+      auto j = load_job_by_key(store, seen.key);
+      // Re-checked under the write lock: the supervisor may have finished in between.
+      if (!j || !is_unfinished(j->state)) continue;
+      if (supervisor_alive(cx_.layout(), j->key)) continue;
+      const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
+      finish_job(*j, false, std::nullopt,
+                 job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
+                                                 j->state + "; its processes were stopped. Submit the job again."),
+                 now);
+      save_job(store, *j);
+      // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
+      for (auto cluster : release_nodes(store, j->key)) docs_.refresh(cluster);
+      pending.clusters_with_queue.push_back(j->cluster_id.value_or(0));
+    }
+  });
 }
 
 void Scheduler::free_held_nodes(Pending& pending) {
   Store& store = cx_.store();
-    store.write([&] {
-      for (const auto& key : pending.held) {
-        // Re-checked under the write lock: a running job's processes are never touched here.
-        auto j = load_job_by_key(store, key);
-        if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
-        for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
-          docs_.refresh(cluster);
-          pending.clusters_with_queue.push_back(cluster);
-        }
+  store.write([&] {
+    for (const auto& key : pending.held) {
+      // Re-checked under the write lock: a running job's processes are never touched here.
+      auto j = load_job_by_key(store, key);
+      if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
+      for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
+        docs_.refresh(cluster);
+        pending.clusters_with_queue.push_back(cluster);
       }
-    });
+    }
+  });
 }
 
 std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int64_t now) {
   Store& store = cx_.store();
   std::vector<std::string> started;
-    store.write([&] {
-      std::vector<std::int64_t> idle;
-      {
-        auto st = store.prepare("SELECT id FROM nodes WHERE cluster_id = ? AND state = 'idle' AND job_key IS NULL ORDER BY ordinal");
-        st.bind(1, cluster);
-        while (st.step()) idle.push_back(st.integer(0));
-      }
-      int capacity = 0;
-      {
-        auto st = store.prepare(
-            "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = c.id AND state <> 'leaving'), c.scale_mode, c.max_nodes "
-            "FROM clusters c WHERE c.id = ?");
-        st.bind(1, cluster);
-        if (!st.step()) return;
-        capacity = static_cast<int>(st.integer(0));
-        if (st.text(1) == "auto") capacity = std::max(capacity, static_cast<int>(st.integer(2)));
-      }
-      std::vector<JobRow> queue;
-      {
-        auto st = store.prepare(std::string(kJobColumns) +
-                                "WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
-        st.bind(1, cluster);
-        while (st.step()) queue.push_back(read_job(st));
-      }
-      std::size_t next = 0;
-      bool changed = false;
-      for (auto& job : queue) {
-        // A job larger than the cluster can ever be waits without blocking the others.
-        if (job.node_count > capacity) continue;
-        if (static_cast<std::size_t>(job.node_count) > idle.size() - next) break;  // gang: all at once, in order
-        for (int i = 0; i < job.node_count; ++i)
-          store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, job.key).bind(2, idle[next++]).run();
-        set_state(job, "running", now);
-        job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-        save_job(store, job);
-        started.push_back(job.key);
-        changed = true;
-      }
-      if (changed) docs_.refresh(cluster);
-    });
+  store.write([&] {
+    std::vector<std::int64_t> idle;
+    {
+      auto st = store.prepare("SELECT id FROM nodes WHERE cluster_id = ? AND state = 'idle' AND job_key IS NULL ORDER BY ordinal");
+      st.bind(1, cluster);
+      while (st.step()) idle.push_back(st.integer(0));
+    }
+    int capacity = 0;
+    {
+      auto st = store.prepare(
+          "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = c.id AND state <> 'leaving'), c.scale_mode, c.max_nodes "
+          "FROM clusters c WHERE c.id = ?");
+      st.bind(1, cluster);
+      if (!st.step()) return;
+      capacity = static_cast<int>(st.integer(0));
+      if (st.text(1) == "auto") capacity = std::max(capacity, static_cast<int>(st.integer(2)));
+    }
+    std::vector<JobRow> queue;
+    {
+      auto st = store.prepare(std::string(kJobColumns) +
+                              "WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
+      st.bind(1, cluster);
+      while (st.step()) queue.push_back(read_job(st));
+    }
+    std::size_t next = 0;
+    bool changed = false;
+    for (auto& job : queue) {
+      // A job larger than the cluster can ever be waits without blocking the others.
+      if (job.node_count > capacity) continue;
+      if (static_cast<std::size_t>(job.node_count) > idle.size() - next) break;  // gang: all at once, in order
+      for (int i = 0; i < job.node_count; ++i)
+        store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, job.key).bind(2, idle[next++]).run();
+      set_state(job, "running", now);
+      job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+      save_job(store, job);
+      started.push_back(job.key);
+      changed = true;
+    }
+    if (changed) docs_.refresh(cluster);
+  });
   return started;
 }
 
