@@ -88,9 +88,9 @@ Json scale_settings_from_options(std::optional<int> target, std::optional<int> m
     if (value && *value < 0)
       throw InvalidArgument(std::string(option) + " must be 0 or more nodes, got " + std::to_string(*value) + ".");
   };
-  not_negative(target, "--target");
-  not_negative(min_nodes, "--min");
-  not_negative(max_nodes, "--max");
+  not_negative(target, "properties.scaleSettings.manual.targetNodeCount");
+  not_negative(min_nodes, "properties.scaleSettings.autoScale.minimumNodeCount");
+  not_negative(max_nodes, "properties.scaleSettings.autoScale.maximumNodeCount");
   const bool min_unset = !min_nodes || *min_nodes == 0;
   const bool max_unset = !max_nodes || *max_nodes == 0;
   if (!target && min_unset && max_unset) {
@@ -126,10 +126,11 @@ Json parse_image(const std::string& image, const std::optional<std::string>& cus
   if (image.find(':') != std::string::npos) {
     auto parts = split(image, ':');
     if (parts.size() != 4)
-      throw InvalidArgument(R"(--image must have format "publisher:offer:sku:version" or "publisher:offer:sku:")");
-    if (parts[0].empty()) throw InvalidArgument("Image publisher must be provided in --image argument");
-    if (parts[1].empty()) throw InvalidArgument("Image offer must be provided in --image argument");
-    if (parts[2].empty()) throw InvalidArgument("Image sku must be provided in --image argument");
+      throw InvalidArgument(
+          R"(properties.virtualMachineConfiguration.imageReference must be given as "publisher:offer:sku:version" or "publisher:offer:sku:")");
+    if (parts[0].empty()) throw InvalidArgument("properties.virtualMachineConfiguration.imageReference.publisher is required.");
+    if (parts[1].empty()) throw InvalidArgument("properties.virtualMachineConfiguration.imageReference.offer is required.");
+    if (parts[2].empty()) throw InvalidArgument("properties.virtualMachineConfiguration.imageReference.sku is required.");
     ref = {{"publisher", parts[0]}, {"offer", parts[1]}, {"sku", parts[2]}};
     ref["version"] = parts[3].empty() ? Json(nullptr) : Json(parts[3]);
   } else if (iequals(image, "UbuntuLTS")) {

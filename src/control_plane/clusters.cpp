@@ -150,7 +150,9 @@ NodeShape node_shape(const ClusterCreateOptions& o, const Json& props) {
                {"version", get(cfg, "version")},
                {"virtualMachineImageId", get(cfg, "virtualMachineImageId")}};
   if (o.custom_image && !o.image)
-    throw InvalidArgument("You need to specify --image argument with information about the custom image");
+    throw InvalidArgument(
+        "properties.virtualMachineConfiguration.virtualMachineImageId needs the imageReference (publisher, offer, sku) "
+        "the custom image was made from.");
   if (o.image) n.image = parse_image(*o.image, o.custom_image);
   n.scale = scale_settings_from_options(o.target, o.min_nodes, o.max_nodes, scale_from_config(get(props, "scaleSettings")));
   n.is_auto = n.scale["autoScale"].is_object();
@@ -169,7 +171,8 @@ Json setup_task_of(const ClusterCreateOptions& o, const Json& node_setup_wire, c
                    Json& private_data) {
   Json task = node_setup_wire.is_object() ? get(node_setup_wire, "setupTask") : Json(nullptr);
   if (o.setup_task) {
-    if (!o.setup_task_output) throw InvalidArgument("--setup-task requires providing of --setup-task-output");
+    if (!o.setup_task_output)
+      throw InvalidArgument("properties.nodeSetup.setupTask.stdOutErrPathPrefix is required with a setup task.");
     task = {{"commandLine", *o.setup_task}, {"stdOutErrPathPrefix", *o.setup_task_output}};
   }
   if (!task.is_object()) return task;
@@ -338,7 +341,9 @@ Json Clusters::list(const WorkspaceRef& ref) {
 }
 
 Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int target) {
-  if (target < 0) throw InvalidArgument("--target must be 0 or more nodes, got " + std::to_string(target) + ".");
+  if (target < 0)
+    throw InvalidArgument("properties.scaleSettings.manual.targetNodeCount must be 0 or more nodes, got " +
+                          std::to_string(target) + ".");
   reconciler_.reconcile(ClusterScope::of_cluster(cx_.store(), ref, name));
   const auto now = to_us(cx_.clock().now());
   std::int64_t id = cx_.store().write([&] {
@@ -358,8 +363,9 @@ Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int targ
 
 Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int min_nodes, int max_nodes) {
   if (min_nodes < 0 || max_nodes < 0)
-    throw InvalidArgument("--min and --max must be 0 or more nodes, got " + std::to_string(min_nodes) + " and " +
-                          std::to_string(max_nodes) + ".");
+    throw InvalidArgument(
+        "properties.scaleSettings.autoScale.minimumNodeCount and maximumNodeCount must be 0 or more nodes, got " +
+        std::to_string(min_nodes) + " and " + std::to_string(max_nodes) + ".");
   if (min_nodes > max_nodes) throw InvalidArgument("Maximum nodes count must be greater or equal to minimum nodes count");
   reconciler_.reconcile(ClusterScope::of_cluster(cx_.store(), ref, name));
   const auto now = to_us(cx_.clock().now());

@@ -61,7 +61,7 @@ ClusterRow read_cluster(const Statement& st) {
   c.max_nodes = static_cast<int>(st.integer(8));
   c.auto_demand = st.optional_integer(9);
   c.alloc_started_us = st.integer(10);
-  c.alloc_state = st.text(11);
+  c.alloc_state = parse_allocation_state(st.text(11)).value_or(AllocationState::kSteady);
   c.alloc_changed_us = st.integer(12);
   c.next_ordinal = st.integer(13);
   c.node_prefix = st.text(14);

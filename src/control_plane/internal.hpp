@@ -13,6 +13,7 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/options.hpp"
 #include "batchai/control_plane/control_plane.hpp"
+#include "batchai/control_plane/states.hpp"
 #include "engine/cluster_kind.hpp"
 #include "store.hpp"
 
@@ -53,7 +54,7 @@ struct ClusterRow {
   int target = 0, min_nodes = 0, max_nodes = 0;
   std::optional<std::int64_t> auto_demand;
   std::int64_t alloc_started_us = 0;
-  std::string alloc_state;
+  AllocationState alloc_state = AllocationState::kSteady;
   std::int64_t alloc_changed_us = 0;
   std::int64_t next_ordinal = 0;
   std::string node_prefix, public_ip;

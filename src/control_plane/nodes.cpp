@@ -59,7 +59,7 @@ void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const Node
 Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
                                      int expiry_minutes) {
   // Local file:// URLs do not expire, but the service takes 5 to 600 minutes only.
-  checked_integer(Json(expiry_minutes), "--expiry", 5, 600);
+  checked_integer(Json(expiry_minutes), "linkexpiryinminutes", 5, 600);
   if (!is_valid_utf8(path)) throw InvalidArgument("The path must be valid UTF-8.", "InvalidResourceName");
   const ClusterRow row = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
   backends_.of(row).check_supported(row, "cluster file list");

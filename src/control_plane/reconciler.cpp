@@ -97,7 +97,7 @@ ClusterScope ClusterScope::of_job(Store& store, const JobRef& ref) {
   return store.read([&] {
     ClusterScope out;
     auto job = jobs_detail::find_job(store, ref);
-    if (!job || !job->cluster_id || !jobs_detail::is_unfinished(job->state)) return out;
+    if (!job || !job->cluster_id || !is_unfinished(job->state)) return out;
     auto st = store.prepare("SELECT id, private FROM clusters WHERE id = ?");
     st.bind(1, *job->cluster_id);
     if (st.step()) out.clusters.push_back(scoped(st));

@@ -30,14 +30,16 @@ TEST_F(ControlPlaneTest, NegativeNodeCountsAreRefused) {
   o.target.reset();
   o.min_nodes = -2;
   o.max_nodes = -1;
-  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "--min must be 0 or more nodes, got -2.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "properties.scaleSettings.autoScale.minimumNodeCount must be 0 or more nodes, got -2.");
   o = cluster_options("c", -1);
-  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "--target must be 0 or more nodes, got -1.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
+                                "properties.scaleSettings.manual.targetNodeCount must be 0 or more nodes, got -1.");
   EXPECT_TRUE(cp_->clusters().list(ws).empty());
   cp_->clusters().create(cluster_options("c", 0));
   expect_error<InvalidArgument>([&] { cp_->clusters().auto_scale(ws, "c", -2, -1); },
-                                "--min and --max must be 0 or more nodes, got -2 and -1.");
-  expect_error<InvalidArgument>([&] { cp_->clusters().resize(ws, "c", -1); }, "--target must be 0 or more nodes, got -1.");
+                                "properties.scaleSettings.autoScale.minimumNodeCount and maximumNodeCount must be 0 or more nodes, got -2 and -1.");
+  expect_error<InvalidArgument>([&] { cp_->clusters().resize(ws, "c", -1); },
+                                "properties.scaleSettings.manual.targetNodeCount must be 0 or more nodes, got -1.");
 }
 
 TEST_F(ControlPlaneTest, StoredNegativeOrHugeSizesNeitherCrashNorFlood) {
@@ -161,9 +163,9 @@ TEST_F(ControlPlaneTest, ClusterFileListExpiryIsFiveToSixHundredMinutes) {
   auto ws = make_workspace();
   cp_->clusters().create(cluster_options("c", 0));
   expect_error<InvalidArgument>([&] { cp_->nodes().file_list(ws, "c", ".", 4); },
-                                "--expiry must be at least 5 and at most 600, got 4.");
+                                "linkexpiryinminutes must be at least 5 and at most 600, got 4.");
   expect_error<InvalidArgument>([&] { cp_->nodes().file_list(ws, "c", ".", 601); },
-                                "--expiry must be at least 5 and at most 600, got 601.");
+                                "linkexpiryinminutes must be at least 5 and at most 600, got 601.");
   EXPECT_EQ(cp_->nodes().file_list(ws, "c", ".", 600), Json::array());
   EXPECT_EQ(cp_->nodes().file_list(ws, "c", ".", 5), Json::array());
 }

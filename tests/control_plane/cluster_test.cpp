@@ -131,14 +131,15 @@ TEST_F(ControlPlaneTest, CreateMessagesInProcessingOrder) {
   o = cluster_options("d", 1);
   o.custom_image = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/images/i";
   expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
-                                "You need to specify --image argument with information about the custom image");
+                                "properties.virtualMachineConfiguration.virtualMachineImageId needs the imageReference (publisher, offer, sku) "
+                                "the custom image was made from.");
   o = cluster_options("d", 1);
   o.target.reset();
   expect_error<InvalidArgument>([&] { cp_->clusters().create(o); },
                                 "Please provide scale setting for the cluster via command line or configuration file");
   o = cluster_options("d", 1);
   o.setup_task = "echo hi";
-  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "--setup-task requires providing of --setup-task-output");
+  expect_error<InvalidArgument>([&] { cp_->clusters().create(o); }, "properties.nodeSetup.setupTask.stdOutErrPathPrefix is required with a setup task.");
   o = cluster_options("d", 1);
   o.mounts.afs_name = "share";
   expect_error<InvalidArgument>(

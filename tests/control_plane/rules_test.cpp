@@ -61,11 +61,11 @@ TEST(Image, AliasesAndFullForm) {
 
 TEST(Image, Errors) {
   expect_error<InvalidArgument>([] { parse_image("a:b:c", std::nullopt); },
-                                R"(--image must have format "publisher:offer:sku:version" or "publisher:offer:sku:")");
+                                R"(properties.virtualMachineConfiguration.imageReference must be given as "publisher:offer:sku:version" or "publisher:offer:sku:")");
   expect_error<InvalidArgument>([] { parse_image(":b:c:", std::nullopt); },
-                                "Image publisher must be provided in --image argument");
-  expect_error<InvalidArgument>([] { parse_image("a::c:", std::nullopt); }, "Image offer must be provided in --image argument");
-  expect_error<InvalidArgument>([] { parse_image("a:b::", std::nullopt); }, "Image sku must be provided in --image argument");
+                                "properties.virtualMachineConfiguration.imageReference.publisher is required.");
+  expect_error<InvalidArgument>([] { parse_image("a::c:", std::nullopt); }, "properties.virtualMachineConfiguration.imageReference.offer is required.");
+  expect_error<InvalidArgument>([] { parse_image("a:b::", std::nullopt); }, "properties.virtualMachineConfiguration.imageReference.sku is required.");
   expect_error<InvalidArgument>([] { parse_image("Windows", std::nullopt); },
                                 "Unsupported image alias \"Windows\", supported aliases are UbuntuLTS, UbuntuDSVM");
   expect_error<InvalidArgument>([] { parse_image("UbuntuLTS", std::string("not-an-id")); },

@@ -3,6 +3,7 @@
 #include "commands/cluster_commands.hpp"
 
 #include "commands/common.hpp"
+#include "commands/flag_checks.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {
@@ -65,6 +66,8 @@ void register_create(CLI::App& group, CliContext& ctx) {
         o.setup_task = a.get("setup-task");
         o.setup_task_output = a.get("setup-task-output");
         o.slurm_partition = a.get("slurm-partition");
+        check_node_count_flags(a);
+        check_cluster_create_flags(o);
         return naming_config_file(a, [&] { return ctx.control_plane().clusters().create(o); });
       });
 }
@@ -109,6 +112,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
       .example("List setup task output files.",
                "batchai cluster file list -g MyResourceGroup -w MyWorkspace -c MyCluster -o table")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
+        check_cluster_file_expiry(a);
         return ctx.control_plane().nodes().file_list(workspace_ref(a), a.str("cluster"), a.str("path"),
                                                      *a.integer("expiry"));
       });
@@ -164,6 +168,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
       .example("Resize a cluster to zero size to stop paying for it.",
                "batchai cluster resize -g MyResourceGroup -w MyWorkspace -n MyCluster -t 0")
       .handler([&ctx](const Args& a) {
+        check_node_count_flags(a);
         int t = *a.integer("target");
         return for_each_target(targets(a, "name", "clusters"), [&ctx, t](const Target& x) -> std::optional<Json> {
           return ctx.control_plane().clusters().resize(x.where, x.name, t);
@@ -179,6 +184,7 @@ void register_cluster_commands(CLI::App& group, CliContext& ctx) {
       .example("Make a cluster scale between 0 and 10 nodes depending on the number of queued and running jobs.",
                "batchai cluster auto-scale -g MyResourceGroup -w MyWorkspace -n MyCluster --min 0 --max 10")
       .handler([&ctx](const Args& a) {
+        check_auto_scale_flags(a);
         int lo = *a.integer("min");
         int hi = *a.integer("max");
         return for_each_target(targets(a, "name", "clusters"), [&ctx, lo, hi](const Target& x) -> std::optional<Json> {

@@ -14,6 +14,7 @@
 #include "batchai/common/log.hpp"
 #include "batchai/control_plane/jobs.hpp"
 #include "commands/common.hpp"
+#include "commands/flag_checks.hpp"
 #include "output/transformers.hpp"
 
 namespace batchai::cli {
@@ -238,6 +239,7 @@ void register_files_and_nodes(CLI::App& group, CliContext& ctx, std::shared_ptr<
               optional("", "60", true))
       .table(output::job_file_table)
       .handler([jobs](const Args& a) -> std::optional<Json> {
+        check_job_file_expiry(a);
         return jobs->get().file_list(job_ref(a, "job"), a.str("output-directory-id"), a.str("path"),
                                      a.integer("expiry").value_or(60));
       });

@@ -34,7 +34,7 @@ void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::str
       // SIGKILL's delivery (it cannot) would find the job ended, not running.
       finish_job(job, false, std::nullopt,
                  job_error(kind == Deleted::kCluster ? "ClusterDeleted" : "JobDeleted",
-                           "The job's " + why + " while the job was " + job.state + "."),
+                           "The job's " + why + " while the job was " + std::string(to_string(job.state)) + "."),
                  now);
       save_job(store, job);
     }

@@ -9,6 +9,15 @@ namespace batchai::control_plane::jobs_detail {
 
 using namespace detail;
 
+namespace {
+
+JobState stored_job_state(const std::string& text) {
+  if (auto state = parse_job_state(text)) return *state;
+  throw std::runtime_error("The store holds a job in an unknown state: " + text.substr(0, 32));
+}
+
+}  // namespace
+
 JobRow read_job(const Statement& st) {
   JobRow j;
   j.id = st.integer(0);
@@ -16,7 +25,7 @@ JobRow read_job(const Statement& st) {
   j.experiment_id = st.integer(2);
   j.cluster_id = st.optional_integer(3);
   j.name = st.text(4);
-  j.state = st.text(5);
+  j.state = stored_job_state(st.text(5));
   j.priority = static_cast<int>(st.integer(6));
   j.node_count = static_cast<int>(st.integer(7));
   j.created_us = st.integer(8);
@@ -58,7 +67,7 @@ JobRow require_job(Store& store, const JobRef& ref) {
 
 void save_job(Store& store, const JobRow& job) {
   store.prepare("UPDATE jobs SET state = ?, doc = ?, private = ?, sup_pid = ? WHERE id = ?")
-      .bind(1, job.state)
+      .bind(1, std::string(to_string(job.state)))
       .bind(2, dump_doc(job.doc))
       .bind(3, dump_doc(job.private_data))
       .bind(4, job.sup_pid)
@@ -66,10 +75,10 @@ void save_job(Store& store, const JobRow& job) {
       .run();
 }
 
-void set_state(JobRow& job, const std::string& state, std::int64_t now_us) {
+void set_state(JobRow& job, JobState state, std::int64_t now_us) {
   if (job.state == state) return;
   job.state = state;
-  job.doc["executionState"] = state;
+  job.doc["executionState"] = to_string(state);
   job.doc["executionStateTransitionTime"] = iso_us(now_us);
 }
 
@@ -84,7 +93,7 @@ void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const
   info["exitCode"] = exit_code ? Json(*exit_code) : Json(nullptr);
   info["errors"] = errors.is_array() && !errors.empty() ? errors : Json(nullptr);
   job.doc["executionInfo"] = info;
-  set_state(job, succeeded ? "succeeded" : "failed", now_us);
+  set_state(job, succeeded ? JobState::kSucceeded : JobState::kFailed, now_us);
 }
 
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key) {

@@ -10,6 +10,7 @@
 
 #include "../internal.hpp"
 #include "batchai/control_plane/jobs.hpp"
+#include "batchai/control_plane/states.hpp"
 
 namespace batchai::control_plane::jobs_detail {
 
@@ -19,7 +20,7 @@ struct JobRow {
   std::int64_t experiment_id = 0;
   std::optional<std::int64_t> cluster_id;
   std::string name;
-  std::string state;
+  JobState state = JobState::kQueued;
   int priority = 1;
   int node_count = 1;
   std::int64_t created_us = 0;
@@ -43,14 +44,10 @@ JobRow require_job(Store& store, const JobRef& ref);  // NotFound "The specified
 // Writes state + doc (executionState, transition time, executionInfo as given).
 void save_job(Store& store, const JobRow& job);
 // Sets executionState (and its transition time) in the document and the row.
-void set_state(JobRow& job, const std::string& state, std::int64_t now_us);
+void set_state(JobRow& job, JobState state, std::int64_t now_us);
 // Terminal: failed/succeeded with exit code and errors; fills start/end times.
 void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const Json& errors, std::int64_t now_us);
 Json job_error(const std::string& code, const std::string& message);
-// queued, running or terminating: the job still holds (or waits for) its engine's resources.
-inline bool is_unfinished(const std::string& state) {
-  return state == "queued" || state == "running" || state == "terminating";
-}
 
 // The job's nodes (node id, ordinal) in order.
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key);

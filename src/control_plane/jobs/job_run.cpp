@@ -107,8 +107,8 @@ PlacedRun place_run(const NodeLayout& layout, const JobRow& job, Placement place
 }
 
 void start_if_queued(JobRow& job, std::int64_t now_us) {
-  if (job.state != "queued") return;
-  set_state(job, "running", now_us);
+  if (job.state != JobState::kQueued) return;
+  set_state(job, JobState::kRunning, now_us);
   job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now_us)}};
 }
 

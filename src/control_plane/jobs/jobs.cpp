@@ -226,19 +226,19 @@ void Jobs::end(const JobRef& ref) {
   const std::int64_t now = to_us(cx_.clock().now());
   auto job = store.write([&] {
     JobRow j = require_job(store, ref);
-    if (j.state == "queued" && backends_.of(j).may_start_any_moment(j)) {
-      set_state(j, "terminating", now);  // its engine may start it any moment: ended below
+    if (j.state == JobState::kQueued && backends_.of(j).may_start_any_moment(j)) {
+      set_state(j, JobState::kTerminating, now);  // its engine may start it any moment: ended below
       save_job(store, j);
-    } else if (j.state == "queued") {
+    } else if (j.state == JobState::kQueued) {
       finish_job(j, false, std::nullopt, job_error("JobTerminated", "The job was terminated before it started."), now);
       save_job(store, j);
-    } else if (j.state == "running") {
-      set_state(j, "terminating", now);
+    } else if (j.state == JobState::kRunning) {
+      set_state(j, JobState::kTerminating, now);
       save_job(store, j);
     }
     return j;
   });
-  if (job.state == "terminating") backends_.of(job).terminate(job);
+  if (job.state == JobState::kTerminating) backends_.of(job).terminate(job);
 }
 
 void Jobs::remove(const JobRef& ref) {
@@ -322,7 +322,8 @@ std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::str
 
 Json Jobs::file_list(const JobRef& ref, const std::string& directory_id, const std::string& path, int expiry_minutes) {
   if (expiry_minutes < 5 || expiry_minutes > 600)
-    throw InvalidArgument("--expiry must be between 5 and 600 minutes, got " + std::to_string(expiry_minutes) + ".");
+    throw InvalidArgument("linkexpiryinminutes must be between 5 and 600 minutes, got " +
+                          std::to_string(expiry_minutes) + ".");
   if (!is_valid_utf8(directory_id) || !is_valid_utf8(path))
     throw InvalidArgument("The output directory id and path must be valid UTF-8.", "InvalidResourceName");
   Json out = Json::array();

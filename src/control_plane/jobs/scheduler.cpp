@@ -88,7 +88,7 @@ void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {
       const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
       finish_job(*j, false, std::nullopt,
                  job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
-                                                 j->state + "; its processes were stopped. Submit the job again."),
+                                                 std::string(to_string(j->state)) + "; its processes were stopped. Submit the job again."),
                  now);
       save_job(store, *j);
       // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
@@ -104,7 +104,7 @@ void Scheduler::free_held_nodes(Pending& pending) {
     for (const auto& key : pending.held) {
       // Re-checked under the write lock: a running job's processes are never touched here.
       auto j = load_job_by_key(store, key);
-      if (j && j->state != "queued" && j->state != "succeeded" && j->state != "failed") continue;
+      if (j && j->state != JobState::kQueued && j->state != JobState::kSucceeded && j->state != JobState::kFailed) continue;
       for (auto cluster : release_nodes(store, key, std::chrono::milliseconds(200))) {
         docs_.refresh(cluster);
         pending.clusters_with_queue.push_back(cluster);
@@ -148,7 +148,7 @@ std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int6
       if (static_cast<std::size_t>(job.node_count) > idle.size() - next) break;  // gang: all at once, in order
       for (int i = 0; i < job.node_count; ++i)
         store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, job.key).bind(2, idle[next++]).run();
-      set_state(job, "running", now);
+      set_state(job, JobState::kRunning, now);
       job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
       save_job(store, job);
       started.push_back(job.key);

@@ -140,8 +140,8 @@ std::optional<JobRow> wait_for_nodes(const SupervisorDeps& cp, const std::string
       last_reconcile = now;
     }
     auto job = store.read([&] { return load_job_by_key(store, job_key); });
-    if (!job || job->state == "succeeded" || job->state == "failed") return std::nullopt;
-    if (job->state == "running") return job;
+    if (!job || job->state == JobState::kSucceeded || job->state == JobState::kFailed) return std::nullopt;
+    if (job->state == JobState::kRunning) return job;
     head = store.read([&] { return heads_its_queue(store, *job); });
     wake.wait(std::chrono::milliseconds(std::min(20 + round * 10, 1000)));
   }
@@ -191,7 +191,7 @@ StopReason stop_reason(Store& store, const std::string& job_key) {
   return store.read([&] {
     auto j = load_job_by_key(store, job_key);
     if (!j) return StopReason::kDeleted;
-    if (j->state == "terminating") return StopReason::kTerminated;
+    if (j->state == JobState::kTerminating) return StopReason::kTerminated;
     auto st = store.prepare("SELECT count(*) FROM nodes WHERE job_key = ? AND state = 'running'");
     st.bind(1, job_key);
     const int held = st.step() ? static_cast<int>(st.integer(0)) : 0;
@@ -249,12 +249,12 @@ bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunR
   if (!j) return false;
   const std::int64_t now = to_us(cp.clock().now());
   if (result.stopped == StopReason::kRequeue) {
-    set_state(*j, "queued", now);
+    set_state(*j, JobState::kQueued, now);
     j->doc["executionInfo"] = nullptr;
     save_job(store, *j);
     return true;
   }
-  if (result.stopped == StopReason::kTerminated || j->state == "terminating") {
+  if (result.stopped == StopReason::kTerminated || j->state == JobState::kTerminating) {
     finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
   } else if (result.stopped == StopReason::kNodesLost) {
     finish_job(*j, false, std::nullopt,

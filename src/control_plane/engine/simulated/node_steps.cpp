@@ -19,7 +19,9 @@ namespace {
 
 struct NodeRow {
   std::int64_t row = 0;
-  std::string node_id, state, setup;
+  std::string node_id;
+  NodeState state = NodeState::kPreparing;
+  std::string setup;
   std::int64_t ready_us = 0;
   std::optional<std::int64_t> leave_us;
 };
@@ -37,10 +39,15 @@ bool has_setup_task(const Json& doc) {
   return doc.contains("nodeSetup") && doc["nodeSetup"].is_object() && doc["nodeSetup"]["setupTask"].is_object();
 }
 
-int removal_rank(const std::string& state) {
-  if (state == "idle") return 0;
-  if (state == "unusable") return 1;
-  if (state == "preparing") return 2;
+NodeState stored_node_state(const std::string& text) {
+  if (auto state = parse_node_state(text)) return *state;
+  throw std::runtime_error("The store holds a node in an unknown state: " + text.substr(0, 32));
+}
+
+int removal_rank(NodeState state) {
+  if (state == NodeState::kIdle) return 0;
+  if (state == NodeState::kUnusable) return 1;
+  if (state == NodeState::kPreparing) return 2;
   return 3;  // running: last
 }
 
@@ -59,7 +66,7 @@ class ClusterStep {
     // At most what the regional quota allows of the smallest VM: rows stored before counts were
     // checked (a negative or huge target) must neither crash nor flood the disk with node folders.
     const int desired = std::clamp(desired_nodes(c_), 0, kRegionalVcpuQuota);
-    int active = static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(), [](const NodeRow& n) { return n.state != "leaving"; }));
+    int active = static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(), [](const NodeRow& n) { return n.state != NodeState::kLeaving; }));
     if (active < desired) {
       if (grow(active, desired)) active = desired;
     } else if (active > desired) {
@@ -74,11 +81,11 @@ class ClusterStep {
     auto st = store_.prepare(
         "SELECT id, node_id, state, setup, ready_us, leave_us FROM nodes WHERE cluster_id = ? ORDER BY ordinal");
     st.bind(1, c_.id);
-    while (st.step()) nodes_.push_back({st.integer(0), st.text(1), st.text(2), st.text(3), st.integer(4), st.optional_integer(5)});
+    while (st.step()) nodes_.push_back({st.integer(0), st.text(1), stored_node_state(st.text(2)), st.text(3), st.integer(4), st.optional_integer(5)});
   }
-  void set_state(NodeRow& n, const std::string& state) {
+  void set_state(NodeRow& n, NodeState state) {
     n.state = state;
-    store_.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, state).bind(2, n.leave_us).bind(3, n.row).run();
+    store_.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, to_string(state)).bind(2, n.leave_us).bind(3, n.row).run();
   }
   void remove_node(const NodeRow& n) {
     stop_setup_task(cx_.launcher(), dir_ / "nodes" / n.node_id);
@@ -86,15 +93,15 @@ class ClusterStep {
     trash(store_, dir_ / "nodes" / n.node_id);
   }
   void start_resizing() {
-    if (c_.alloc_state != "steady") return;
-    c_.alloc_state = "resizing";
+    if (c_.alloc_state != AllocationState::kSteady) return;
+    c_.alloc_state = AllocationState::kResizing;
     c_.alloc_started_us = now_;
     c_.alloc_changed_us = now_;
   }
   // Leaving nodes whose time is up are gone.
   void drop_departed() {
     std::erase_if(nodes_, [&](const NodeRow& n) {
-      if (n.state != "leaving" || n.leave_us.value_or(0) > now_) return false;
+      if (n.state != NodeState::kLeaving || n.leave_us.value_or(0) > now_) return false;
       remove_node(n);
       event_ = *n.leave_us;
       return true;
@@ -111,8 +118,8 @@ class ClusterStep {
           store_.prepare("UPDATE nodes SET setup = ?, setup_exit = ? WHERE id = ?").bind(1, n.setup).bind(2, code).bind(3, n.row).run();
         }
       }
-      if (n.state == "preparing" && n.ready_us <= now_ && (n.setup == "none" || n.setup == "done" || n.setup == "failed"))
-        set_state(n, n.setup == "failed" ? "unusable" : "idle");
+      if (n.state == NodeState::kPreparing && n.ready_us <= now_ && (n.setup == "none" || n.setup == "done" || n.setup == "failed"))
+        set_state(n, n.setup == "failed" ? NodeState::kUnusable : NodeState::kIdle);
     }
   }
   // New nodes once the provisioning delay has passed; false while it has not.
@@ -123,12 +130,12 @@ class ClusterStep {
     const bool setup = has_setup_task(c_.doc);
     for (int i = active; i < desired; ++i) {
       const std::int64_t ordinal = c_.next_ordinal++;
-      NodeRow n{0, c_.node_prefix + "_" + std::to_string(ordinal + 1) + "-" + node_timestamp(created), "preparing",
+      NodeRow n{0, c_.node_prefix + "_" + std::to_string(ordinal + 1) + "-" + node_timestamp(created), NodeState::kPreparing,
                 setup ? "pending" : "none", created + prep_, std::nullopt};
-      if (!setup && n.ready_us <= now_) n.state = "idle";
+      if (!setup && n.ready_us <= now_) n.state = NodeState::kIdle;
       store_.prepare(
                "INSERT INTO nodes(cluster_id, node_id, ordinal, state, created_us, ready_us, setup) VALUES (?,?,?,?,?,?,?)")
-          .bind(1, c_.id).bind(2, n.node_id).bind(3, ordinal).bind(4, n.state).bind(5, created).bind(6, n.ready_us)
+          .bind(1, c_.id).bind(2, n.node_id).bind(3, ordinal).bind(4, to_string(n.state)).bind(5, created).bind(6, n.ready_us)
           .bind(7, n.setup).run();
       n.row = store_.last_insert_rowid();
       nodes_.push_back(n);
@@ -141,37 +148,37 @@ class ClusterStep {
   void shrink(int active, int desired) {
     std::vector<NodeRow*> order;
     for (auto& n : nodes_)
-      if (n.state != "leaving") order.push_back(&n);
+      if (n.state != NodeState::kLeaving) order.push_back(&n);
     std::stable_sort(order.begin(), order.end(), [](const NodeRow* a, const NodeRow* b) {
       return removal_rank(a->state) < removal_rank(b->state);
     });
     for (int i = 0; i < active - desired; ++i) {
       order[static_cast<std::size_t>(i)]->leave_us = now_ + prov_;
-      set_state(*order[static_cast<std::size_t>(i)], "leaving");
+      set_state(*order[static_cast<std::size_t>(i)], NodeState::kLeaving);
     }
     start_resizing();
     if (prov_ != 0) return;
     std::erase_if(nodes_, [&](const NodeRow& n) {
-      if (n.state != "leaving") return false;
+      if (n.state != NodeState::kLeaving) return false;
       remove_node(n);
       return true;
     });
   }
   void save_allocation(bool at_size) {
-    const bool leaving = std::any_of(nodes_.begin(), nodes_.end(), [](const NodeRow& n) { return n.state == "leaving"; });
-    if (c_.alloc_state == "resizing" && !leaving && at_size) {
-      c_.alloc_state = "steady";
+    const bool leaving = std::any_of(nodes_.begin(), nodes_.end(), [](const NodeRow& n) { return n.state == NodeState::kLeaving; });
+    if (c_.alloc_state == AllocationState::kResizing && !leaving && at_size) {
+      c_.alloc_state = AllocationState::kSteady;
       c_.alloc_changed_us = std::max(c_.alloc_changed_us, std::min(event_, now_));
     }
     // Nodes made in this step keep the cluster pending once more, so their folders get checked.
-    const bool busy = created_nodes_ || c_.alloc_state == "resizing" ||
+    const bool busy = created_nodes_ || c_.alloc_state == AllocationState::kResizing ||
                       std::any_of(nodes_.begin(), nodes_.end(), [](const NodeRow& n) {
-                        return n.state == "preparing" || n.state == "leaving";
+                        return n.state == NodeState::kPreparing || n.state == NodeState::kLeaving;
                       });
     store_.prepare(
               "UPDATE clusters SET alloc_state = ?, alloc_started_us = ?, alloc_changed_us = ?, next_ordinal = ?, "
               "pending = ? WHERE id = ?")
-        .bind(1, c_.alloc_state).bind(2, c_.alloc_started_us).bind(3, c_.alloc_changed_us).bind(4, c_.next_ordinal)
+        .bind(1, to_string(c_.alloc_state)).bind(2, c_.alloc_started_us).bind(3, c_.alloc_changed_us).bind(4, c_.next_ordinal)
         .bind(5, busy ? 1 : 0).bind(6, c_.id).run();
   }
 

@@ -95,7 +95,7 @@ void SimulatedBackend::refresh_counts(ClusterRow& c) {
                               {"unusableNodeCount", counts["unusable"]}};
   c.doc["currentNodeCount"] = total;
   c.doc["errors"] = errors.empty() ? Json(nullptr) : errors;
-  c.doc["allocationState"] = c.alloc_state;
+  c.doc["allocationState"] = to_string(c.alloc_state);
   c.doc["allocationStateTransitionTime"] = iso_us(c.alloc_changed_us);
 }
 
@@ -154,7 +154,7 @@ void SimulatedBackend::terminate(const JobRow& job) {
   Store& store = cx_.store();
   store.write([&] {
     auto j = load_job_by_key(store, job.key);
-    if (!j || (j->state != "terminating" && j->state != "running")) return;
+    if (!j || (j->state != JobState::kTerminating && j->state != JobState::kRunning)) return;
     // The supervisor did not finish in time (or is gone): end the tree here.
     kill_job_processes(cx_, j->key, j->sup_pid);
     finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), cx_.now_us());

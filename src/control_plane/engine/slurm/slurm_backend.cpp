@@ -76,7 +76,7 @@ void SlurmBackend::terminate(const JobRow& job) { terminate_slurm_job(env_, job)
 Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   // The allocation's nodes while the job runs, at the address they were last seen with (NodeAddr).
   Json out = Json::array();
-  if (!job.private_data.contains("nodes") || (job.state != "running" && job.state != "terminating")) return out;
+  if (!job.private_data.contains("nodes") || (job.state != JobState::kRunning && job.state != JobState::kTerminating)) return out;
   const Json cluster_data = cluster != nullptr ? cluster->private_data : Json::object();
   for (const auto& name : job.private_data["nodes"]) {
     if (!name.is_string()) continue;

@@ -143,7 +143,7 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
           if (!is_slurm_job(j)) continue;
           if (slurm_job_id(j))
             in_use += j.node_count;
-          else if (j.state == "queued")
+          else if (j.state == JobState::kQueued)
             queue.push_back(std::move(j));
         }
       }
@@ -181,7 +181,7 @@ void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now
   if (info.exit) exit_code = info.exit->batchai_exit_code();
   const slurm::JobOutcome outcome = slurm::map_job_state(info.slurm_state, exit_code);
   const Json& runner = job.private_data["slurm"].value("outcome", Json());
-  const bool terminated = job.state == "terminating";
+  const bool terminated = job.state == JobState::kTerminating;
   if (terminated) {
     finish_job(job, false, exit_code, job_error("JobTerminated", "The job was terminated by the user."), now_us);
   } else if (outcome.state == slurm::JobState::succeeded) {
@@ -233,7 +233,7 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
       auto it = known.find(id);
       auto job = load_job_by_key(store, key);
       if (!job || slurm_job_id(*job) != id) continue;
-      if (job->state != "queued" && job->state != "running" && job->state != "terminating") continue;
+      if (job->state != JobState::kQueued && job->state != JobState::kRunning && job->state != JobState::kTerminating) continue;
       if (it == known.end()) {
         // Slurm forgot the job (a controller restarted without its state): it will not run.
         finish_job(*job, false, std::nullopt,
@@ -244,18 +244,18 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
         finish_from_slurm(*job, it->second, now);
       } else {
         const slurm::JobOutcome o = slurm::map_job_state(it->second.slurm_state);
-        if (o.state == slurm::JobState::running && job->state == "queued") {
-          set_state(*job, "running", now);
+        if (o.state == slurm::JobState::running && job->state == JobState::kQueued) {
+          set_state(*job, JobState::kRunning, now);
           job->doc["executionInfo"] = {
               {"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-        } else if (o.state == slurm::JobState::queued && job->state == "running") {
+        } else if (o.state == slurm::JobState::queued && job->state == JobState::kRunning) {
           // A restarted controller that lost the allocation says PENDING while the run goes on (or has
           // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
           if (run_claim(store, job->key)) {
             if (!finish_from_runner(*job, now)) continue;
             queue_slurm_cancel(env, id);  // its run is over: Slurm must not start the batch script again
           } else {
-            set_state(*job, "queued", now);  // requeued before its runner started
+            set_state(*job, JobState::kQueued, now);  // requeued before its runner started
             job->doc["executionInfo"] = nullptr;
           }
         } else {
@@ -305,7 +305,7 @@ void terminate_slurm_job(const SlurmEnv& env, const JobRow& job) {
   if (!(info && slurm::is_final_job_state(info->slurm_state))) await_runner_outcome(store, job.key, kRunnerStopWait);
   store.write([&] {
     auto j = load_job_by_key(store, job.key);
-    if (!j || j->state != "terminating") return;  // a reconcile recorded the end meanwhile
+    if (!j || j->state != JobState::kTerminating) return;  // a reconcile recorded the end meanwhile
     const std::int64_t now = to_us(env.clock().now());
     if (info && slurm::is_final_job_state(info->slurm_state))
       finish_from_slurm(*j, *info, now);

@@ -92,7 +92,7 @@ std::optional<JobRow> wait_for_own_row(Store& store, const std::string& job_key,
   const auto deadline = std::chrono::steady_clock::now() + kJobIdWait;
   for (;;) {
     auto job = store.read([&] { return load_job_by_key(store, job_key); });
-    if (!job || job->state == "succeeded" || job->state == "failed") return std::nullopt;
+    if (!job || job->state == JobState::kSucceeded || job->state == JobState::kFailed) return std::nullopt;
     const auto id = slurm_job_id(*job);
     if (id && *id == own) return job;
     if (id)
@@ -156,7 +156,7 @@ bool claim_the_run(const SlurmEnv& cp, RunLock& run_lock, const std::string& job
     if (!claim_run(store, job_key, "Slurm job " + a.sid + " on " + a.here + ", pid " + std::to_string(::getpid())))
       return false;
     auto j = load_job_by_key(store, job_key);
-    if (j && j->state == "queued") {
+    if (j && j->state == JobState::kQueued) {
       start_if_queued(*j, to_us(cp.clock().now()));
       save_job(store, *j);
     }
@@ -217,7 +217,7 @@ runtime::JobOutcome run_in_allocation(const SlurmEnv& cp, const std::string& job
     if (tick % 5 != 0) return StopReason::kNone;
     return store.read([&] {
       auto j = load_job_by_key(store, job_key);
-      return !j || (j->state != "running" && j->state != "queued");
+      return !j || (j->state != JobState::kRunning && j->state != JobState::kQueued);
     }) ? StopReason::kTerminated : StopReason::kNone;
   };
   runtime::JobOutcome outcome = run_contained(cp.context(), job_key, run, options).outcome;
