@@ -6,7 +6,7 @@
 #include "batchai/control_plane/storage_accounts.hpp"
 #include "batchai/control_plane/storage_data.hpp"
 #include "context.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace batchai::control_plane {
 

@@ -2,7 +2,7 @@
 
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace batchai::control_plane {
 

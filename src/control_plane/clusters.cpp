@@ -17,10 +17,10 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
-#include "storage_paths.hpp"
+#include "node_mounts.hpp"
 #include "store.hpp"
 #include "cluster_quota.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "auto_storage.hpp"
 #include "cluster_docs.hpp"
 #include "engine/cluster_backend.hpp"
@@ -246,7 +246,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   engine.check_request(o, props);  // before anything runs
   reconciler_.reconcile();
   Store& store = cx_.store();
-  const std::string home = user_home();
+  const std::string home = cx_.settings().user_home.string();
   // 1. --generate-ssh-keys
   const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cx_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing cluster; 3./4. --nfs and --subnet
@@ -258,7 +258,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") && node_setup_wire["mountVolumes"].is_object())
     patch_mount_volumes(node_setup_wire["mountVolumes"], effective_storage(o.mounts, lookup), lookup);
   // 7. admin account
-  Json user = resolve_admin_account(admin, get(props, "userAccountSettings"), home, os_user_name());
+  Json user = resolve_admin_account(admin, get(props, "userAccountSettings"), home, cx_.settings().user_name);
   user["adminUserPassword"] = nullptr;  // never echoed
   // 8. nodes; the quota checked now, before auto-storage makes anything, and again with the row
   const NodeShape shape = node_shape(o, props);

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "auto_storage.hpp"
 #include "cluster_docs.hpp"
@@ -14,7 +16,7 @@
 #include "engine/simulated/simulated_backend.hpp"
 #include "engine/slurm/slurm_backend.hpp"
 #include "engine/slurm/slurm_runner.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "jobs/job_ending.hpp"
 #include "jobs/scheduler.hpp"
 #include "jobs/supervisor.hpp"
@@ -34,12 +36,26 @@ std::string env_text(const char* name) {
   return v != nullptr ? v : "";
 }
 
+std::string os_user_name() {
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "azureuser";
+}
+
+std::string os_user_home() {
+  if (const char* h = std::getenv("HOME"); h && *h) return h;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  return ".";
+}
+
 }  // namespace
 
 Settings Settings::from_environment() {
   Settings s;
+  s.user_name = os_user_name();
+  s.user_home = os_user_home();
   const std::string home = env_text("BATCHAI_HOME");
-  s.home = home.empty() ? fs::path(user_home()) / ".batchai" : fs::path(home);
+  s.home = home.empty() ? s.user_home / ".batchai" : fs::path(home);
   if (const std::string delay = env_text("BATCHAI_SIM_DELAY_S"); !delay.empty()) {
     char* end = nullptr;
     double seconds = std::strtod(delay.c_str(), &end);

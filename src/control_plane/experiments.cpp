@@ -8,7 +8,7 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane {

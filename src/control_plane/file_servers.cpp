@@ -10,7 +10,7 @@
 #include "file_server_steps.hpp"
 #include "reconciler.hpp"
 #include "store.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace fs = std::filesystem;
 
@@ -44,7 +44,7 @@ Json mount_settings() {
 std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   validate_resource_name(o.where.workspace, "workspace_name");
   validate_resource_name(o.name, "file_server_name");
-  const std::string home = user_home();
+  const std::string home = cx_.settings().user_home.string();
   // 1. --generate-ssh-keys
   const AdminOptions admin = o.admin.generate_ssh_keys ? with_generated_ssh_keys(cx_.launcher(), o.admin, home) : o.admin;
   // 2. refuse an existing file server
@@ -55,7 +55,7 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
     props = (*o.config)["properties"];
   // 4. admin account (5. location is the workspace's; the 2018-05-01 model prints none)
   Json ssh = get(props, "sshConfiguration");
-  Json user = resolve_admin_account(admin, get(ssh, "userAccountSettings"), home, os_user_name());
+  Json user = resolve_admin_account(admin, get(ssh, "userAccountSettings"), home, cx_.settings().user_name);
   user["adminUserPassword"] = nullptr;
   Json ips = get(ssh, "publicIPsToAllow");
   // 6. disks

@@ -7,7 +7,7 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "location_rules.hpp"
 #include "tag_rules.hpp"
 #include "store.hpp"

@@ -8,7 +8,7 @@
 #include "batchai/common/ids.hpp"
 #include "context.hpp"
 #include "reconciler.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "jobs/job_rows.hpp"
 #include "store.hpp"
 

@@ -1,6 +1,5 @@
-// A node's mounts: what each mount volume becomes beneath a node's mount root (links to the
-// share, container or file-server folders of node_layout.hpp). Defined in storage_paths.cpp,
-// beside the storage name rules they check with.
+// Mount volumes: their create-time checks, and what each becomes beneath a node's mount root
+// (links to the share, container or file-server folders of node_layout.hpp).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -13,6 +12,13 @@
 #include "batchai/runtime/mount_links.hpp"
 
 namespace batchai::control_plane {
+
+// Create-time checks of a wire-form mountVolumes object: account, share and container names,
+// file-server ids and every relativeMountPath. Throws InvalidArgument naming the field.
+void validate_mount_volumes(const nlohmann::json& mount_volumes);
+
+// The same rule for a relative mount path (non-empty, no "..", not absolute); returns it normalised.
+std::string check_relative_path(const std::string& relative, const std::string& what);
 
 // What every mount volume becomes beneath a mount root: Azure File shares, blob
 // containers and file-server exports link to their folders here, unmanaged file systems are plain

@@ -8,7 +8,7 @@
 #include "batchai/common/utf8.hpp"
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "mount_rules.hpp"
 #include "reconciler.hpp"
 #include "store.hpp"

@@ -7,7 +7,7 @@
 #include "engine/cluster_backend.hpp"
 #include "batchai/common/ids.hpp"
 #include "file_server_steps.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "jobs/job_rows.hpp"
 #include "jobs/scheduler.hpp"
 

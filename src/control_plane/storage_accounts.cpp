@@ -7,7 +7,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "context.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "location_rules.hpp"
 #include "store.hpp"
 

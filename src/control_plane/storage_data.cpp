@@ -19,9 +19,10 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/utf8.hpp"
 #include "context.hpp"
-#include "storage_paths.hpp"
+#include "local_files.hpp"
+#include "storage_names.hpp"
 #include "store.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace fs = std::filesystem;
 

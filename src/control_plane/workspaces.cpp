@@ -8,7 +8,7 @@
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
 #include "store.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "location_rules.hpp"
 #include "tag_rules.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "fixture.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace batchai::control_plane {
 namespace {

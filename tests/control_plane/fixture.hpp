@@ -61,12 +61,12 @@ class ControlPlaneTest : public ::testing::Test {
     std::filesystem::remove_all(root_, ec);
   }
   void open(Micros delay) {
-    Settings s;
+    // Read once at open, as the composition root does (HOME, USER, SLURM_CONF, ...): a test that
+    // changes the environment opens again.
+    Settings s = Settings::from_environment();
     s.home = root_ / "home";
     s.provisioning_delay = delay;
     s.node_preparation_delay = delay;
-    // Read once at open, as the composition root does: a test that changes it opens again.
-    if (const char* conf = std::getenv("SLURM_CONF"); conf != nullptr && *conf != '\0') s.slurm_conf = conf;
     cp_.reset();
     cp_ = ControlPlane::open(s, Services{clock_, launcher_});
   }

@@ -5,7 +5,6 @@
 
 #include "node_mounts.hpp"
 #include "batchai/control_plane/node_layout.hpp"
-#include "storage_paths.hpp"
 #include "fixture.hpp"
 
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "cluster_rules.hpp"
 #include "mount_rules.hpp"
 #include "vm_sizes.hpp"
-#include "storage_paths.hpp"
+#include "local_files.hpp"
 #include "fixture.hpp"
 
 namespace batchai::control_plane {

@@ -43,6 +43,9 @@ struct Settings {
   std::string containment = "auto";
   // The slurm.conf of the controller Slurm-backed clusters use; none: the system's.
   std::optional<std::filesystem::path> slurm_conf;
+  // The OS user the admin account defaults to, and the home whose ~/.ssh keys it uses.
+  std::string user_name = "azureuser";
+  std::filesystem::path user_home = ".";
   static Settings from_environment();
 };
 

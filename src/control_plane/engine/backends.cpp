@@ -1,7 +1,7 @@
 // The registry of backends: one per kind, looked up by the row in hand.
 #include "batchai/common/errors.hpp"
 #include "cluster_backend.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "jobs/job_rows.hpp"
 
 namespace batchai::control_plane {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../internal.hpp"
+#include "../rows.hpp"
 #include "batchai/control_plane/jobs.hpp"
 #include "batchai/control_plane/states.hpp"
 

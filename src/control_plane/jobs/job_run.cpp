@@ -15,7 +15,6 @@
 #include "context.hpp"
 #include "job_launcher.hpp"
 #include "node_mounts.hpp"
-#include "storage_paths.hpp"
 
 namespace fs = std::filesystem;
 

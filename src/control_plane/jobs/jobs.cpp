@@ -18,7 +18,7 @@
 #include "mount_rules.hpp"
 #include "scheduler.hpp"
 #include "vm_sizes.hpp"
-#include "storage_paths.hpp"
+#include "node_mounts.hpp"
 #include "batchai/runtime/job_spec.hpp"
 
 namespace fs = std::filesystem;

@@ -18,7 +18,6 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
-#include "storage_paths.hpp"
 #include "jobs/job_wake.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "context.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace batchai::control_plane::simulated {
 

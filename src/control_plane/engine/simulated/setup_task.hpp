@@ -5,7 +5,7 @@
 #include <string>
 
 #include "batchai/common/process.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 
 namespace batchai::control_plane::simulated {
 

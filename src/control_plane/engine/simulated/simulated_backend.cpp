@@ -69,7 +69,7 @@ std::vector<std::unique_ptr<PortForwarder>> open_tunnels(const NodeExecOptions& 
 }  // namespace
 
 bool SimulatedBackend::describe_new(Json& doc, const Json&, const NewCluster& cluster) {
-  doc["allocationState"] = cluster.desired_nodes > 0 ? "resizing" : "steady";
+  doc["allocationState"] = to_string(cluster.desired_nodes > 0 ? AllocationState::kResizing : AllocationState::kSteady);
   return cluster.desired_nodes > 0;
 }
 

@@ -15,7 +15,6 @@
 #include "jobs/job_run.hpp"
 #include "run_claim.hpp"
 #include "slurm_jobs.hpp"
-#include "storage_paths.hpp"
 
 extern char** environ;
 

@@ -1,6 +1,6 @@
-// Helpers shared by the control plane's source files: time conversion, row lookups with the
-// service's not-found messages, document (de)serialisation and the trash of folders to delete
-// after a transaction commits.
+// The stored rows the control plane's source files share: groups, workspaces, clusters, file
+// servers and storage account keys, looked up with the service's not-found messages; time and
+// document conversion; the trash of folders to delete after a transaction commits.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -63,6 +63,8 @@ struct ClusterRow {
   ClusterKind kind = ClusterKind::kSimulated;  // from private_data, parsed once
 };
 std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
+// Number of nodes the cluster should have now: its target, or its auto-scale demand within bounds.
+int desired_nodes(const ClusterRow& c);
 ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
 [[noreturn]] void cluster_not_found();
 
@@ -77,12 +79,5 @@ std::vector<std::string> account_keys(Store& store, const std::string& account);
 
 // Records a folder for deletion after commit (call inside a write transaction).
 void trash(Store& store, const std::filesystem::path& folder);
-
-// The OS user's name and home folder (for admin defaults and ~/.ssh).
-std::string os_user_name();
-std::string user_home();
-
-// Number of nodes an auto-scale or manual cluster should have now.
-int desired_nodes(const ClusterRow& c);
 
 }  // namespace batchai::control_plane::detail

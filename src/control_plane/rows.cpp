@@ -1,8 +1,6 @@
-// Row lookups, trash and small environment helpers (see internal.hpp).
-#include "internal.hpp"
+// Row lookups and the trash (rows.hpp).
+#include "rows.hpp"
 
-#include <pwd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -135,18 +133,6 @@ std::vector<std::string> account_keys(Store& store, const std::string& account) 
 
 void trash(Store& store, const std::filesystem::path& folder) {
   store.prepare("INSERT OR IGNORE INTO trash(path) VALUES (?)").bind(1, folder.string()).run();
-}
-
-std::string os_user_name() {
-  if (const char* u = std::getenv("USER"); u && *u) return u;
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
-  return "azureuser";
-}
-
-std::string user_home() {
-  if (const char* h = std::getenv("HOME"); h && *h) return h;
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
-  return ".";
 }
 
 int desired_nodes(const ClusterRow& c) {

@@ -1,36 +1,19 @@
-// Storage name rules, mount volume checks and linking, and the on-disk layout helpers; every
-// path built from a name or a mount field goes through these rules and batchai::ConfinedDir.
+// Mount volumes: their create-time checks and what each becomes beneath a node's mount root.
 #include "node_mounts.hpp"
-#include "storage_paths.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
-#include "batchai/common/utf8.hpp"
 #include "mount_rules.hpp"
-#include "batchai/control_plane/node_layout.hpp"
+#include "storage_names.hpp"
 
 namespace fs = std::filesystem;
 
 namespace batchai::control_plane {
 namespace {
-
-bool is_within(const fs::path& candidate, const fs::path& root) {
-  auto c = candidate.begin();
-  for (auto r = root.begin(); r != root.end(); ++r, ++c) {
-    if (r->empty()) continue;  // trailing separator
-    if (c == candidate.end() || *c != *r) return false;
-  }
-  return true;
-}
 
 // A resource group taken from a file-server id: the group-name characters, never a path step.
 void validate_group_component(const std::string& name, const std::string& field) {
@@ -83,59 +66,7 @@ void each_mount(const Json& mv, const char* list, F fn) {
   for (const auto& m : mv[list]) fn(m, field_of(list, i++));
 }
 
-[[noreturn]] void name_out_of_range() {
-  throw InvalidArgument("The specified resource name length is not within the permissible limits.",
-                        "OutOfRangeInput");
-}
-
-// The checks both kinds of name share: valid UTF-8 without NUL, segments within `segment_max`
-// characters and 255 bytes, at most `segments_max` segments.
-void validate_storage_name(const std::string& name, std::size_t segment_max, std::size_t segments_max) {
-  if (!is_valid_utf8(name) || name.find('\0') != std::string::npos)
-    throw InvalidArgument("The specified resource name contains invalid characters: it is not valid UTF-8.",
-                          "InvalidResourceName");
-  std::size_t segments = 0;
-  for (std::size_t start = 0; start <= name.size();) {
-    std::size_t end = name.find('/', start);
-    if (end == std::string::npos) end = name.size();
-    const std::string_view segment(name.data() + start, end - start);
-    if (!segment.empty()) ++segments;
-    if (segment.size() > 255 || utf16_length(segment) > segment_max) name_out_of_range();
-    start = end + 1;
-  }
-  if (segments > segments_max) name_out_of_range();
-}
-
 }  // namespace
-
-void validate_file_path(const std::string& path) {
-  validate_storage_name(path, 255, 250);  // Azure Files: 250 subdirectories deep at most
-  if (utf16_length(path) > 2048) name_out_of_range();
-}
-
-void validate_blob_name(const std::string& name) {
-  validate_storage_name(name, 1024, 254);
-  if (utf16_length(name) > 1024) name_out_of_range();
-}
-
-void validate_storage_account_name(const std::string& account) {
-  bool ok = account.size() >= 3 && account.size() <= 24 && std::all_of(account.begin(), account.end(), [](unsigned char c) {
-              return std::islower(c) || std::isdigit(c);
-            });
-  if (!ok)
-    throw InvalidArgument("The storage account name '" + account +
-                          "' is not valid: use 3-24 lower-case letters and digits.");
-}
-
-void validate_share_name(const std::string& name, const char* what) {
-  bool ok = name.size() >= 3 && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
-            name.find("--") == std::string::npos && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-              return std::islower(c) || std::isdigit(c) || c == '-';
-            });
-  if (!ok)
-    throw InvalidArgument(std::string("The ") + what + " name '" + name +
-                          "' is not valid: use 3-63 lower-case letters, digits and single hyphens.");
-}
 
 void validate_mount_volumes(const Json& mv) {
   auto relative = [](const Json& m, const std::string& field) {
@@ -162,69 +93,6 @@ void validate_mount_volumes(const Json& mv) {
 std::string check_relative_path(const std::string& relative, const std::string& what) {
   if (relative.empty()) throw InvalidArgument(what + " cannot be empty.");
   return confine_relative(relative, what, "its mount root");
-}
-
-fs::path resolve_inside(const fs::path& root, const std::string& relative, const std::string& what) {
-  std::string normal = confine_relative(relative, what, "its share or container");
-  fs::path target = normal == "." ? root : root / normal;
-  std::error_code ec;
-  fs::path real_root = fs::weakly_canonical(root, ec);
-  if (ec) real_root = root;
-  // weakly_canonical resolves every existing prefix, symlinks included.
-  fs::path real_target = fs::weakly_canonical(target, ec);
-  if (ec || !is_within(real_target, real_root))
-    throw InvalidArgument(what + " '" + relative +
-                          "' resolves outside its share or container (through a symbolic link); use a path "
-                          "inside it.");
-  return target;
-}
-
-// Copies the user's local file into `dir` at `relative`, atomically (last writer wins).
-void store_local_file(const ConfinedDir& dir, const std::string& relative, const std::string& what, const fs::path& from) {
-  UniqueFd src(::open(from.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));  // a fifo must not block
-  struct stat st{};
-  if (!src || ::fstat(src.get(), &st) != 0 || !S_ISREG(st.st_mode))
-    throw InvalidArgument("[Errno 2] No such file or directory: '" + from.string() + "'");
-  ::fcntl(src.get(), F_SETFL, O_RDONLY);
-  dir.replace_file(relative, what, src.get(), st.st_mode & 0777);
-}
-
-// Copies an opened share/container file to the user's local destination (the user's own path).
-void copy_to_local_file(const UniqueFd& in, const fs::path& out) {
-  UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd) throw SystemError("Cannot write '" + out.string() + "': " + std::strerror(errno));
-  try {
-    copy_fd(in.get(), fd.get());
-  } catch (const SystemError& e) {
-    throw SystemError("Cannot write '" + out.string() + "': " + e.what());
-  }
-}
-
-// Names become folders here, so the name rules are checked here: no caller can build a storage
-// path from a name that is a path ('..', '/x', 'a/b', a trailing '/').
-fs::path NodeLayout::storage_account(const std::string& account) const {
-  validate_storage_account_name(to_lower(account));
-  return home_ / "storage" / to_lower(account);
-}
-fs::path NodeLayout::share(const std::string& account, const std::string& share) const {
-  validate_share_name(share, "share");
-  return storage_account(account) / "shares" / share;
-}
-fs::path NodeLayout::container(const std::string& account, const std::string& container) const {
-  validate_share_name(container, "container");
-  return storage_account(account) / "blobs" / container;
-}
-fs::path NodeLayout::file_server(const std::string& rg, const std::string& ws, const std::string& fs_name) const {
-  return workspace_file_servers(rg, ws) / to_lower(fs_name);
-}
-fs::path NodeLayout::workspace_clusters(const std::string& rg, const std::string& ws) const {
-  return home_ / "clusters" / to_lower(rg) / to_lower(ws);
-}
-fs::path NodeLayout::workspace_file_servers(const std::string& rg, const std::string& ws) const {
-  return home_ / "fileservers" / to_lower(rg) / to_lower(ws);
-}
-fs::path NodeLayout::cluster(const std::string& rg, const std::string& ws, const std::string& cluster) const {
-  return workspace_clusters(rg, ws) / to_lower(cluster);
 }
 
 std::string expand_mount_root(const std::string& text, const fs::path& mount_root) {
