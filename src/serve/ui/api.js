@@ -18,6 +18,7 @@
     const headers = {'X-Batchai-UI': '1', 'Accept': 'application/json'};
     if (etag && etag.value) headers['If-None-Match'] = etag.value;
     const url = '/ui/api/' + path + (q.toString() ? '?' + q : '');
+    BA.requests = (BA.requests || 0) + 1;  // read by the browser test (a hidden tab asks nothing)
     const r = await fetch(url, {credentials: 'same-origin', headers, cache: 'no-store', redirect: 'error'});
     if (r.status === 304 && etag) return null;
     if (!r.ok) {

@@ -83,7 +83,8 @@
       // A finished job's metrics do not change: ask once more after it ended, then stop.
       this.metricsDone = !live && this.sawDone;
       this.sawDone = !live;
-      await this.log.refresh(!live);
+      // Only files the job has: asking for a missing one would log a console error.
+      await this.log.refresh(!live, (r.files || []).map((f) => f.name));
       return live;
     }
     renderJob(r, j) {
@@ -127,7 +128,7 @@
       syncRows(this.model.body, r.model || [], (x) => x.name, downloadRow(3),
         linkCell((x) => [x.name, fmtBytes(x.bytes)]), 'No saved model (yet).');
       syncRows(this.files.body, r.files || [], (x) => x.directory + '/' + (x.path || '') + '/' + x.name, downloadRow(4),
-        linkCell((x) => [x.directory, (x.path ? x.path + '/' : '') + x.name, fmtBytes(x.bytes)]), 'No files yet.');
+        linkCell((x) => [x.directory, (x.path && x.path !== '.' ? x.path + '/' : '') + x.name, fmtBytes(x.bytes)]), 'No files yet.');
     }
     renderMetrics(m) {
       const ep = m.epochs || [];

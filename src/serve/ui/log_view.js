@@ -55,7 +55,7 @@
         const atBottom = this.pre.scrollTop + this.pre.clientHeight >= this.pre.scrollHeight - 8;
         if (atBottom !== this.following) { this.following = atBottom; this.showStatus(); }
       });
-      this.el = h('section', {class: 'card log-card'},
+      this.el = h('div', {class: 'log-box'},
         h('div', {class: 'toolbar'}, ...this.tabs, h('span', {class: 'spacer'}), this.status, this.earlierButton,
           this.followButton, this.pauseButton),
         this.pre);
@@ -92,8 +92,8 @@
       this.followButton.disabled = this.following && !this.paused;
       this.earlierButton.disabled = !this.start;
     }
-    async refresh(jobDone) {
-      if (this.busy || this.paused || !this.following) return;
+    async refresh(jobDone, files) {
+      if (this.busy || this.paused || !this.following || !files.includes(this.file)) return;
       this.busy = true;
       try {
         for (let i = 0; i < CHUNKS_PER_TICK; i++) {
