@@ -73,7 +73,6 @@
       const started = performance.now();
       try {
         busy = await view.refresh();
-        this.onError(null);
       } catch (e) {
         failed = true;
         if (gen === this.generation) this.onError(e);
@@ -85,6 +84,7 @@
       // A refresh that failed waits 5 s; a busy view asks again 1 s after its last answer.
       const wait = busy && !failed ? 1000 : 5000;
       BA.pollInterval = wait;
+      if (!failed) this.onError(null);
       this.timer = setTimeout(() => this.tick(), wait);
     }
   }

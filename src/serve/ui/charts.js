@@ -8,19 +8,19 @@
   const PALETTE = ['#1f6fd1', '#e8710a', '#12a150', '#d93025', '#8e44ad', '#00838f', '#c2185b', '#6d4c41',
     '#5f6368', '#9e9d24'];
 
-  function tickFmt(v, span) {
-    if (span === 0) return String(v);
-    const a = Math.abs(span);
-    if (a >= 100) return v.toFixed(0);
-    if (a >= 1) return v.toFixed(2).replace(/\.?0+$/, '');
-    if (a >= 0.001) return v.toPrecision(3);
-    return v.toExponential(1);
+  // A value printed with as many digits as the tick step needs.
+  function tickFmt(v, step) {
+    if (Math.abs(v) < step * 1e-6) return '0';
+    if (Math.abs(v) >= 1e5 || Math.abs(v) < 1e-3) return v.toExponential(step < Math.abs(v) / 10 ? 2 : 1);
+    return v.toFixed(Math.max(0, Math.min(6, -Math.floor(Math.log10(step)))));
   }
+  // The y range widened to a multiple of a 1/2/5 step, with that step (about 4 ticks).
   function niceRange(lo, hi) {
-    if (!(lo <= hi)) return [0, 1];
-    if (hi - lo < 1e-12) return [lo - (Math.abs(lo) * 0.1 || 0.5), hi + (Math.abs(hi) * 0.1 || 0.5)];
-    const pad = (hi - lo) * 0.05;
-    return [lo - pad, hi + pad];
+    if (!(lo <= hi)) lo = 0, hi = 1;
+    if (hi - lo < 1e-12) lo -= Math.abs(lo) * 0.1 || 0.5, hi += Math.abs(hi) * 0.1 || 0.5;
+    const raw = (hi - lo) / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((st) => st >= raw);
+    return [Math.floor(lo / step) * step, Math.ceil(hi / step) * step, step];
   }
 
   // series: [{name, color, dashed, points: [[x, y], ...]}]; kind 'line' | 'bar'.
@@ -46,15 +46,15 @@
       let [x0, x1] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [1, 2];
       if (this.kind === 'bar') x0 -= 0.5, x1 += 0.5;
       else if (x1 === x0) x0 -= 1, x1 += 1;
-      let [y0, y1] = niceRange(ys.length ? Math.min(...ys) : 0, ys.length ? Math.max(...ys) : 1);
-      if (this.kind === 'bar') y0 = 0;
+      let [y0, y1, yStep] = niceRange(this.kind === 'bar' ? 0 : ys.length ? Math.min(...ys) : 0,
+        ys.length ? Math.max(...ys) : 1);
       const px = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
       const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
       svg.append(s('rect', {x: L, y: T, width: W - L - R, height: H - T - B, class: 'plot'}));
-      for (let i = 0; i <= 4; i++) {
-        const v = y0 + ((y1 - y0) * i) / 4, y = py(v);
+      for (let v = y0; v <= y1 + yStep / 2; v += yStep) {
+        const y = py(v);
         svg.append(s('line', {x1: L, x2: W - R, y1: y, y2: y, class: 'grid'}));
-        svg.append(s('text', {x: L - 4, y: y + 4, class: 'tick', 'text-anchor': 'end'}, tickFmt(v, y1 - y0)));
+        svg.append(s('text', {x: L - 4, y: y + 4, class: 'tick', 'text-anchor': 'end'}, tickFmt(v, yStep)));
       }
       const first = Math.ceil(x0), last = Math.floor(x1), step = Math.max(1, Math.ceil((last - first + 1) / 8));
       for (let x = first; x <= last; x += step) {
@@ -74,7 +74,7 @@
             stroke: color, class: se.dashed ? 'line dashed' : 'line'}));
         }
         for (const p of good) {
-          const tip = s('title', null, `${se.name} epoch ${p[0]}: ${tickFmt(p[1], Math.abs(p[1]) || 1)}`);
+          const tip = s('title', null, `${se.name} epoch ${p[0]}: ${Number(p[1].toPrecision(5))}`);
           if (this.kind === 'bar') {
             const x = px(p[0]) - (barW * series.length) / 2 + k * barW;
             g.append(s('rect', {x, y: py(p[1]), width: barW, height: Math.max(0, py(y0) - py(p[1])), fill: color,
