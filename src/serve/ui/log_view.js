@@ -50,7 +50,8 @@
       this.followButton = h('button', {type: 'button', class: 'follow'}, 'Follow');
       this.followButton.addEventListener('click', () => this.follow());
       this.earlierButton = h('button', {type: 'button', class: 'earlier'}, 'Earlier');
-      this.earlierButton.addEventListener('click', () => this.loadEarlier());
+      this.earlierButton.addEventListener('click', () =>
+        this.loadEarlier().catch((e) => setText(this.status, String(e.message || e))));
       this.pre.addEventListener('scroll', () => {
         const atBottom = this.pre.scrollTop + this.pre.clientHeight >= this.pre.scrollHeight - 8;
         if (atBottom !== this.following) { this.following = atBottom; this.showStatus(); }
