@@ -21,7 +21,7 @@
   function showError(e) {
     if (!e) {
       banner.hidden = true;
-      setText(live, `live · every ${(BA.pollInterval || 1000) / 1000} s`);
+      setText(live, `live · full refresh every ${BA.pollInterval || 1} s`);
       live.className = 'live ok';
       return;
     }

@@ -46,6 +46,7 @@
 
   class OverviewView {
     constructor() {
+      this.probesItself = true;  // see Poller
       this.etag = {value: null};
       this.expanded = new Map();  // cluster key → HeatMap
       this.cli = cliBox();
@@ -64,10 +65,16 @@
             this.expBody))));
       BA.crumbs([]);
     }
+    // Called every second: the overview is a 304 unless something changed; the open heat maps are
+    // asked again when it did, while something is busy, and every 5 s.
     async refresh() {
       const r = await BA.get('overview', null, this.etag);
       if (r) this.render(r);
-      await Promise.all([...this.expanded.values()].map((m) => m.refresh()));
+      const now = performance.now();
+      if (r || this.busy || !(now - this.mapsAt < 5000)) {
+        this.mapsAt = now;
+        await Promise.all([...this.expanded.values()].map((m) => m.refresh()));
+      }
       return this.busy;
     }
     render(r) {
