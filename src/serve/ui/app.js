@@ -21,7 +21,7 @@
   function showError(e) {
     if (!e) {
       banner.hidden = true;
-      setText(live, `live · full refresh every ${BA.pollInterval || 1} s`);
+      setText(live, BA.pollInterval === 30 ? 'live · idle, watching for changes' : 'live · every 1 s');
       live.className = 'live ok';
       return;
     }

@@ -66,12 +66,12 @@
       BA.crumbs([]);
     }
     // Called every second: the overview is a 304 unless something changed; the open heat maps are
-    // asked again when it did, while something is busy, and every 5 s.
+    // asked again when it did, while something is busy, and every 30 s.
     async refresh() {
       const r = await BA.get('overview', null, this.etag);
       if (r) this.render(r);
       const now = performance.now();
-      if (r || this.busy || !(now - this.mapsAt < 5000)) {
+      if (r || this.busy || !(now - this.mapsAt < 30000)) {
         this.mapsAt = now;
         await Promise.all([...this.expanded.values()].map((m) => m.refresh()));
       }
