@@ -194,7 +194,7 @@ def hostile_script(path):
     with open(path, "w") as f:
         f.write(r"""#!/bin/bash
 # The hostile-output job: markup, ANSI, '\r' progress, NUL, invalid UTF-8, U+202E, a 1 MB line;
-# then it waits for the test's go files: go1 = print a line, go3 = write an epoch, go2 = end.
+# each after the test's go file: gobig = the 1 MB line, go1 = a line, go3 = an epoch, go2 = the end.
 d="$1"
 printf 'HOSTILE-START\n'
 printf '<script>alert(1)</script>\n<img src=x onerror=alert(2)>\n</pre>\n"><svg onload=alert(3)>\n'
@@ -203,6 +203,8 @@ printf 'progress 10%%\rprogress 55%%\rprogress 100%%\n'
 printf 'nul[\000]byte\n'
 printf 'bad[\377\376]utf8\n'
 printf 'rtl[\342\200\256]override\n'
+printf 'HOSTILE-SMALL-END\n'
+while [ ! -e "$d/gobig" ]; do sleep 0.02; done
 head -c 1048576 /dev/zero | tr '\0' 'x'; printf '\n'
 printf 'HOSTILE-END\n'
 while [ ! -e "$d/go1" ]; do sleep 0.02; done
@@ -292,14 +294,12 @@ def check_hostile_job(srv, b, work, out):
     until("hostile running", lambda: (states.append(b.js(ROW, "hostile")["state"]) or states[-1]) == "running", 30)
 
     b.js("document.querySelector('table.jobs-table a[href$=\"/hostile\"]').click()")
-    until("the end of the hostile output in the log pane", lambda: b.js(LOG_HAS, "HOSTILE-END"), 20)
-    # The pane starts at the last 64 KiB: "Earlier" pages back through the 1 MB line to the start.
-    for _ in range(40):
-        if b.js(LOG_HAS, "HOSTILE-START"):
-            break
-        before = b.js("return document.querySelector('pre.log').textContent.length")
-        b.js("document.querySelector('button.earlier').click()")
-        until("earlier bytes", lambda: b.js("return document.querySelector('pre.log').textContent.length") > before, 5)
+    print("hostile running, job page opened (%.1f s)" % (time.monotonic() - T0))
+    until("the hostile lines in the log pane", lambda: b.js(LOG_HAS, "HOSTILE-SMALL-END"), 20)
+    print("log shown (%.1f s)" % (time.monotonic() - T0))
+    # Then the 1 MB line, followed in 64 KiB pieces.
+    open(os.path.join(ctl, "gobig"), "w").close()
+    until("the 1 MB line and the end of the hostile output", lambda: b.js(LOG_HAS, "HOSTILE-END"), 20)
     log = b.js(LOG)
     text = log["text"]
     print("log pane complete (%.1f s)" % (time.monotonic() - T0))
@@ -312,6 +312,7 @@ def check_hostile_job(srv, b, work, out):
     assert "x" * 1048576 in text, "the 1 MB line is not whole"
     env_cells = b.js("return [...document.querySelectorAll('table.env td')].map((c) => c.textContent)")
     assert HOSTILE_ENV in env_cells, env_cells
+    b.shot(out, "hostile.png")
     assert b.js("return document.querySelectorAll('table.env tbody :not(tr):not(td)').length") == 0
 
     # A new log line, then a new epoch point: from the job's go file to the page.
@@ -345,6 +346,15 @@ def check_hostile_job(srv, b, work, out):
     assert seen - done["t"] <= LIMIT_S
     order = [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
     assert order[0] == "queued" and "running" in order and order[-1] == "succeeded", order
+    # A fresh job page starts at the last 64 KiB; "Earlier" adds the bytes before it.
+    b.go_hash("#/job/rg-ui/ws/exp/hostile")
+    until("the log's tail", lambda: b.js(LOG_HAS, "HOSTILE-DONE"), 10)
+    assert not b.js(LOG_HAS, "HOSTILE-START"), "the pane should start at the tail"
+    before = b.js("return document.querySelector('pre.log').textContent.length")
+    b.js("document.querySelector('button.earlier').click()")
+    # (up to 64 KiB: the server cuts an answer to fit 64 KiB of JSON)
+    until("an earlier chunk", lambda: b.js("return document.querySelector('pre.log').textContent.length") > before + 60000, 10)
+    assert b.js(LOG)["elements"] == 0
     check_quiet(b)
     print("hostile job: states %s, text only, no dialog, no console error, no CSP violation" % " -> ".join(order))
 

@@ -113,6 +113,8 @@
         this.size = 0;  // no such file yet: the job has not started
       } finally {
         this.busy = false;
+        // Once per refresh, not per chunk: each scroll lays out the whole pane (a 1 MB line is slow).
+        if (this.following) this.pre.scrollTop = this.pre.scrollHeight;
         this.showStatus();
       }
     }
@@ -139,7 +141,6 @@
       if (current.length > MAX_CHARS) current = '\u2026' + current.slice(current.length - MAX_CHARS + 1);
       this.tail.data = current;
       this.trim();
-      if (this.following) this.pre.scrollTop = this.pre.scrollHeight;
     }
     // "\r" after an unfinished line: the line (already in the tail node) starts over.
     dropUnfinishedLine() { this.tail.data = ''; }
