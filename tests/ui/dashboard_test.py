@@ -432,12 +432,11 @@ fetch(arguments[0], {credentials: 'same-origin'}).then(async (r) => done({status
     assert got.get("status") == 200 and (got.get("disposition") or "").startswith("attachment"), got
     assert bytes(got["head"]) == b"\x89HDF\r\n\x1a\n", "the model is no HDF5 file: %r" % got
     print("training job: 3 epochs per curve, images/s %s, model %s downloaded (HDF5)" % (ips, link.split("?")[0]))
-    b.js("window.scrollTo(0, document.querySelector('.charts').getBoundingClientRect().top + window.scrollY - 320)")
     b.shot(out, "job.png")
     docs = os.environ.get("BATCHAI_UI_DOCS_SCREENSHOT")
     if docs:
-        b.d.set_window_size(1100, 900)
-        b.js("window.scrollTo(0, 0)")
+        b.d.set_window_size(1200, 1000)
+        b.js("window.scrollTo(0, document.querySelector('.charts').getBoundingClientRect().top + window.scrollY - 400)")
         time.sleep(0.3)
         b.shot(os.path.dirname(os.path.abspath(docs)), os.path.basename(docs))
         b.d.set_window_size(1280, 1000)

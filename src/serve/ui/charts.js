@@ -11,7 +11,9 @@
   // A value printed with as many digits as the tick step needs.
   function tickFmt(v, step) {
     if (Math.abs(v) < step * 1e-6) return '0';
-    if (Math.abs(v) >= 1e5 || Math.abs(v) < 1e-3) return v.toExponential(step < Math.abs(v) / 10 ? 2 : 1);
+    if (Math.abs(v) >= 1e5 || Math.abs(v) < 1e-3) {
+      return v.toExponential(Math.min(6, Math.max(1, Math.ceil(Math.log10(Math.abs(v) / step)))));
+    }
     return v.toFixed(Math.max(0, Math.min(6, -Math.floor(Math.log10(step)))));
   }
   // The y range widened to a multiple of a 1/2/5 step, with that step (about 4 ticks).

@@ -54,6 +54,9 @@
       this.charts = {loss: new Chart('loss'), acc: new Chart('accuracy'), lr: new Chart('learning rate'),
         ips: new Chart('images / s', 'bar')};
       this.metricsNote = h('span', {class: 'muted small'});
+      this.curvesCard = h('section', {class: 'card', hidden: true},
+        h('div', {class: 'title-row'}, h('h2', null, 'Training curves'), this.metricsNote),
+        h('div', {class: 'charts'}, ...Object.values(this.charts).map((c) => c.el)));
       this.log = new LogView(this.params);
       this.el = h('div', {class: 'view job'},
         h('div', {class: 'title-row'}, h('h1', null, job), this.badge),
@@ -61,9 +64,8 @@
         h('div', {class: 'grid2'},
           h('section', {class: 'card'}, h('h2', null, 'Job'), this.facts),
           h('div', null, this.errors, h('section', {class: 'card'}, h('h2', null, 'State history'), this.history.el))),
+        this.curvesCard,
         h('section', {class: 'card'}, h('h2', null, 'Output'), this.log.el),
-        h('section', {class: 'card'}, h('div', {class: 'title-row'}, h('h2', null, 'Training curves'), this.metricsNote),
-          h('div', {class: 'charts'}, ...Object.values(this.charts).map((c) => c.el))),
         this.timelineCard,
         h('div', {class: 'grid2'},
           h('section', {class: 'card'}, h('h2', null, 'Output files'), this.model.el, this.files.el),
@@ -139,6 +141,7 @@
         {name: 'val_acc', points: series('val_acc'), dashed: true}]);
       this.charts.lr.update([{name: 'lr', points: series('lr')}]);
       this.charts.ips.update([{name: 'images/s', points: series('images_per_sec')}]);
+      this.curvesCard.hidden = !ep.length;  // a job with no epochs (yet) shows no empty charts
       const last = ep[ep.length - 1];
       setText(this.factCells['Images/s'], last ? fmtNum(last.images_per_sec, 1) : '');
       setText(this.metricsNote, ep.length ? `${ep.length} epochs · from ${m.source || 'metrics'}` : 'no epochs yet');
