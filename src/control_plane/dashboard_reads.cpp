@@ -355,8 +355,10 @@ std::optional<DashboardMountFile> DashboardReads::open_mount_file(const JobRef& 
       if (!row) return Json();
       if (job_root) return row->doc.value("mountVolumes", Json());
       if (!row->cluster_id) return Json();
+      // A cluster's volumes are part of its node setup.
       auto cluster = load_cluster(store, *row->cluster_id);
-      return cluster ? cluster->doc.value("mountVolumes", Json()) : Json();
+      if (!cluster || !cluster->doc.value("nodeSetup", Json()).is_object()) return Json();
+      return cluster->doc["nodeSetup"].value("mountVolumes", Json());
     });
     if (!volumes.is_object()) return std::nullopt;
     const auto links = mount_links(cp_.layout(), runtime::parse_mount_volumes(volumes));
