@@ -201,7 +201,8 @@ DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t
       for (auto& e : out.experiments)
         for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) e.job_counts[s] = 0;
       // One pass over the jobs (id and state only): the counts and the version together.
-      auto j = store.prepare("SELECT id, experiment_id, state FROM jobs ORDER BY id");
+      // From the index jobs_by_experiment (migrations.cpp v4) alone: no document is read.
+      auto j = store.prepare("SELECT id, experiment_id, state FROM jobs");
       while (j.step()) {
         version.add(j.integer(0));
         version.add(j.text(2));
@@ -232,7 +233,7 @@ DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::stri
     Fnv version;
     for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) out.counts[s] = 0;
     {
-      auto st = store.prepare("SELECT id, state FROM jobs WHERE experiment_id = ? ORDER BY id");
+      auto st = store.prepare("SELECT id, state FROM jobs WHERE experiment_id = ?");  // the index alone
       st.bind(1, exp);
       while (st.step()) {
         version.add(st.integer(0));
@@ -354,8 +355,10 @@ std::optional<DashboardMountFile> DashboardReads::open_mount_file(const JobRef& 
       if (!row) return Json();
       if (job_root) return row->doc.value("mountVolumes", Json());
       if (!row->cluster_id) return Json();
+      // A cluster's volumes are part of its node setup.
       auto cluster = load_cluster(store, *row->cluster_id);
-      return cluster ? cluster->doc.value("mountVolumes", Json()) : Json();
+      if (!cluster || !cluster->doc.value("nodeSetup", Json()).is_object()) return Json();
+      return cluster->doc["nodeSetup"].value("mountVolumes", Json());
     });
     if (!volumes.is_object()) return std::nullopt;
     const auto links = mount_links(cp_.layout(), runtime::parse_mount_volumes(volumes));

@@ -39,7 +39,8 @@ bool append_within(Json& array, Json item, std::size_t& budget) {
 }
 
 Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& not_modified) {
-  cp::DashboardReads reads(*ui.pool.borrow());
+  auto lease = ui.pool.borrow();  // held while the reads use its control plane
+  cp::DashboardReads reads(*lease);
   const cp::DashboardOverview o = reads.overview(kMaxClusters, kMaxExperiments);
   const std::string etag = "\"" + o.version + "\"";
   res.set_header("ETag", etag);
@@ -94,7 +95,8 @@ Json jobs(const HttpRequest& req, UiContext& ui) {
   const std::int64_t limit = ui_count(req, "limit", kMaxPageJobs).value_or(kMaxPageJobs);
   if (limit < 1) throw UiApiError(400, "InvalidParameter", "limit must be between 1 and 100.");
   const std::int64_t page = ui_count(req, "page", 1000000).value_or(0);
-  cp::DashboardReads reads(*ui.pool.borrow());
+  auto lease = ui.pool.borrow();  // held while the reads use its control plane
+  cp::DashboardReads reads(*lease);
   const cp::DashboardJobPage p = reads.jobs(where, experiment, state, page, limit);
   Json rows = Json::array();
   for (const auto& j : p.jobs)
@@ -233,7 +235,7 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   const std::string where = cli_where(ref.where) + " -e " + shell_word(ref.experiment);
   Json out = {{"job", out_job},
               {"files", files},
-              {"model", ui_manifest_files(ui, ref, now_s)},
+              {"model", ui_manifest_files(ui, plane, ref, now_s)},
               {"cli",
                {{"show", "batchai job show" + where + " -n " + shell_word(ref.name)},
                 {"files", "batchai job file list" + where + " -j " + shell_word(ref.name) + " -d stdouterr"},

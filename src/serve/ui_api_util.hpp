@@ -11,6 +11,10 @@
 #include "batchai/control_plane/jobs.hpp"
 #include "http_message.hpp"
 
+namespace batchai::control_plane {
+class ControlPlane;
+}
+
 namespace batchai::serve {
 
 struct UiContext;
@@ -45,6 +49,8 @@ Json ui_job_log(const HttpRequest& req, UiContext& ui);
 Json ui_job_metrics(const HttpRequest& req, UiContext& ui);
 Json ui_experiment(const HttpRequest& req, UiContext& ui);
 // The model files of the job's manifest that resolve inside its mounts, each with a signed link.
-Json ui_manifest_files(UiContext& ui, const control_plane::JobRef& job, std::int64_t now_s);
+// `plane`: the request's control plane (one per request: the pool grows no further than the workers).
+Json ui_manifest_files(UiContext& ui, control_plane::ControlPlane& plane, const control_plane::JobRef& job,
+                       std::int64_t now_s);
 
 }  // namespace batchai::serve

@@ -385,14 +385,13 @@ Json ui_job_log(const HttpRequest& req, UiContext& ui) { return log(req, ui); }
 Json ui_job_metrics(const HttpRequest& req, UiContext& ui) { return metrics(req, ui); }
 Json ui_experiment(const HttpRequest& req, UiContext& ui) { return experiment(req, ui); }
 
-Json ui_manifest_files(UiContext& ui, const cp::JobRef& job, std::int64_t now_s) {
+Json ui_manifest_files(UiContext& ui, cp::ControlPlane& plane, const cp::JobRef& job, std::int64_t now_s) {
   Json out = Json::array();
   try {
-    auto lease = ui.pool.borrow();
-    auto manifest = read_manifest(stdouterr(*lease, job));
+    auto manifest = read_manifest(stdouterr(plane, job));
     if (!manifest || !manifest->value("files", Json()).is_array()) return out;
     const std::string default_root = manifest->value("mountRoot", Json("job")) == "cluster" ? "cluster" : "job";
-    cp::DashboardReads reads(*lease);
+    cp::DashboardReads reads(plane);
     for (const auto& f : (*manifest)["files"]) {
       if (out.size() >= kMaxManifestFiles) break;
       if (!f.is_object() || !f.value("mountPath", Json()).is_string()) continue;

@@ -98,7 +98,14 @@ void dispatch(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int
     return api ? api_error(res, 405, "MethodNotAllowed", "The dashboard serves GET and HEAD only.")
                : text_page(res, 405, "The dashboard serves GET and HEAD only.");
   }
-  if (path == "/ui/login") return login(req, res, ui, now_s);
+  if (path == "/ui/login") {
+    // Only a GET spends a link: a HEAD (a link preview, a checker) must not.
+    if (req.method != "GET") {
+      res.set_header("Allow", "GET");
+      return text_page(res, 405, "A login link is opened with GET.");
+    }
+    return login(req, res, ui, now_s);
+  }
   if (!has_login_cookie(req, ui, now_s)) {
     const std::string why = "Log in first: open the link batchai serve printed, or mint one with: batchai serve ui-url --port " +
                             std::to_string(ui.port);

@@ -56,6 +56,12 @@ ln -s /etc/passwd "$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar/link.h5"
 """
 
 
+CLUSTER_MODEL_JOB = r"""
+printf 'cluster-model' > "$AZ_BATCHAI_MOUNT_ROOT/clustershare/m2.h5"
+printf '%s' '{"version": 1, "mountRoot": "cluster", "files": [{"kind": "model", "mountPath": "clustershare/m2.h5"}, {"kind": "model", "mountPath": "clustershare/m2.h5", "mountRoot": "job"}]}' > "$AZ_BATCHAI_STDOUTERR_DIR/batchai-manifest.json"
+"""
+
+
 def job_file(home, name, command, node_count=1, extra=None):
     props = {"nodeCount": node_count, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT",
              "customToolkitSettings": {"commandLine": command}}
@@ -247,6 +253,17 @@ def check_model_job(s, key, answers):
     assert rows["hostile"]["bestEpoch"] == 2 and rows["hostile"]["finalValAcc"] == 0.6
     assert rows["model"]["bestValAcc"] == 0.52 and rows["model"]["testAccuracy"] is None
     assert e["cli"] == "batchai job list -g rg -w ws -e exp -o table"
+    # A cluster's own mount: "mountRoot": "cluster" resolves there, the same path under the job's root does not.
+    s.cli("cluster", "create", "-g", "rg", "-w", "ws", "-n", "cm", "-s", "Standard_D1", "-t", "1", "-u", "admin",
+          "-p", ADMIN_PASSWORD, "--storage-account-name", "dashsa", "--storage-account-key", key,
+          "--afs-name", "models", "--afs-mount-path", "clustershare")
+    s.cli("job", "create", "-g", "rg", "-w", "ws", "-e", "exp", "-n", "cmodel", "-c", "cm", "-f",
+          job_file(s.home, "cmodel", CLUSTER_MODEL_JOB))
+    wait_for(lambda: job_state(s, "cmodel") in ("succeeded", "failed"), "the cluster-mount job")
+    assert job_state(s, "cmodel") == "succeeded"
+    status, _, job, raw = s.api("job", **dict(W, experiment="exp", job="cmodel"))
+    assert [(f["name"], f["bytes"]) for f in job["model"]] == [("m2.h5", 13)], job["model"]
+    assert s.request("GET", job["model"][0]["url"])[2] == b"cluster-model"
     print("model job and manifest: ok")
 
 
@@ -269,7 +286,7 @@ def check_queue(s, answers):
     assert rows["q3"]["waitReason"].startswith("Waits for 1 idle node of c (0 idle); 1st"), rows["q3"]
     status, _, page, raw = s.api("jobs", experiment="exp", **W)
     assert page["countsByState"]["running"] == 1 and page["countsByState"]["queued"] == 3, page["countsByState"]
-    assert page["countsByState"]["succeeded"] == 2 and page["total"] == 6, page
+    assert page["countsByState"]["succeeded"] == 3 and page["total"] == 7, page
     held = {r["name"]: r for r in page["jobs"]}["hold"]
     assert held["queuePosition"] is None and held["waitReason"] is None and held["state"] == "running"
     assert page["cli"] == "batchai job list -g rg -w ws -e exp -o table"
@@ -321,6 +338,7 @@ def check_ui_url(s):
     done = s.cli("serve", "ui-url")
     url = done.stdout.strip()
     assert url.startswith("https://localhost:%d/ui/login?token=" % s.port), url
+    assert s.request("HEAD", s.path_of(url))[0] == 405, "a HEAD (a link preview) must not spend the link"
     assert s.request("GET", s.path_of(url))[0] == 303
     assert s.request("GET", s.path_of(url))[0] == 403
     assert s.cli("serve", "ui-url", "--port", "1234").stdout.startswith("https://localhost:1234/ui/login?token=")
