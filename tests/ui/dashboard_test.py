@@ -295,7 +295,12 @@ def check_hostile_job(srv, b, work, out):
 
     b.js("document.querySelector('table.jobs-table a[href$=\"/hostile\"]').click()")
     print("hostile running, job page opened (%.1f s)" % (time.monotonic() - T0))
-    until("the hostile lines in the log pane", lambda: b.js(LOG_HAS, "HOSTILE-SMALL-END"), 20)
+    try:
+        until("the hostile lines in the log pane", lambda: b.js(LOG_HAS, "HOSTILE-SMALL-END"), 20)
+    except AssertionError:
+        print("banner: %r, log status: %r" % (b.js("return document.getElementById('banner').textContent"),
+                                              b.js("return document.querySelector('.log-status').textContent")))
+        raise
     print("log shown (%.1f s)" % (time.monotonic() - T0))
     # Then the 1 MB line, followed in 64 KiB pieces.
     open(os.path.join(ctl, "gobig"), "w").close()

@@ -73,11 +73,15 @@
       BA.crumbs([[`${rg}/${ws}`, null], [exp, route('jobs', rg, ws, exp)], [job, route('job', rg, ws, exp, job)]]);
     }
     async refresh() {
+      // The log is asked beside the job (with the files and state of the last answer), not after
+      // it, so a new line costs one round trip, not two. Only files the job has are asked for: a
+      // missing one would log a console error.
+      const logNow = this.fileNames ? this.log.refresh(!this.live, this.fileNames) : null;
       const [r, m] = await Promise.all([BA.get('job', this.params),
         this.metricsDone ? null : BA.get('job/metrics', this.params).catch((e) => {
           if (e instanceof BA.HttpError && e.status === 404) return null;
           throw e;
-        })]);
+        }), logNow]);
       const j = r.job || {};
       const live = LIVE.has(j.state);
       this.renderJob(r, j);
@@ -85,8 +89,11 @@
       // A finished job's metrics do not change: ask once more after it ended, then stop.
       this.metricsDone = !live && this.sawDone;
       this.sawDone = !live;
-      // Only files the job has: asking for a missing one would log a console error.
-      await this.log.refresh(!live, (r.files || []).map((f) => f.name));
+      const first = !this.fileNames;
+      this.fileNames = (r.files || []).map((f) => f.name);
+      // The state may have just ended: one more look at the log then (and on the first answer).
+      if (first || live !== this.live) await this.log.refresh(!live, this.fileNames);
+      this.live = live;
       return live;
     }
     renderJob(r, j) {

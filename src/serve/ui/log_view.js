@@ -76,6 +76,7 @@
       this.following = true;
       this.state = {keepPartial: true, carry: ''};
       this.busy = false;
+      this.readToEnd = false;
       for (const b of this.tabs) b.classList.toggle('active', b.dataset.file === this.file);
       this.showStatus();
     }
@@ -95,10 +96,10 @@
     }
     async refresh(jobDone, files) {
       if (this.busy || this.paused || !this.following || !files.includes(this.file)) return;
+      if (jobDone && this.readToEnd) return;  // a finished job's file was read to its end
       this.busy = true;
       try {
         for (let i = 0; i < CHUNKS_PER_TICK; i++) {
-          if (this.end !== null && this.eof && jobDone && this.end >= this.size) break;
           const q = Object.assign({file: this.file}, this.end === null ? {tail: 1} : {offset: this.end});
           const r = await BA.get('job/log', Object.assign({}, this.params, q));
           if (this.start === null) this.start = r.offset;
@@ -106,7 +107,10 @@
           this.eof = r.eof;
           this.append(r.text || '', r.nextOffset);
           this.end = r.nextOffset;
-          if (r.eof || !r.text) break;
+          if (r.eof || !r.text) {
+            this.readToEnd = jobDone;
+            break;
+          }
         }
       } catch (e) {
         if (!(e instanceof BA.HttpError && e.status === 404)) throw e;
