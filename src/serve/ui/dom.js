@@ -83,7 +83,8 @@ window.BA = window.BA || {};
     const d = new Date(iso);
     if (isNaN(d)) return String(iso);
     const p = (n) => String(n).padStart(2, '0');
-    return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    const day = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+    return `${day} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
   }
   function fmtDuration(fromIso, toIso) {
     if (!fromIso) return '';

@@ -20,7 +20,8 @@
         h('section', {class: 'card'}, h('div', {class: 'scroll'}, h('table', {class: 'compare'},
           h('thead', null, h('tr', null, ...['', 'Job', 'State', 'Best val_acc', 'Best epoch', 'Final val_acc',
             'Test accuracy'].map((t) => h('th', null, t)))), this.body))));
-      BA.crumbs([[`${rg}/${ws}`, null], [exp, route('jobs', rg, ws, exp)], ['curves', route('experiment', rg, ws, exp)]]);
+      BA.crumbs([[`${rg}/${ws}`, null], [exp, route('jobs', rg, ws, exp)],
+        ['curves', route('experiment', rg, ws, exp)]]);
     }
     async refresh() {
       const r = await BA.get('experiment', this.params);
@@ -33,7 +34,8 @@
       setText(this.note, r.truncated ? 'Only the newest jobs are shown.' : `${jobs.length} jobs`);
       const {resourceGroup: rg, workspace: ws, experiment: exp} = this.params;
       syncRows(this.body, jobs.map((j, i) => Object.assign({color: color(i)}, j)), (j) => j.name, (j) => h('tr', null,
-        h('td', null, h('span', {class: 'dot'})), h('td', null, h('a', {href: route('job', rg, ws, exp, j.name)}, j.name)),
+        h('td', null, h('span', {class: 'dot'})),
+        h('td', null, h('a', {href: route('job', rg, ws, exp, j.name)}, j.name)),
         h('td', null, stateBadge(j.state)), h('td', {class: 'num'}), h('td', {class: 'num'}), h('td', {class: 'num'}),
         h('td', {class: 'num'})), (tr, j) => {
         const td = tr.children;

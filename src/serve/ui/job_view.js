@@ -120,14 +120,16 @@
       const key = JSON.stringify(errs);
       if (key !== this.errorsKey) {
         this.errorsKey = key;
-        this.errors.querySelector('ul').replaceChildren(...errs.map((e) => h('li', null, h('b', null, e.code || ''), ' ',
+        this.errors.querySelector('ul').replaceChildren(...errs.map((e) => h('li', null,
+          h('b', null, e.code || ''), ' ',
           e.message || '', ...(e.details || []).map((d) => h('div', {class: 'muted small'},
             typeof d === 'object' ? `${d.name ?? ''}: ${d.value ?? ''}` : String(d))))));
       }
       syncRows(this.history.body, j.stateHistory || [], (s) => s.state + '@' + s.time, textRow(2),
         setCells((s) => [s.state, fmtTime(s.time)]), 'No history yet.');
       const env = [...(j.environmentVariables || []),
-        ...(j.secretEnvironmentVariables || []).map((s) => ({name: s.name, value: '(secret, not shown)', secret: true}))];
+        ...(j.secretEnvironmentVariables || []).map((s) => ({name: s.name, value: '(secret, not shown)',
+          secret: true}))];
       syncRows(this.env.body, env, (v) => (v.secret ? 's:' : 'v:') + v.name, textRow(2),
         setCells((v) => [v.name, v.value]), 'None.');
       const linkCell = (texts) => (tr, x) => {
@@ -137,7 +139,8 @@
       syncRows(this.model.body, r.model || [], (x) => x.name, downloadRow(3),
         linkCell((x) => [x.name, fmtBytes(x.bytes)]), 'No saved model (yet).');
       syncRows(this.files.body, r.files || [], (x) => x.directory + '/' + (x.path || '') + '/' + x.name, downloadRow(4),
-        linkCell((x) => [x.directory, (x.path && x.path !== '.' ? x.path + '/' : '') + x.name, fmtBytes(x.bytes)]), 'No files yet.');
+        linkCell((x) => [x.directory, (x.path && x.path !== '.' ? x.path + '/' : '') + x.name, fmtBytes(x.bytes)]),
+        'No files yet.');
     }
     renderMetrics(m) {
       const ep = m.epochs || [];

@@ -27,7 +27,11 @@
   }
   // Within one line, "\r" starts it over: only what follows the last one stays.
   const afterCr = (line) => line.slice(line.lastIndexOf('\r') + 1);
-  const countLines = (t) => { let n = 0; for (let i = t.indexOf('\n'); i >= 0; i = t.indexOf('\n', i + 1)) n++; return n; };
+  const countLines = (t) => {
+    let n = 0;
+    for (let i = t.indexOf('\n'); i >= 0; i = t.indexOf('\n', i + 1)) n++;
+    return n;
+  };
 
   class LogView {
     constructor(params) {

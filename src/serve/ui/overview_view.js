@@ -37,10 +37,12 @@
           n.job ? `job ${n.job.experiment}/${n.job.name}` : ''].filter(Boolean).join('\n'));
         return c;
       });
-      if (this.cells.some((c, i) => this.grid.children[i] !== c.el) || this.grid.children.length !== this.cells.length) {
+      const moved = this.cells.some((c, i) => this.grid.children[i] !== c.el);
+      if (moved || this.grid.children.length !== this.cells.length) {
         this.grid.replaceChildren(...this.cells.map((c) => c.el));
       }
-      setText(this.note, `${nodes.length} nodes${r.truncated ? ' (first ones only)' : ''} · engine ${r.engine} · ${r.allocationState}`);
+      setText(this.note,
+        `${nodes.length} nodes${r.truncated ? ' (first ones only)' : ''} · engine ${r.engine} · ${r.allocationState}`);
     }
   }
 
@@ -89,7 +91,8 @@
         (tr, x) => this.updateClusterRow(tr, x), 'No clusters.');
       syncRows(this.expBody, r.experiments || [], (e) => JSON.stringify([e.resourceGroup, e.workspace, e.name]),
         (e) => this.makeExpRow(e), (tr, e) => this.updateExpRow(tr, e), 'No experiments.');
-      this.busy = (r.experiments || []).some((e) => e.jobCounts && (e.jobCounts.queued || e.jobCounts.running || e.jobCounts.terminating))
+      const active = (n) => n && (n.queued || n.running || n.terminating);
+      this.busy = (r.experiments || []).some((e) => active(e.jobCounts))
         || (r.clusters || []).some((c) => c.allocationState === 'resizing' || (c.nodeStateCounts || {}).preparingNodeCount
           || (c.nodeStateCounts || {}).leavingNodeCount);
     }
