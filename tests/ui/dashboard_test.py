@@ -514,9 +514,10 @@ def check_scale(exe, seed, work, b, out):
             if (document.querySelectorAll('table.jobs-table tbody tr').length === 100 && info &&
                 /10,000 jobs/.test(info.textContent)) { window.__firstViewMs = performance.now(); clearInterval(watch); }
           }, 2);"""})
-        # Best of 3 fresh loads: the CI machine's 2 cores are shared, one slow start is noise.
+        # Best of up to 5 fresh loads: on a 2-core machine shared with builds, the TLS handshakes
+        # and script start of one load can wait for the CPU far longer than the page needs.
         tries = []
-        for _ in range(3):
+        for _ in range(5):
             b.d.get("about:blank")
             t0 = time.monotonic()
             b.d.get(srv.base + "/ui/#/jobs/rg/ws/exp")
