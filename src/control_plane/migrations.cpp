@@ -137,6 +137,12 @@ CREATE TABLE slurm_cancels(
 ALTER TABLE jobs ADD COLUMN run_claim TEXT;  -- who started the job's run; NULL until one did
 )sql";
 
+// The dashboard (dashboard_reads.cpp): an experiment's jobs by age with their state, read from the
+// index alone, so its counts and a page of 10,000 jobs never touch the documents.
+constexpr const char* kV4Dashboard = R"sql(
+CREATE INDEX jobs_by_experiment ON jobs(experiment_id, created_us, state);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -144,6 +150,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {1, kV1},
       {2, kV2Jobs},
       {3, kV3Slurm},
+      {4, kV4Dashboard},
   };
   return steps;
 }

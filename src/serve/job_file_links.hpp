@@ -23,11 +23,22 @@ struct JobFileLink {
   std::int64_t expires_s = 0;  // Unix time
 };
 
-// base: the server's "https://HOST:PORT".
+// A file the trainer's manifest names inside the job's (or its cluster's) mounted volumes
+// (docs/serve.md "Dashboard"): resolved again at each GET through the control plane's
+// DashboardReads::open_mount_file, confined to those volumes.
+struct MountFileLink {
+  control_plane::JobRef job;
+  bool job_root = true;  // $AZ_BATCHAI_JOB_MOUNT_ROOT; false: the cluster's mount root
+  std::string mount_path;
+  std::int64_t expires_s = 0;
+};
+
+// base: the server's "https://HOST:PORT" ("" for a link relative to the server).
 std::string job_file_url(const Identity& identity, const std::string& base, const JobFileLink& link);
+std::string mount_file_url(const Identity& identity, const std::string& base, const MountFileLink& link);
 // The request's path is a link's (/batchai-files/...).
 bool is_job_file_request(const HttpRequest& req);
-// Answers GET/HEAD of a link (the bytes; 206 for a Range) or Storage's XML error: 403 for a
+// Answers GET/HEAD of a link (the bytes as an attachment, nosniff; 206 for a Range) or Storage's XML error: 403 for a
 // signature that does not check or a link past its expiry, 404 when the file is gone. Never throws.
 void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
                      control_plane::ControlPlane& cp, std::int64_t now_s);

@@ -6,16 +6,50 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
 #include "batchai/common/clock.hpp"
+#include "batchai/common/errors.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/serve/server.hpp"
+#include "identity.hpp"
+#include "private_file.hpp"
+#include "ui_auth.hpp"
 
 namespace batchai::serve {
 
+namespace {
+
+// Where a running server of the home leaves its port for `serve ui-url` (0600, like the rest of serve/).
+std::filesystem::path port_file(const control_plane::Settings& settings) { return settings.home / "serve" / "port"; }
+
+// `batchai serve ui-url`: a new one-time link signed with the home's identity, no server started.
+int print_ui_url(const ServeOptions& options) {
+  const auto settings = control_plane::Settings::from_environment();
+  const std::filesystem::path dir = settings.home / "serve";
+  if (!std::filesystem::exists(dir / "credentials.json"))
+    throw Error("No server identity under " + dir.string() + ": start `batchai serve` with this BATCHAI_HOME first.");
+  int port = options.port;
+  if (port <= 0) {
+    std::ifstream in(port_file(settings));
+    std::string text;
+    if (!(in >> text) || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(text) < 1 || std::stoi(text) > 65535)
+      throw Error("No running server's port under " + dir.string() + ": give --port (the port batchai serve listens on).");
+    port = std::stoi(text);
+  }
+  const Identity identity = load_or_create_identity(dir);
+  std::cout << ui_login_url(identity, port, static_cast<std::int64_t>(std::time(nullptr))) << std::endl;
+  return 0;
+}
+
+}  // namespace
+
 int run_serve_main(const ServeOptions& options) {
+  if (options.mode == ServeMode::kUiUrl) return print_ui_url(options);
   // SIGINT/SIGTERM are taken by one thread with sigwait; blocked before any other thread starts,
   // so every request thread inherits the mask (the launcher unblocks them in the processes it starts).
   sigset_t stop_signals;
@@ -26,6 +60,7 @@ int run_serve_main(const ServeOptions& options) {
 
   ServerConfig config;
   config.settings = control_plane::Settings::from_environment();
+  const control_plane::Settings config_home = config.settings;
   config.services = control_plane::Services{make_process_clock(), make_posix_process_launcher()};
   config.host = options.host;
   config.port = options.port;
@@ -36,6 +71,10 @@ int run_serve_main(const ServeOptions& options) {
   std::cout << server.client_setup_lines() << std::flush;
   std::cerr << "batchai serve: listening on https://" << options.host << ":" << server.port()
             << " (ARM API, Microsoft.BatchAI 2018-05-01); Ctrl-C stops it." << std::endl;
+  // The dashboard's link goes to stderr: stdout keeps only the lines to paste.
+  const std::filesystem::path port_path = port_file(config_home);
+  write_private_file(port_path, std::to_string(server.port()) + "\n");
+  std::cerr << "Dashboard (one-time link, valid 10 minutes): " << server.ui_login_url() << std::endl;
 
   std::atomic<bool> done{false};
   std::thread waiter([&] {

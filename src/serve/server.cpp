@@ -1,5 +1,6 @@
 // batchai::serve::Server: the routes behind the event-driven transport (http_server.hpp): the
-// auth routes, the bearer check, the ARM routes, the storage data plane and the job file links,
+// auth routes, the bearer check, the ARM routes, the storage data plane, the job file links and
+// the dashboard (/ui/, its own login: never the bearer token, and ARM never takes its cookie),
 // with each refusal shaped as its API answers errors (ARM JSON or Storage XML).
 #include "batchai/serve/server.hpp"
 
@@ -22,6 +23,8 @@
 #include "job_file_links.hpp"
 #include "operations.hpp"
 #include "storage_routes.hpp"
+#include "ui_auth.hpp"
+#include "ui_routes.hpp"
 #include "wire_cache.hpp"
 
 namespace batchai::serve {
@@ -87,6 +90,7 @@ struct Server::Impl : HttpHandler {
   ControlPlanePool pool;
   Operations operations;
   WireCache job_wire;                // jobs' wire text for GET …/jobs (wire_cache.hpp)
+  UsedUiLogins ui_logins;            // dashboard links already exchanged (ui_auth.hpp)
   std::unique_ptr<HttpServer> http;  // last: it calls back into the members above
 
   explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
@@ -103,7 +107,8 @@ struct Server::Impl : HttpHandler {
       }
       return plan;
     }
-    if (is_job_file_request(head) || is_unserved_method(head.method)) return plan;  // answered without the body
+    if (is_job_file_request(head) || is_ui_request(head) || is_unserved_method(head.method))
+      return plan;  // answered without the body
     HttpResponse res;
     Call call(head, res, base);
     if (!is_auth_route(call) && !check_bearer(call, identity)) plan.refuse = std::move(res);
@@ -125,6 +130,12 @@ struct Server::Impl : HttpHandler {
       if (is_job_file_request(req)) {
         auto lease = pool.borrow();
         handle_job_file(req, res, identity, *lease, static_cast<std::int64_t>(std::time(nullptr)));
+        return res;
+      }
+      // The dashboard: its cookie, never the bearer token; its answers carry its own headers.
+      if (is_ui_request(req)) {
+        UiContext ui{identity, port, config.host, ui_logins, pool, base};
+        handle_ui(req, res, ui, static_cast<std::int64_t>(std::time(nullptr)));
         return res;
       }
       if (is_unserved_method(req.method)) {
@@ -153,6 +164,7 @@ struct Server::Impl : HttpHandler {
       return res;
     }
     res.status = status;
+    if (head != nullptr && is_ui_request(*head)) set_ui_security_headers(res);
     res.set_header("x-ms-failure-cause", "gateway");
     res.set_content(ArmError{status, r.arm_code, r.message}.body().dump(), "application/json; charset=utf-8");
     return res;
@@ -204,6 +216,10 @@ std::string Server::client_setup_lines() const {
          "/ --suffix-storage-endpoint core.localhost:" + port + "\n" + "az cloud set -n batchai-local\n" +
          "az login --service-principal -u " + impl_->identity.client_id + " -p " + impl_->identity.client_secret +
          " --tenant " + impl_->identity.tenant_id + "\n";
+}
+
+std::string Server::ui_login_url() const {
+  return serve::ui_login_url(impl_->identity, impl_->port, static_cast<std::int64_t>(std::time(nullptr)));
 }
 
 bool Server::run() {

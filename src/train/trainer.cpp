@@ -14,12 +14,14 @@
 #include "batchai/train/mpi_session.hpp"
 #include "augment.hpp"
 #include "io/checkpoint.hpp"
+#include "io/dashboard_files.hpp"
 #include "comm/communicator_choice.hpp"
 #include "io/keras_h5.hpp"
 #include "io/keras_model_config.hpp"
 #include "io/metrics_log.hpp"
 #include "optimizer.hpp"
 #include "progress.hpp"
+#include "step_phases.hpp"
 #include "io/timeline.hpp"
 #include "train_data.hpp"
 
@@ -170,6 +172,9 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
     fs::create_directories(o.dir);
     metrics = std::make_unique<MetricsLog>(o.dir, "metrics", o.resume);
   }
+  // Rank 0's copies for the dashboard; the phase table is gathered from every rank regardless.
+  DashboardFiles dashboard = root ? DashboardFiles::from_env(std::cerr) : DashboardFiles("", {}, std::cerr);
+  StepPhases phases;
   // Under mpirun, Open MPI gives rank 0 a pty even when mpirun's own output goes to a job log,
   // so in-place '\r' updates are used only for a single process on a real terminal.
   const bool terminal = size == 1 && &out == &std::cout && isatty(STDOUT_FILENO) != 0;
@@ -198,12 +203,14 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
       int n = 0;
       {
         ScopedSpan span(tl, "data");
+        PhaseScope phase(phases, Phase::kData);
         prefetch.wait(&x, &y, &n);
       }
       if (s + 1 < steps) request(s + 1);  // the helper prepares the next batch meanwhile
       BatchStats st;
       {
         ScopedSpan span(tl, "forward_backward");
+        PhaseScope phase(phases, Phase::kForwardBackward);
         if (n > 0) {
           st = model.train_batch(x, y, n, o.dropout, o.seed, plan.first_key[s]);
         } else {
@@ -212,13 +219,16 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
       }
       if (size > 1) {
         ScopedSpan span(tl, "allreduce");
+        PhaseScope phase(phases, Phase::kAllreduce);
         grad_comm.allreduce_buffer(model.grads());
         backend->scale(model.grads(), inv_size);
       }
       {
         ScopedSpan span(tl, "update");
+        PhaseScope phase(phases, Phase::kUpdate);
         opt.step();
       }
+      phases.end_step();
       train_s += std::chrono::duration<double>(Clock::now() - t0).count();
       sums[0] += st.loss_sum, sums[1] += st.correct, sums[2] += st.count;
       printer.update(s + 1, sums[0] / std::max(sums[2], 1.0), sums[1] / std::max(sums[2], 1.0));
@@ -236,6 +246,7 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
     result.train_seconds += train_s;
     result.images_per_sec = sums[2] / size / std::max(train_s, 1e-9);
     ++result.epochs_run;
+    const std::vector<RankPhaseMeans> phase_means = gather_phase_means(phases, comm);  // every rank
     if (root) {
       EpochMetrics row;
       row.epoch = epoch + 1;
@@ -245,6 +256,8 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
       row.seconds = epoch_s;
       row.images_per_sec = sums[2] / std::max(train_s, 1e-9);
       metrics->append(row);
+      dashboard.write_metrics(MetricsLog::to_json(metrics->rows()));
+      dashboard.write_manifest("", &phase_means);
       ScopedSpan span(tl, "checkpoint");
       write_checkpoint(checkpoint_path, epoch + 1, model, opt, o, size);
     }
@@ -258,6 +271,8 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
                   result.params);
     if (!o.quiet) out << "Saved trained model at " << path << " \n";
   }
+  const std::vector<RankPhaseMeans> final_phases = gather_phase_means(phases, comm);  // every rank
+  if (root) dashboard.write_manifest(o.dir + "/" + kSavedModelRelPath, &final_phases);
   if (!val_full || result.epochs_run == 0) val = evaluate(model, data.test, 0, comm);
   result.test_loss = val.loss, result.test_acc = val.acc;
   if (root && !o.quiet) print_test_score(out, val);

@@ -12,14 +12,22 @@ constexpr const char* kServePluginFile = "libbatchai_serve.so";
 // Its one exported symbol, of type ServePluginEntry.
 constexpr const char* kServePluginEntry = "batchai_serve_main";
 // Raised whenever ServeOptions, ServePluginError or the entry's signature change.
-constexpr int kServePluginAbi = 1;
+constexpr int kServePluginAbi = 2;
 // What the entry returns, touching nothing else, when `abi` or `options_size` is not its own.
 constexpr int kServePluginAbiMismatch = -1;
 
-// `batchai serve [--port N] [--host ADDR] [--cert F --key F]`.
+// What the plugin is asked to do.
+enum class ServeMode {
+  kServe,  // `batchai serve`: serve until a signal
+  kUiUrl,  // `batchai serve ui-url [--port P]`: print a fresh dashboard login link and return
+};
+
+// `batchai serve [--port N] [--host ADDR] [--cert F --key F]` and `batchai serve ui-url [--port P]`.
 struct ServeOptions {
+  ServeMode mode = ServeMode::kServe;
   std::string host = "127.0.0.1";  // loopback unless told otherwise
-  int port = 8443;                 // 0: any free port (the one chosen is printed)
+  int port = 8443;                 // 0: any free port (the one chosen is printed); ui-url: 0 = the
+                                   // port the home's running server wrote to $BATCHAI_HOME/serve/port
   std::string cert_file;           // both empty: a self-signed certificate under $BATCHAI_HOME/serve
   std::string key_file;
 };

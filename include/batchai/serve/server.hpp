@@ -69,6 +69,8 @@ class Server {
   const std::filesystem::path& certificate() const;
   // The lines a user pastes to point az at this server, each starting with "export " or "az ".
   std::string client_setup_lines() const;
+  // A fresh one-time dashboard login link (https://localhost:PORT/ui/login?token=...), valid 10 minutes.
+  std::string ui_login_url() const;
 
   // Serves on the calling thread until stop(); returns within the limits' stop_grace of it.
   // False when a route was still running then (its worker is left behind: end the process).

@@ -1,4 +1,4 @@
-// `batchai serve [--port N] [--host ADDR] [--cert F --key F]`: parses the options into
+// `batchai serve [--port N] [--host ADDR] [--cert F --key F]` and `batchai serve ui-url`: parses the options into
 // batchai::serve::ServeOptions and hands them to libbatchai_serve.so, loaded from where the
 // composition root located it only now, so that no other command maps cpp-httplib or OpenSSL
 // (docs/serve.md).
@@ -46,7 +46,25 @@ void register_serve_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--cert", o->cert_file,
                   "PEM certificate (default: a self-signed one made under $BATCHAI_HOME/serve)");
   cmd->add_option("--key", o->key_file, "PEM private key of --cert");
-  command.handler([o, &ctx](const Args&) { return CommandResult::exit_code_only(run_serve_plugin(ctx.plugins().serve, *o)); });
+
+  // `batchai serve ui-url [--port P]`: a fresh dashboard link from the home's identity, made by
+  // the plugin (which owns the signing) without starting a server.
+  auto u = std::make_shared<serve::ServeOptions>();
+  u->mode = serve::ServeMode::kUiUrl;
+  u->port = 0;
+  Command& ui_url = add_command(*cmd, ctx, "ui-url",
+                                "Print a new one-time dashboard login link of this home's server (valid 10 minutes).");
+  ui_url.arguments(ArgumentStyle::kNative);
+  ui_url.app().add_option("--port", u->port, "The server's port (default: the one the running server wrote under "
+                                             "$BATCHAI_HOME/serve)")
+      ->check(CLI::Range(1, 65535));
+  ui_url.handler([u, &ctx](const Args&) { return CommandResult::exit_code_only(run_serve_plugin(ctx.plugins().serve, *u)); });
+  // CLI11 runs a parent's callback after its subcommand's, so `serve` is the command selected
+  // even for `serve ui-url`: it hands over when its subcommand was given.
+  CLI::App* ui_app = &ui_url.app();
+  command.handler([o, u, ui_app, &ctx](const Args&) {
+    return CommandResult::exit_code_only(run_serve_plugin(ctx.plugins().serve, ui_app->parsed() ? *u : *o));
+  });
 }
 
 }  // namespace batchai::cli

@@ -1,0 +1,379 @@
+// The dashboard's reads (batchai/control_plane/dashboard_reads.hpp): each is a few indexed or
+// column-limited queries in one read transaction; whole documents are parsed only for the rows
+// an answer shows (a page of 100, at most 100 clusters).
+#include "batchai/control_plane/dashboard_reads.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+
+#include "batchai/common/ids.hpp"
+#include "batchai/common/utf8.hpp"
+#include "batchai/control_plane/control_plane.hpp"
+#include "batchai/runtime/job.hpp"
+#include "internal.hpp"
+#include "jobs/job_rows.hpp"
+#include "node_mounts.hpp"
+#include "store.hpp"
+
+namespace batchai::control_plane {
+
+using namespace detail;
+
+namespace {
+
+// FNV-1a over the rows that make a version: cheap, and any change of a hashed field changes it.
+struct Fnv {
+  std::uint64_t h = 1469598103934665603ull;
+  void add(std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;  // field separator
+  }
+  void add(std::int64_t v) { add(std::to_string(v)); }
+  std::string hex() const {
+    static const char* d = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 0; i < 16; ++i) out[15 - i] = d[(h >> (4 * i)) & 15];
+    return out;
+  }
+};
+
+std::optional<std::string> opt_text(const Statement& st, int col) { return st.optional_text(col); }
+
+std::string ordinal(std::int64_t n) {
+  const std::int64_t tens = n % 100;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
+std::string nodes_word(std::int64_t n) { return std::to_string(n) + (n == 1 ? " idle node" : " idle nodes"); }
+
+// Where each queued job of the page stands: its place in the scheduler's order (priority, then
+// creation, then row id, as Scheduler::place_queued reads them) and why it waits.
+void explain_queue(Store& store, std::vector<DashboardJob>& jobs, const std::vector<std::int64_t>& ids,
+                   const std::vector<std::optional<std::int64_t>>& clusters) {
+  std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> place;  // cluster -> job id -> position
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].state != "queued") continue;
+    if (!clusters[i]) {
+      jobs[i].wait_reason = "Its cluster was deleted; it will not start.";
+      continue;
+    }
+    const std::int64_t cluster = *clusters[i];
+    auto row = load_cluster(store, cluster);
+    if (!row) continue;
+    if (row->kind == ClusterKind::kSlurm) {
+      jobs[i].wait_reason = "Waits in Slurm's queue of " + row->name + "; Slurm decides when it starts.";
+      continue;
+    }
+    if (!place.count(cluster)) {
+      auto st = store.prepare("SELECT id FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
+      st.bind(1, cluster);
+      std::int64_t n = 0;
+      auto& m = place[cluster];
+      while (st.step()) m[st.integer(0)] = ++n;
+    }
+    auto it = place[cluster].find(ids[i]);
+    if (it == place[cluster].end()) continue;
+    jobs[i].queue_position = it->second;
+    std::int64_t idle = 0, capacity = 0;
+    {
+      auto st = store.prepare(
+          "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL), "
+          "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state <> 'leaving')");
+      st.bind(1, cluster);
+      if (st.step()) {
+        idle = st.integer(0);
+        capacity = st.integer(1);
+      }
+    }
+    if (row->scale_mode == "auto") capacity = std::max<std::int64_t>(capacity, row->max_nodes);
+    const std::int64_t need = jobs[i].node_count;
+    if (need > capacity) {
+      jobs[i].wait_reason = "Needs " + std::to_string(need) + " nodes but " + row->name + " has at most " +
+                            std::to_string(capacity) + "; it waits (without holding up the others) until the cluster grows.";
+      continue;
+    }
+    jobs[i].wait_reason = "Waits for " + nodes_word(need) + " of " + row->name + " (" + std::to_string(idle) + " idle); " +
+                          ordinal(it->second) + " in line by priority then creation time.";
+  }
+}
+
+// The mount link that `mount_path` starts with (the longest one) and what is left after it.
+std::optional<std::pair<std::filesystem::path, std::string>> resolve_mount(const std::vector<runtime::MountLink>& links,
+                                                                           const std::string& mount_path) {
+  std::optional<std::pair<std::filesystem::path, std::string>> best;
+  std::size_t best_len = 0;
+  for (const auto& link : links) {
+    const std::string& prefix = link.relative_path;
+    if (prefix.empty() || link.target.empty()) continue;  // an unmanaged file system has no folder of ours
+    if (mount_path.size() <= prefix.size() + 1 || mount_path.compare(0, prefix.size(), prefix) != 0 ||
+        mount_path[prefix.size()] != '/')
+      continue;
+    if (prefix.size() > best_len) {
+      best_len = prefix.size();
+      best = std::make_pair(link.target, mount_path.substr(prefix.size() + 1));
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t max_experiments) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  return store.read([&] {
+    DashboardOverview out;
+    Fnv version;
+    {
+      auto st = store.prepare(
+          "SELECT g.name, w.name FROM workspaces w JOIN resource_groups g ON g.name_lc = w.rg_lc "
+          "ORDER BY g.name_lc, w.name_lc LIMIT ?");
+      st.bind(1, static_cast<std::int64_t>(max_experiments + 1));
+      while (st.step()) {
+        if (out.workspaces.size() == max_experiments) {
+          out.truncated = true;
+          break;
+        }
+        out.workspaces.push_back({st.text(0), st.text(1)});
+        version.add(st.text(0));
+        version.add(st.text(1));
+      }
+    }
+    {
+      auto st = store.prepare(
+          "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
+          "LIMIT ?");
+      st.bind(1, static_cast<std::int64_t>(max_clusters + 1));
+      std::vector<std::int64_t> ids;
+      while (st.step()) ids.push_back(st.integer(0));
+      if (ids.size() > max_clusters) {
+        ids.resize(max_clusters);
+        out.truncated = true;
+      }
+      for (std::int64_t id : ids) {
+        auto row = load_cluster(store, id);
+        if (!row) continue;
+        DashboardCluster c;
+        c.resource_group = row->resource_group;
+        c.workspace = row->workspace;
+        c.name = row->name;
+        c.engine = row->kind == ClusterKind::kSlurm ? "slurm" : "simulated";
+        const Json& d = row->doc;
+        c.vm_size = value_or<std::string>(d, "vmSize", "");
+        c.allocation_state = value_or<std::string>(d, "allocationState", "");
+        c.current_nodes = d.value("currentNodeCount", Json(0)).is_number_integer() ? d["currentNodeCount"].get<std::int64_t>() : 0;
+        c.target_nodes = desired_nodes(*row);
+        const Json counts = d.value("nodeStateCounts", Json::object());
+        auto count = [&](const char* key) {
+          return counts.is_object() && counts.contains(key) && counts[key].is_number_integer() ? counts[key].get<std::int64_t>() : 0;
+        };
+        c.idle = count("idleNodeCount");
+        c.running = count("runningNodeCount");
+        c.preparing = count("preparingNodeCount");
+        c.unusable = count("unusableNodeCount");
+        c.leaving = count("leavingNodeCount");
+        version.add(id);
+        version.add(c.allocation_state);
+        version.add(d.value("nodeStateCounts", Json()).dump());
+        version.add(c.current_nodes);
+        version.add(c.target_nodes);
+        out.clusters.push_back(std::move(c));
+      }
+    }
+    {
+      auto st = store.prepare(
+          "SELECT e.id, g.name, w.name, e.name FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
+          "JOIN resource_groups g ON g.name_lc = w.rg_lc ORDER BY w.rg_lc, w.name_lc, e.name_lc LIMIT ?");
+      st.bind(1, static_cast<std::int64_t>(max_experiments + 1));
+      std::map<std::int64_t, std::size_t> index;
+      while (st.step()) {
+        if (out.experiments.size() == max_experiments) {
+          out.truncated = true;
+          break;
+        }
+        index[st.integer(0)] = out.experiments.size();
+        out.experiments.push_back({st.text(1), st.text(2), st.text(3), {}});
+        version.add(st.integer(0));
+      }
+      for (auto& e : out.experiments)
+        for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) e.job_counts[s] = 0;
+      // One pass over the jobs (id and state only): the counts and the version together.
+      // From the index jobs_by_experiment (migrations.cpp v4) alone: no document is read.
+      auto j = store.prepare("SELECT id, experiment_id, state FROM jobs");
+      while (j.step()) {
+        version.add(j.integer(0));
+        version.add(j.text(2));
+        auto it = index.find(j.integer(1));
+        if (it != index.end()) ++out.experiments[it->second].job_counts[j.text(2)];
+      }
+    }
+    {
+      auto st = store.prepare("SELECT id, state, coalesce(job_key, '') FROM nodes ORDER BY id");
+      while (st.step()) {
+        version.add(st.integer(0));
+        version.add(st.text(1));
+        version.add(st.text(2));
+      }
+    }
+    out.version = version.hex();
+    return out;
+  });
+}
+
+DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::string& experiment, const std::string& state,
+                                      std::int64_t page, std::int64_t limit) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  return store.read([&] {
+    DashboardJobPage out;
+    const std::int64_t exp = jobs_detail::require_experiment(store, where, experiment);
+    Fnv version;
+    for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) out.counts[s] = 0;
+    {
+      auto st = store.prepare("SELECT id, state FROM jobs WHERE experiment_id = ?");  // the index alone
+      st.bind(1, exp);
+      while (st.step()) {
+        version.add(st.integer(0));
+        version.add(st.text(1));
+        ++out.counts[st.text(1)];
+      }
+    }
+    out.version = version.hex();
+    out.total = 0;
+    for (const auto& [s, n] : out.counts)
+      if (state.empty() || s == state) out.total += n;
+    // The page's rows picked by (created_us, id) alone; documents read for those rows only.
+    const std::string filter = state.empty() ? "" : " AND state = ?4";
+    auto st = store.prepare(
+        "SELECT j.id, j.name, j.state, c.name, j.node_count, j.doc ->> '$.toolType', j.doc ->> '$.creationTime', "
+        "j.doc ->> '$.executionInfo.startTime', j.doc ->> '$.executionInfo.endTime', "
+        "j.doc -> '$.executionInfo.exitCode', j.cluster_id FROM jobs j LEFT JOIN clusters c ON c.id = j.cluster_id "
+        "WHERE j.id IN (SELECT id FROM jobs WHERE experiment_id = ?1" + filter +
+        " ORDER BY created_us DESC, id DESC LIMIT ?2 OFFSET ?3) ORDER BY j.created_us DESC, j.id DESC");
+    st.bind(1, exp).bind(2, limit).bind(3, page * limit);
+    if (!state.empty()) st.bind(4, state);
+    std::vector<std::int64_t> ids;
+    std::vector<std::optional<std::int64_t>> clusters;
+    while (st.step()) {
+      DashboardJob j;
+      ids.push_back(st.integer(0));
+      j.name = st.text(1);
+      j.state = st.text(2);
+      j.cluster = st.optional_text(3).value_or("");
+      j.node_count = st.integer(4);
+      j.tool_type = st.optional_text(5).value_or("");
+      j.creation_time = opt_text(st, 6);
+      j.start_time = opt_text(st, 7);
+      j.end_time = opt_text(st, 8);
+      if (auto code = st.optional_text(9); code && *code != "null") {
+        try {
+          j.exit_code = std::stoll(*code);
+        } catch (...) {
+        }
+      }
+      clusters.push_back(st.optional_integer(10));
+      out.jobs.push_back(std::move(j));
+    }
+    explain_queue(store, out.jobs, ids, clusters);
+    return out;
+  });
+}
+
+std::vector<std::pair<std::string, std::string>> DashboardReads::newest_jobs(const WorkspaceRef& where,
+                                                                             const std::string& experiment,
+                                                                             std::int64_t limit) {
+  cp_.reconcile();
+  Store& store = cp_.store();
+  return store.read([&] {
+    const std::int64_t exp = jobs_detail::require_experiment(store, where, experiment);
+    std::vector<std::pair<std::string, std::string>> out;
+    auto st = store.prepare("SELECT name, state FROM jobs WHERE experiment_id = ? ORDER BY created_us DESC, id DESC LIMIT ?");
+    st.bind(1, exp).bind(2, limit);
+    while (st.step()) out.emplace_back(st.text(0), st.text(1));
+    return out;
+  });
+}
+
+DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, const std::string& cluster,
+                                                   std::size_t limit) {
+  Store& store = cp_.store();
+  return store.read([&] {
+    const ClusterRow row = require_cluster(store, where, cluster);
+    DashboardClusterNodes out;
+    out.engine = row.kind == ClusterKind::kSlurm ? "slurm" : "simulated";
+    out.allocation_state = value_or<std::string>(row.doc, "allocationState", "");
+    auto st = store.prepare(
+        "SELECT n.node_id, n.state, e.name, j.name, j.private -> '$.slurm.jobId' FROM nodes n "
+        "LEFT JOIN jobs j ON j.job_key = n.job_key LEFT JOIN experiments e ON e.id = j.experiment_id "
+        "WHERE n.cluster_id = ? ORDER BY n.ordinal LIMIT ?");
+    st.bind(1, row.id).bind(2, static_cast<std::int64_t>(limit));
+    while (st.step()) {
+      DashboardNode n;
+      n.node_id = st.text(0);
+      n.state = st.text(1);
+      n.job_experiment = st.optional_text(2);
+      n.job_name = st.optional_text(3);
+      if (auto id = st.optional_text(4); id && *id != "null") {
+        try {
+          n.slurm_job_id = std::stoll(*id);
+        } catch (...) {
+        }
+      }
+      out.nodes.push_back(std::move(n));
+    }
+    return out;
+  });
+}
+
+std::optional<std::int64_t> DashboardReads::slurm_job_id(const JobRef& job) {
+  Store& store = cp_.store();
+  return store.read([&]() -> std::optional<std::int64_t> {
+    auto row = jobs_detail::find_job(store, job);
+    if (!row || !row->private_data.is_object()) return std::nullopt;
+    const Json s = row->private_data.value("slurm", Json());
+    if (!s.is_object() || !s.contains("jobId") || !s["jobId"].is_number_integer()) return std::nullopt;
+    return s["jobId"].get<std::int64_t>();
+  });
+}
+
+std::optional<DashboardMountFile> DashboardReads::open_mount_file(const JobRef& job, bool job_root,
+                                                                  const std::string& mount_path, std::uint64_t max_bytes) {
+  try {
+    // A manifest is the job's own writing: refused before anything is looked up unless it is a
+    // plain relative path.
+    if (mount_path.empty() || mount_path.size() > 1024 || mount_path.front() == '/' || !is_valid_utf8(mount_path) ||
+        mount_path.find('\0') != std::string::npos || mount_path.find('\\') != std::string::npos)
+      return std::nullopt;
+    for (const auto& part : std::filesystem::path(mount_path))
+      if (part == ".." || part == ".") return std::nullopt;
+    Store& store = cp_.store();
+    Json volumes = store.read([&]() -> Json {
+      auto row = jobs_detail::find_job(store, job);
+      if (!row) return Json();
+      if (job_root) return row->doc.value("mountVolumes", Json());
+      if (!row->cluster_id) return Json();
+      // A cluster's volumes are part of its node setup.
+      auto cluster = load_cluster(store, *row->cluster_id);
+      if (!cluster || !cluster->doc.value("nodeSetup", Json()).is_object()) return Json();
+      return cluster->doc["nodeSetup"].value("mountVolumes", Json());
+    });
+    if (!volumes.is_object()) return std::nullopt;
+    const auto links = mount_links(cp_.layout(), runtime::parse_mount_volumes(volumes));
+    auto where = resolve_mount(links, mount_path);
+    if (!where) return std::nullopt;
+    auto dir = ConfinedDir::open(where->first, "a mount volume of job '" + job.name + "'");
+    if (!dir) return std::nullopt;
+    auto fd = dir->open_file(where->second, "The manifest's file");
+    struct stat st {};
+    if (!fd || ::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > max_bytes)
+      return std::nullopt;
+    return DashboardMountFile{std::move(*fd), static_cast<std::uint64_t>(st.st_size)};
+  } catch (...) {
+    return std::nullopt;  // a hostile manifest yields no file, never an error
+  }
+}
+
+}  // namespace batchai::control_plane

@@ -1,0 +1,31 @@
+// The dashboard under /ui/ (docs/serve.md "Dashboard"): the page's embedded files, the one-time
+// login, the cookie guard and the read-only JSON API for the page. Answered before the bearer
+// check and apart from ARM: ARM never sees the cookie, and /ui/ never takes a bearer token.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "control_plane_pool.hpp"
+#include "http_message.hpp"
+#include "ui_auth.hpp"
+
+namespace batchai::serve {
+
+struct UiContext {
+  const Identity& identity;
+  int port;
+  std::string host;           // --host, also accepted as Host and Origin
+  UsedUiLogins& logins;
+  ControlPlanePool& pool;
+  std::string base;           // https://localhost:PORT (file links)
+};
+
+// /ui and everything under /ui/.
+bool is_ui_request(const HttpRequest& req);
+// Answers it, never throwing: every answer carries the dashboard's security headers.
+void handle_ui(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s);
+
+// The headers every /ui/ answer carries (CSP with Trusted Types, nosniff, no referrer, no frames).
+void set_ui_security_headers(HttpResponse& res);
+
+}  // namespace batchai::serve
