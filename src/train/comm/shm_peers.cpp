@@ -103,8 +103,10 @@ void PeerWaiter::wait_slow(PeerLine* lines, int peer, std::uint32_t target) cons
     }
     const double waited = static_cast<double>(now_ns() - start) / 1e9;
     if (timeout_s_ > 0 && waited > timeout_s_) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", timeout_s_);
       throw Error("shared-memory allreduce stalled: rank " + std::to_string(world_rank(rank_)) + " has waited " +
-                  std::to_string(static_cast<long long>(waited)) + " s for rank " + std::to_string(world_rank(peer)) +
+                  limit + " s for rank " + std::to_string(world_rank(peer)) +
                   " on this host, which is alive but has not reached the same allreduce (different step counts, "
                   "or stuck?); raise BATCHAI_COMM_TIMEOUT_S if such waits are expected (0 disables the check)");
     }
