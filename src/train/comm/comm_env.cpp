@@ -1,6 +1,7 @@
 // The communicators' environment settings (see comm_env.hpp).
 #include "comm_env.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -12,9 +13,12 @@ namespace {
 // 1 MiB: at 2 ranks 256 KiB chunks took 2-5% longer at 1-16 MB (each message pays a rendezvous);
 // at 4 ranks the two made no difference beyond noise (tests/bench/comm sweeps).
 constexpr std::size_t kDefaultRingChunkBytes = std::size_t{1} << 20;
-// 256 KiB per rank and step: the working set of a step (ranks x 256 KiB, two steps in flight)
-// stays in the shared L2/L3 caches; see docs/trainer-results.md for the sweep.
-constexpr std::size_t kDefaultShmChunkBytes = std::size_t{256} << 10;
+// 1 MiB per rank and step: 64 KiB took 1.5-4x as long at 1-64 MB and 256 KiB up to 2x as long,
+// 4 MiB was no faster (2 and 4 ranks, tests/bench/comm sweeps on the loaded 2-core machine: each
+// step's synchronisation costs a futex wake-up when ranks share cores).
+constexpr std::size_t kDefaultShmChunkBytes = std::size_t{1} << 20;
+constexpr std::size_t kShmSegmentBudget = std::size_t{16} << 20;
+constexpr std::size_t kMinShmChunkBytes = std::size_t{64} << 10;
 // Horovod users' most common complaint is a job that hangs without saying why.
 constexpr double kDefaultTimeoutSeconds = 600;
 
@@ -51,8 +55,12 @@ double comm_timeout_seconds() {
   return kDefaultTimeoutSeconds;
 }
 
-std::size_t shm_chunk_bytes() {
-  const auto kb = env_count("BATCHAI_SHM_CHUNK_KB", kDefaultShmChunkBytes >> 10, "256");
+std::size_t shm_chunk_bytes(int ranks) {
+  if (std::getenv("BATCHAI_SHM_CHUNK_KB") == nullptr) {
+    const std::size_t fit = kShmSegmentBudget / (2 * static_cast<std::size_t>(std::max(ranks, 1)));
+    return std::clamp(fit, kMinShmChunkBytes, kDefaultShmChunkBytes) / 4096 * 4096;
+  }
+  const auto kb = env_count("BATCHAI_SHM_CHUNK_KB", 0, "1024");
   if (kb == 0 || kb > (std::size_t{1} << 20)) {
     throw InvalidArgument("BATCHAI_SHM_CHUNK_KB=" + std::to_string(kb) + " is out of range (1 .. 1048576 KiB)");
   }

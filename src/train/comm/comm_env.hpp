@@ -10,9 +10,10 @@ std::size_t ring_chunk_bytes();
 // BATCHAI_COMM_TIMEOUT_S: seconds a rank waits on a silent peer before reporting a stall
 // (default 600, 0 = no limit).
 double comm_timeout_seconds();
-// BATCHAI_SHM_CHUNK_KB: bytes per rank of one pipelined step of the shared-memory allreduce
-// (default 256 KiB; the segment holds two steps per rank on the host).
-std::size_t shm_chunk_bytes();
+// BATCHAI_SHM_CHUNK_KB: bytes per rank of one pipelined step of the shared-memory allreduce on a
+// host of `ranks` ranks (the segment holds two steps per rank). Default 1 MiB, less on hosts of
+// more than 8 ranks so that the segment stays within 16 MiB (Docker's /dev/shm is 64 MiB).
+std::size_t shm_chunk_bytes(int ranks);
 // BATCHAI_SHM_ALLREDUCE=0 turns the shared-memory path off (the MPI ring is used instead).
 bool shm_allreduce_allowed();
 // BATCHAI_TEST_RANKS_PER_HOST=n (tests only): pretend ranks [0,n), [n,2n), ... are separate hosts.

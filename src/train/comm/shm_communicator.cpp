@@ -62,11 +62,11 @@ class ShmCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_shm_communicator(std::string* why) {
   auto mpi = make_mpi_communicator(AllreduceAlgorithm::kMpi);
-  const std::size_t chunk_floats = detail::shm_chunk_bytes() / sizeof(float);
   const double timeout_s = detail::comm_timeout_seconds();
   auto layout = std::make_unique<detail::HostLayout>(MPI_COMM_WORLD);
   std::unique_ptr<detail::ShmSegment> segment;
   const int local_size = layout->local_size();
+  const std::size_t chunk_floats = detail::shm_chunk_bytes(local_size) / sizeof(float);
   if (local_size > 1) {
     segment = detail::ShmSegment::open(
         layout->local(), detail::ShmReducer::segment_bytes(local_size, chunk_floats),

@@ -2,7 +2,7 @@
 // side, sizes 4 KB .. 64 MB, printing time, algbw (bytes / time) and busbw (algbw * 2(n-1)/n, the
 // per-link rate NCCL reports). Run under mpiexec (see run.sh). Options: --min-kb, --max-kb,
 // --factor, --chunk-kb a,b,c (ring chunk sizes to compare; 0 = unchunked), --shm-kb a,b (the
-// shared-memory communicator's chunk sizes; none = leave it out), --seconds (time budget per
+// shared-memory communicator's chunk sizes; default = its own; none = leave it out), --seconds (time budget per
 // measurement).
 #include <algorithm>
 #include <cstdio>
@@ -31,7 +31,7 @@ struct Options {
   std::size_t max_bytes = 64 << 20;
   std::size_t factor = 4;
   std::vector<std::string> chunk_kb = {"1024"};
-  std::vector<std::string> shm_kb = {"256"};
+  std::vector<std::string> shm_kb = {"default"};
   double seconds = 0.5;
 };
 
@@ -117,12 +117,13 @@ int main(int argc, char** argv) {
       labels.push_back("ring" + kb + "k_us");
     }
     for (const auto& kb : o.shm_kb) {
-      ::setenv("BATCHAI_SHM_CHUNK_KB", kb.c_str(), 1);
+      if (kb == "default") ::unsetenv("BATCHAI_SHM_CHUNK_KB");
+      else ::setenv("BATCHAI_SHM_CHUNK_KB", kb.c_str(), 1);
       std::string why;
       auto shm = batchai::train::make_shm_communicator(&why);
       if (!shm) throw batchai::Error("no shared-memory communicator: " + why);
       rings.push_back(std::move(shm));
-      labels.push_back("shm" + kb + "k_us");
+      labels.push_back(kb == "default" ? "shm_us" : "shm" + kb + "k_us");
     }
     std::vector<float> buf(o.max_bytes / sizeof(float), 0.0f);  // zeros: sums stay finite
     if (mpi.rank() == 0) {
