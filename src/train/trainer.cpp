@@ -141,7 +141,7 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
   const BufferKind grad_buffers = model.grads().kind;
   comm.check_agreement(grad_buffers == BufferKind::kDevice ? 1 : 0, "whether gradients live on a device (--backend)");
   const CollectiveCandidate& chosen =
-      choose_communicator({grad_buffers, size, choices.allreduce, has_device_communicator()});
+      choose_communicator(describe_run(grad_buffers, size, choices.allreduce, has_device_communicator()));
   // The host candidates reduce over the run's own communicator (run_train_main opens it with
   // the same chooser); only the device collectives are a communicator of their own.
   std::unique_ptr<Communicator> device_comm;
@@ -315,7 +315,7 @@ int run_train_main(const TrainOptions& options) {
     const RunChoices choices = parse_choices(options);
     // The run's communicator carries host data (weights, metrics, checks) and host gradients.
     std::unique_ptr<Communicator> comm =
-        open_communicator(choose_communicator({BufferKind::kHost, session.size(), choices.allreduce, false}),
+        open_communicator(choose_communicator(describe_run(BufferKind::kHost, session.size(), choices.allreduce, false)),
                           choices.allreduce);
     if (!options.evaluate.empty()) {
       evaluate_saved(options, choices, *comm, std::cout);

@@ -2,6 +2,7 @@
 // of device gradients without device collectives, and the buffer-kind check at the boundary.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,16 +18,17 @@ constexpr auto kDevice = BufferKind::kDevice;
 constexpr auto kRing = AllreduceAlgorithm::kRing;
 constexpr auto kMpi = AllreduceAlgorithm::kMpi;
 
-std::string winner(BufferKind buffers, int ranks, AllreduceAlgorithm algorithm, bool device_collectives) {
-  return choose_communicator({buffers, ranks, algorithm, device_collectives}).name;
+std::string winner(BufferKind buffers, int ranks, AllreduceAlgorithm algorithm, bool device_collectives,
+                   int ranks_per_host = 1, bool shared_memory = true) {
+  return choose_communicator({buffers, ranks, algorithm, device_collectives, ranks_per_host, shared_memory}).name;
 }
 
 TEST(CommunicatorChoice, CandidatesAreOrderedLikeHorovod) {
   std::vector<std::string> names;
   for (const auto& c : collective_candidates()) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"nccl", "mpi", "ring", "local"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"nccl", "shm", "mpi", "ring", "local"}));
   for (const auto& c : collective_candidates()) {
-    if (c.kind == CollectiveKind::kMpi || c.kind == CollectiveKind::kRing) {
+    if (c.kind == CollectiveKind::kShm || c.kind == CollectiveKind::kMpi || c.kind == CollectiveKind::kRing) {
       EXPECT_FALSE(c.accepts(kDevice)) << c.name << " is an MPI path";
     }
   }
@@ -40,6 +42,28 @@ TEST(CommunicatorChoice, CpuRuns) {
   // Host gradients stay on MPI even where device collectives exist (CUDA plugin loaded).
   EXPECT_EQ(winner(kHost, 2, kRing, true), "ring");
   EXPECT_EQ(winner(kHost, 2, kMpi, true), "mpi");
+}
+
+TEST(CommunicatorChoice, SharedMemoryWhereRanksShareAHost) {
+  EXPECT_EQ(winner(kHost, 4, kRing, false, 4), "shm");
+  EXPECT_EQ(winner(kHost, 4, kRing, false, 2), "shm");  // 2 hosts x 2 ranks: hierarchical
+  EXPECT_EQ(winner(kHost, 2, kRing, true, 2), "shm");
+  EXPECT_EQ(winner(kHost, 4, kRing, false, 1), "ring");  // one rank per host: nothing to share
+  EXPECT_EQ(winner(kHost, 4, kRing, false, 4, false), "ring");  // BATCHAI_SHM_ALLREDUCE=0
+  EXPECT_EQ(winner(kHost, 4, kMpi, false, 4), "mpi");          // --allreduce mpi
+  EXPECT_EQ(winner(kHost, 1, kRing, false, 1), "local");
+  EXPECT_EQ(winner(kDevice, 2, kRing, true, 2), "nccl");  // device gradients never reach it
+}
+
+TEST(CommunicatorChoice, DescribingARunReadsTheSwitch) {
+  // One rank asks MPI nothing; the switch is read and checked.
+  EXPECT_EQ(describe_run(kHost, 1, kRing, false).ranks_per_host, 1);
+  EXPECT_TRUE(describe_run(kHost, 1, kRing, false).shared_memory);
+  ::setenv("BATCHAI_SHM_ALLREDUCE", "0", 1);
+  EXPECT_FALSE(describe_run(kHost, 1, kRing, false).shared_memory);
+  ::setenv("BATCHAI_SHM_ALLREDUCE", "off", 1);
+  EXPECT_THROW(describe_run(kHost, 1, kRing, false), InvalidArgument);
+  ::unsetenv("BATCHAI_SHM_ALLREDUCE");
 }
 
 TEST(CommunicatorChoice, CudaRuns) {

@@ -1,7 +1,8 @@
 // Run under mpiexec -n N: N ranks with --shard and batch B each must reach the same weights as
-// one rank with batch N*B (same global batches, gradients averaged by the ring allreduce), to
-// 1e-5. Augmentation and dropout stay on: both draw per image from its epoch position, so an
-// image is treated alike whichever rank trains it. The dashboard's manifest that rank 0 writes to
+// one rank with batch N*B (same global batches, gradients averaged by the communicator the
+// trainer chooses: the shared-memory one when ranks share a host), to 1e-5. Augmentation and
+// dropout stay on: both draw per image from its epoch position, so an image is treated alike
+// whichever rank trains it. The dashboard's manifest that rank 0 writes to
 // $AZ_BATCHAI_STDOUTERR_DIR names every rank with its step count (gathered from all ranks).
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "batchai/train/local_communicator.hpp"
 #include "batchai/train/mpi_communicator.hpp"
 #include "batchai/train/mpi_session.hpp"
+#include "comm/communicator_choice.hpp"
 #include "model.hpp"
 #include "trainer.hpp"
 
@@ -21,7 +23,10 @@ namespace bt = batchai::train;
 
 int main(int argc, char** argv) {
   bt::MpiSession session(&argc, &argv);
-  auto comm = bt::make_mpi_communicator(bt::AllreduceAlgorithm::kRing);
+  // As run_train_main opens it.
+  auto comm = bt::open_communicator(
+      bt::choose_communicator(bt::describe_run(bt::BufferKind::kHost, session.size(), bt::AllreduceAlgorithm::kRing, false)),
+      bt::AllreduceAlgorithm::kRing);
   const int size = comm->size();
   const auto dir = std::filesystem::temp_directory_path() / ("batchai_shard_mpi_" + std::to_string(size));
   bt::TrainOptions o;
@@ -71,8 +76,9 @@ int main(int argc, char** argv) {
       max_move = std::max(max_move, static_cast<double>(std::abs(init[i] - single.params[i])));
     }
     failed |= (max_diff < 1e-5 && max_move > 1e-4 && many.global_step == single.global_step) ? 0 : 1;
-    std::printf("%d ranks x batch %d vs 1 rank x batch %d: max |dw| = %.3g (weights moved %.3g, steps %lld/%lld) %s\n",
-                size, o.batch_size, one.batch_size, max_diff, max_move, many.global_step, single.global_step,
+    std::printf("%d ranks (%s) x batch %d vs 1 rank x batch %d: max |dw| = %.3g (weights moved %.3g, steps %lld/%lld) %s\n",
+                size, comm->name().c_str(), o.batch_size, one.batch_size, max_diff, max_move, many.global_step,
+                single.global_step,
                 failed ? "FAIL" : "OK");
     std::filesystem::remove_all(dir);
   }

@@ -4,7 +4,8 @@
 // the parameter count; every rank reports it), "stall" (rank 1 sleeps 20 s inside the loop;
 // its neighbours report the stall and exit after BATCHAI_COMM_TIMEOUT_S=2 s), "size" (rank 1 reduces one
 // float more than the others, without an agreement check). The ctest checks mpiexec ends promptly and
-// non-zero with the message.
+// non-zero with the message. A mode prefixed "shm-" runs the same on the communicator the chooser
+// opens for ranks sharing a host (the shared-memory one) instead of the MPI ring.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "batchai/train/communicator.hpp"
 #include "batchai/train/mpi_communicator.hpp"
 #include "batchai/train/mpi_session.hpp"
+#include "comm/communicator_choice.hpp"
 
 namespace {
 
@@ -47,10 +49,18 @@ void run(const std::string& mode, batchai::train::Communicator& comm) {
 
 int main(int argc, char** argv) {
   batchai::train::MpiSession mpi(&argc, &argv);
-  const std::string mode = argc > 1 ? argv[1] : "abort";
+  using batchai::train::AllreduceAlgorithm;
+  std::string mode = argc > 1 ? argv[1] : "abort";
+  const bool shm = mode.rfind("shm-", 0) == 0;
+  if (shm) mode = mode.substr(4);
   if (mode == "stall") ::setenv("BATCHAI_COMM_TIMEOUT_S", "2", 1);
   try {
-    auto comm = batchai::train::make_mpi_communicator(batchai::train::AllreduceAlgorithm::kRing);
+    auto comm = shm ? batchai::train::open_communicator(
+                          batchai::train::choose_communicator(batchai::train::describe_run(
+                              batchai::train::BufferKind::kHost, mpi.size(), AllreduceAlgorithm::kRing, false)),
+                          AllreduceAlgorithm::kRing)
+                    : batchai::train::make_mpi_communicator(AllreduceAlgorithm::kRing);
+    if (shm && comm->name() != "shm") throw batchai::Error("expected the shm communicator, got " + comm->name());
     run(mode, *comm);
   } catch (const batchai::Error& e) {
     std::fprintf(stderr, "rank %d: error: %s\n", mpi.rank(), e.what());

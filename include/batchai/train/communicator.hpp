@@ -1,6 +1,7 @@
 // Collectives between the data-parallel ranks of the trainer (Horovod semantics): a sum
 // allreduce over one contiguous float arena, a broadcast of the initial weights, and checks
-// that every rank agrees on what it is about to exchange. Implementations: a ring over MPI
+// that every rank agrees on what it is about to exchange. Implementations: shared memory among
+// the ranks of a host with the ring across hosts (comm/shm_communicator.hpp), a ring over MPI
 // point-to-point, MPI_Allreduce (fallback and test oracle), a single-process no-op, NCCL
 // (mpi_communicator.hpp, local_communicator.hpp, train_cuda); communicator_choice.hpp picks one
 // for a run.
@@ -28,7 +29,7 @@ class Communicator {
   // Throws batchai::Error naming the ranks that disagree when `value` differs across ranks
   // (e.g. the parameter count), so a mismatch fails every rank instead of hanging one.
   virtual void check_agreement(long long value, const std::string& what) = 0;
-  // Short name for logs and benchmarks: "ring", "mpi", "local", "nccl".
+  // Short name for logs and benchmarks: "shm", "ring", "mpi", "local", "nccl".
   virtual std::string name() const = 0;
   // Which backend buffers allreduce_buffer() takes: host memory only, unless the communicator
   // can read device memory (the device collectives) or moves nothing (one rank).

@@ -9,7 +9,7 @@ namespace batchai::train {
 
 // MPI-backed communicator over MPI_COMM_WORLD (MPI must be initialised by the caller,
 // see MpiSession). kRing = own reduce-scatter + allgather; kMpi = MPI_Allreduce.
-// Environment: BATCHAI_RING_CHUNK_KB (ring message size, default 256, 0 = unchunked) and
+// Environment (comm/comm_env.hpp): BATCHAI_RING_CHUNK_KB (ring message size, default 1024, 0 = unchunked) and
 // BATCHAI_COMM_TIMEOUT_S (seconds the ring waits on a silent neighbour before printing which
 // one and ending the rank, so mpiexec stops the job; default 600, 0 = wait forever).
 // MPI failures and length mismatches throw batchai::Error.

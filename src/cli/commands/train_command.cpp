@@ -45,7 +45,8 @@ void register_train_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--evaluate", o->evaluate, "Score a saved Keras .h5 model on the test set and exit");
   cmd->add_option("--steps-per-epoch", o->steps_per_epoch, "Override the steps per epoch (tests, CI)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--allreduce", o->allreduce, "Gradient allreduce algorithm")
+  cmd->add_option("--allreduce", o->allreduce,
+                  "Gradient allreduce: ring (ours: shared memory within a host, ring across hosts) or mpi (MPI_Allreduce)")
       ->capture_default_str()
       ->check(CLI::IsMember({"ring", "mpi"}));
   cmd->add_option("--synthetic", o->synthetic, "Train on N generated images instead of CIFAR-10 (CI)")

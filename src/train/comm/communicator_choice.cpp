@@ -1,12 +1,16 @@
 // The ordered candidate list and the chooser (see communicator_choice.hpp).
 #include "comm/communicator_choice.hpp"
 
+#include <cstdio>
 #include <string>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/backend.hpp"
 #include "batchai/train/local_communicator.hpp"
 #include "batchai/train/mpi_communicator.hpp"
+#include "comm/comm_env.hpp"
+#include "comm/host_layout.hpp"
+#include "comm/shm_communicator.hpp"
 
 namespace batchai::train {
 
@@ -15,6 +19,12 @@ const std::vector<CollectiveCandidate>& collective_candidates() {
       // NCCL, or host staging when ranks share a GPU: the CUDA plugin's device communicator decides.
       {CollectiveKind::kNccl, "nccl", false, true,
        [](const CollectiveRun& r) { return r.ranks > 1 && r.device_collectives; }},
+      // Our own allreduce, through shared memory within a host (ring across hosts): only when
+      // ranks share a host, which is where it beats MPI's transport.
+      {CollectiveKind::kShm, "shm", true, false,
+       [](const CollectiveRun& r) {
+         return r.ranks > 1 && r.algorithm == AllreduceAlgorithm::kRing && r.shared_memory && r.ranks_per_host > 1;
+       }},
       {CollectiveKind::kMpi, "mpi", true, false,
        [](const CollectiveRun& r) { return r.ranks > 1 && r.algorithm == AllreduceAlgorithm::kMpi; }},
       {CollectiveKind::kRing, "ring", true, false,
@@ -23,6 +33,13 @@ const std::vector<CollectiveCandidate>& collective_candidates() {
       {CollectiveKind::kLocal, "local", true, true, [](const CollectiveRun& r) { return r.ranks == 1; }},
   };
   return candidates;
+}
+
+CollectiveRun describe_run(BufferKind buffers, int ranks, AllreduceAlgorithm algorithm, bool device_collectives) {
+  CollectiveRun run{buffers, ranks, algorithm, device_collectives};
+  run.shared_memory = detail::shm_allreduce_allowed();
+  if (ranks > 1) run.ranks_per_host = detail::most_ranks_per_host();
+  return run;
 }
 
 const CollectiveCandidate& choose_communicator(const CollectiveRun& run) {
@@ -42,6 +59,12 @@ std::unique_ptr<Communicator> open_communicator(const CollectiveCandidate& candi
     case CollectiveKind::kNccl:
       if (auto device = make_device_communicator(algorithm)) return device;
       throw Error("no device communicator is registered for the NCCL candidate (internal error)");
+    case CollectiveKind::kShm: {
+      std::string why;
+      if (auto shm = make_shm_communicator(&why)) return shm;
+      std::fprintf(stderr, "batchai: shared-memory allreduce unavailable (%s); using the MPI ring\n", why.c_str());
+      return make_mpi_communicator(AllreduceAlgorithm::kRing);
+    }
     case CollectiveKind::kMpi:
       return make_mpi_communicator(AllreduceAlgorithm::kMpi);
     case CollectiveKind::kRing:

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/communicator.hpp"
+#include "comm_env.hpp"
 #include "mpi_c.hpp"
 #include "mpi_error.hpp"
 #include "ring_allreduce.hpp"
@@ -19,42 +19,8 @@ namespace {
 
 using detail::check_mpi;
 
-// Pipelined message size of the ring; BATCHAI_RING_CHUNK_KB overrides it (0 = unchunked).
-// 1 MiB: at 2 ranks 256 KiB chunks took 2-5% longer at 1-16 MB (each message pays a rendezvous);
-// at 4 ranks the two made no difference beyond noise (tests/bench/comm sweeps).
-constexpr std::size_t kDefaultChunkBytes = std::size_t{1} << 20;
 // MPI counts are ints: longer buffers go in pieces.
 constexpr std::size_t kMaxCount = std::size_t{1} << 30;
-
-std::size_t ring_chunk_bytes() {
-  if (const char* env = std::getenv("BATCHAI_RING_CHUNK_KB")) {
-    char* end = nullptr;
-    const unsigned long long kb = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0') {
-      throw InvalidArgument("BATCHAI_RING_CHUNK_KB='" + std::string(env) +
-                            "' is not a number of KiB; unset it or give e.g. 256");
-    }
-    return static_cast<std::size_t>(kb) << 10;
-  }
-  return kDefaultChunkBytes;
-}
-
-// Seconds the ring waits on a silent neighbour before reporting a stall and exiting (Horovod users' most
-// common complaint is a job that hangs without saying why). BATCHAI_COMM_TIMEOUT_S overrides.
-constexpr double kDefaultTimeoutSeconds = 600;
-
-double comm_timeout_seconds() {
-  if (const char* env = std::getenv("BATCHAI_COMM_TIMEOUT_S")) {
-    char* end = nullptr;
-    const double s = std::strtod(env, &end);
-    if (end == env || *end != '\0' || s < 0) {
-      throw InvalidArgument("BATCHAI_COMM_TIMEOUT_S='" + std::string(env) +
-                            "' is not a number of seconds >= 0 (0 disables the stall check)");
-    }
-    return s;
-  }
-  return kDefaultTimeoutSeconds;
-}
 
 class MpiCommunicator final : public Communicator {
  public:
@@ -71,8 +37,8 @@ class MpiCommunicator final : public Communicator {
     check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
     if (algorithm_ == AllreduceAlgorithm::kRing) {
-      ring_ = std::make_unique<detail::RingAllreduce>(comm_, ring_chunk_bytes(),
-                                                      comm_timeout_seconds());
+      ring_ = std::make_unique<detail::RingAllreduce>(comm_, detail::ring_chunk_bytes(),
+                                                      detail::comm_timeout_seconds());
     }
   }
 

@@ -1,7 +1,9 @@
-// Allreduce benchmark: our ring vs MPI_Allreduce side by side, sizes 4 KB .. 64 MB, printing
-// time, algbw (bytes / time) and busbw (algbw * 2(n-1)/n, the per-link rate NCCL reports).
-// Run under mpiexec (see run.sh). Options: --min-kb, --max-kb, --factor, --chunk-kb a,b,c
-// (ring chunk sizes to compare; 0 = unchunked), --seconds (time budget per measurement).
+// Allreduce benchmark: our MPI ring and the shared-memory communicator vs MPI_Allreduce side by
+// side, sizes 4 KB .. 64 MB, printing time, algbw (bytes / time) and busbw (algbw * 2(n-1)/n, the
+// per-link rate NCCL reports). Run under mpiexec (see run.sh). Options: --min-kb, --max-kb,
+// --factor, --chunk-kb a,b,c (ring chunk sizes to compare; 0 = unchunked), --shm-kb a,b (the
+// shared-memory communicator's chunk sizes; default = its own; none = leave it out), --seconds (time budget per
+// measurement).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include "batchai/train/communicator.hpp"
 #include "batchai/train/mpi_communicator.hpp"
 #include "batchai/train/mpi_session.hpp"
+#include "comm/shm_communicator.hpp"
 
 namespace {
 
@@ -28,8 +31,19 @@ struct Options {
   std::size_t max_bytes = 64 << 20;
   std::size_t factor = 4;
   std::vector<std::string> chunk_kb = {"1024"};
+  std::vector<std::string> shm_kb = {"default"};
   double seconds = 0.5;
 };
+
+std::vector<std::string> split(const std::string& val) {
+  std::vector<std::string> parts;
+  for (std::size_t at = 0; at <= val.size();) {
+    const std::size_t comma = std::min(val.find(',', at), val.size());
+    parts.push_back(val.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return parts;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -40,16 +54,11 @@ Options parse(int argc, char** argv) {
     else if (key == "--max-kb") o.max_bytes = std::stoul(val) << 10;
     else if (key == "--factor") o.factor = std::max<std::size_t>(2, std::stoul(val));
     else if (key == "--seconds") o.seconds = std::stod(val);
-    else if (key == "--chunk-kb") {
-      o.chunk_kb.clear();
-      for (std::size_t at = 0; at <= val.size();) {
-        const std::size_t comma = std::min(val.find(',', at), val.size());
-        o.chunk_kb.push_back(val.substr(at, comma - at));
-        at = comma + 1;
-      }
-    } else {
+    else if (key == "--chunk-kb") o.chunk_kb = split(val);
+    else if (key == "--shm-kb") o.shm_kb = val == "none" ? std::vector<std::string>{} : split(val);
+    else {
       throw batchai::InvalidArgument("unknown option " + key +
-                                     " (use --min-kb, --max-kb, --factor, --chunk-kb, --seconds)");
+                                     " (use --min-kb, --max-kb, --factor, --chunk-kb, --shm-kb, --seconds)");
     }
   }
   return o;
@@ -100,20 +109,28 @@ int main(int argc, char** argv) {
     const int n = mpi.size();
     const double bus = n > 1 ? 2.0 * (n - 1) / n : 1.0;
     auto oracle = batchai::train::make_mpi_communicator(AllreduceAlgorithm::kMpi);
-    std::vector<std::unique_ptr<Communicator>> rings;
+    std::vector<std::unique_ptr<Communicator>> rings;  // every contender, after MPI_Allreduce
+    std::vector<std::string> labels;
     for (const auto& kb : o.chunk_kb) {
       ::setenv("BATCHAI_RING_CHUNK_KB", kb.c_str(), 1);
       rings.push_back(batchai::train::make_mpi_communicator(AllreduceAlgorithm::kRing));
+      labels.push_back("ring" + kb + "k_us");
+    }
+    for (const auto& kb : o.shm_kb) {
+      if (kb == "default") ::unsetenv("BATCHAI_SHM_CHUNK_KB");
+      else ::setenv("BATCHAI_SHM_CHUNK_KB", kb.c_str(), 1);
+      std::string why;
+      auto shm = batchai::train::make_shm_communicator(&why);
+      if (!shm) throw batchai::Error("no shared-memory communicator: " + why);
+      rings.push_back(std::move(shm));
+      labels.push_back(kb == "default" ? "shm_us" : "shm" + kb + "k_us");
     }
     std::vector<float> buf(o.max_bytes / sizeof(float), 0.0f);  // zeros: sums stay finite
     if (mpi.rank() == 0) {
       std::printf("# allreduce, %d ranks, float32 sum, best of %d batches; GB/s = 1e9 bytes/s; "
-                  "busbw = algbw*2(n-1)/n; ratio = median over rounds of mpi / ring time\n", n, kBatches);
+                  "busbw = algbw*2(n-1)/n; ratio = median over rounds of mpi / that column's time\n", n, kBatches);
       std::printf("%-8s %12s %9s %9s", "size", "mpi_us", "mpi_alg", "mpi_bus");
-      for (const auto& kb : o.chunk_kb) {
-        std::printf(" %12s %9s %9s %7s", ("ring" + kb + "k_us").c_str(), "ring_alg", "ring_bus",
-                    "ratio");
-      }
+      for (const auto& label : labels) std::printf(" %12s %9s %9s %7s", label.c_str(), "alg", "bus", "ratio");
       std::printf("\n");
     }
     for (std::size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= o.factor) {

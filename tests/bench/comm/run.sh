@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the allreduce benchmark at 2 and 4 ranks: ring vs MPI_Allreduce side by side.
-# Usage: tests/bench/comm/run.sh [path/to/allreduce_bench] [extra options, e.g. --chunk-kb 0,64,256]
-# The ratio column is MPI_Allreduce time / ring time (> 1: the ring is faster).
+# Runs the allreduce benchmark at 2 and 4 ranks on this host: the MPI ring and the shared-memory
+# communicator vs MPI_Allreduce side by side, in interleaved rounds.
+# Usage: tests/bench/comm/run.sh [path/to/allreduce_bench] [extra options, e.g. --chunk-kb 0,64,256
+#        --shm-kb 256,1024 --min-kb 256 --max-kb 65536]
+# Each ratio column is MPI_Allreduce time / that column's time (> 1: faster than MPI_Allreduce).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=${1:-}
