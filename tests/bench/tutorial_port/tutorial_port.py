@@ -38,8 +38,9 @@ sources, not from batchai's code. Each choice and where it comes from:
   update (sum, then divide by size; docs/keras.rst, "averages gradients using allreduce");
   `hvd.callbacks.BroadcastGlobalVariablesCallback(0)` broadcasts rank 0's initial variables, so every
   worker starts from the same weights; only rank 0 writes (docs/keras.rst: checkpoints on worker 0).
-- Epochs: ceil(100 / workers) (the tutorial's Horovod script: `epochs = int(math.ceil(100 / hvd.size()))`
-  in the Batch AI recipe), 1563 steps each unless --steps-per-epoch says otherwise.
+- Epochs: ceil(100 / workers), 1563 steps each unless --epochs / --steps-per-epoch say otherwise.
+  Horovod's Keras examples divide the epochs by the workers (keras_mnist.py:
+  `epochs = int(math.ceil(12.0 / hvd.size()))`); the tutorial's 100 become 25 on its 4 nodes.
 - Validation after every epoch on the 10,000 test images (fit_generator's validation_data): the same
   model is on every worker, so each worker scores a quarter of them and the sums are added with one
   allreduce: the same figures as one worker scoring them all, in a quarter of the time. Training
