@@ -70,7 +70,13 @@ for seed in $seeds; do
   tail -n 2 "$out/port-seed$seed.log"
 done
 echo "== done: $(date -u +%H:%M:%S)"
-set -- $seeds
-"$PYTHON" "$here/compare_runs.py" \
-  --batchai "$out/batchai-seed$1/metrics.csv" "$out/batchai-seed$2/metrics.csv" \
-  --port "$out/port-seed$1/metrics.csv" "$out/port-seed$2/metrics.csv"
+ours="" theirs="" n=0
+for seed in $seeds; do
+  ours="$ours $out/batchai-seed$seed/metrics.csv" theirs="$theirs $out/port-seed$seed/metrics.csv" n=$((n + 1))
+done
+if [ "$n" -lt 2 ]; then
+  echo "run.sh: one seed: no spread to compare against (compare_runs.py needs two or more a side)"
+  exit 0
+fi
+# shellcheck disable=SC2086
+"$PYTHON" "$here/compare_runs.py" --batchai $ours --port $theirs
