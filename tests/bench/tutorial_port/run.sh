@@ -27,7 +27,9 @@ while [ $# -gt 0 ]; do
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$data" ] && [ -n "$out" ] || { echo "run.sh: --data-dir and --out are required (try --help)" >&2; exit 2; }
+if [ -z "$data" ] || [ -z "$out" ]; then
+  echo "run.sh: --data-dir and --out are required (try --help)" >&2; exit 2
+fi
 BATCHAI=${BATCHAI:-$root/build/src/cli/batchai}
 PYTHON=${PYTHON:-/usr/bin/python3}
 NICE=${NICE:-10}

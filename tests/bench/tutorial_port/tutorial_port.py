@@ -65,7 +65,6 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
-import torch.nn.functional as F
 
 RECORD = 1 + 3 * 32 * 32  # CIFAR-10 binary: label byte, then the R, G and B planes, 32x32 each
 KERAS_EPSILON = 1e-7      # K.epsilon()
