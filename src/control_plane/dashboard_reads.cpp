@@ -12,7 +12,7 @@
 #include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/runtime/job.hpp"
-#include "internal.hpp"
+#include "rows.hpp"
 #include "jobs/job_rows.hpp"
 #include "node_mounts.hpp"
 #include "store.hpp"
@@ -121,103 +121,123 @@ std::optional<std::pair<std::filesystem::path, std::string>> resolve_mount(const
 
 }  // namespace
 
+namespace {
+
+// The overview's parts, each adding what it read to the version, in one read transaction.
+void read_workspaces(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
+  auto st = store.prepare(
+      "SELECT g.name, w.name FROM workspaces w JOIN resource_groups g ON g.name_lc = w.rg_lc "
+      "ORDER BY g.name_lc, w.name_lc LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit + 1));
+  while (st.step()) {
+    if (out.workspaces.size() == limit) {
+      out.truncated = true;
+      break;
+    }
+    out.workspaces.push_back({st.text(0), st.text(1)});
+    version.add(st.text(0));
+    version.add(st.text(1));
+  }
+}
+
+DashboardCluster cluster_summary(const ClusterRow& row) {
+  DashboardCluster c;
+  c.resource_group = row.resource_group;
+  c.workspace = row.workspace;
+  c.name = row.name;
+  c.engine = row.kind == ClusterKind::kSlurm ? "slurm" : "simulated";
+  const Json& d = row.doc;
+  c.vm_size = value_or<std::string>(d, "vmSize", "");
+  c.allocation_state = value_or<std::string>(d, "allocationState", "");
+  c.current_nodes = d.value("currentNodeCount", Json(0)).is_number_integer() ? d["currentNodeCount"].get<std::int64_t>() : 0;
+  c.target_nodes = desired_nodes(row);
+  const Json counts = d.value("nodeStateCounts", Json::object());
+  auto count = [&](const char* key) {
+    return counts.is_object() && counts.contains(key) && counts[key].is_number_integer() ? counts[key].get<std::int64_t>() : 0;
+  };
+  c.idle = count("idleNodeCount");
+  c.running = count("runningNodeCount");
+  c.preparing = count("preparingNodeCount");
+  c.unusable = count("unusableNodeCount");
+  c.leaving = count("leavingNodeCount");
+  return c;
+}
+
+void read_clusters(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
+  auto st = store.prepare(
+      "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
+      "LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit + 1));
+  std::vector<std::int64_t> ids;
+  while (st.step()) ids.push_back(st.integer(0));
+  if (ids.size() > limit) {
+    ids.resize(limit);
+    out.truncated = true;
+  }
+  for (std::int64_t id : ids) {
+    auto row = load_cluster(store, id);
+    if (!row) continue;
+    DashboardCluster c = cluster_summary(*row);
+    version.add(id);
+    version.add(c.allocation_state);
+    version.add(row->doc.value("nodeStateCounts", Json()).dump());
+    version.add(c.current_nodes);
+    version.add(c.target_nodes);
+    out.clusters.push_back(std::move(c));
+  }
+}
+
+void read_experiments(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
+  auto st = store.prepare(
+      "SELECT e.id, g.name, w.name, e.name FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
+      "JOIN resource_groups g ON g.name_lc = w.rg_lc ORDER BY w.rg_lc, w.name_lc, e.name_lc LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit + 1));
+  std::map<std::int64_t, std::size_t> index;
+  while (st.step()) {
+    if (out.experiments.size() == limit) {
+      out.truncated = true;
+      break;
+    }
+    index[st.integer(0)] = out.experiments.size();
+    out.experiments.push_back({st.text(1), st.text(2), st.text(3), {}});
+    version.add(st.integer(0));
+  }
+  for (auto& e : out.experiments)
+    for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kTerminating, JobState::kSucceeded,
+                       JobState::kFailed})
+      e.job_counts[std::string(to_string(s))] = 0;
+  // One pass over the jobs (id and state only): the counts and the version together.
+  // From the index jobs_by_experiment (migrations.cpp v4) alone: no document is read.
+  auto j = store.prepare("SELECT id, experiment_id, state FROM jobs");
+  while (j.step()) {
+    version.add(j.integer(0));
+    version.add(j.text(2));
+    auto it = index.find(j.integer(1));
+    if (it != index.end()) ++out.experiments[it->second].job_counts[j.text(2)];
+  }
+}
+
+void read_node_states(Store& store, Fnv& version) {
+  auto st = store.prepare("SELECT id, state, coalesce(job_key, '') FROM nodes ORDER BY id");
+  while (st.step()) {
+    version.add(st.integer(0));
+    version.add(st.text(1));
+    version.add(st.text(2));
+  }
+}
+
+}  // namespace
+
 DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t max_experiments) {
   cp_.reconcile();
   Store& store = cp_.store();
   return store.read([&] {
     DashboardOverview out;
     Fnv version;
-    {
-      auto st = store.prepare(
-          "SELECT g.name, w.name FROM workspaces w JOIN resource_groups g ON g.name_lc = w.rg_lc "
-          "ORDER BY g.name_lc, w.name_lc LIMIT ?");
-      st.bind(1, static_cast<std::int64_t>(max_experiments + 1));
-      while (st.step()) {
-        if (out.workspaces.size() == max_experiments) {
-          out.truncated = true;
-          break;
-        }
-        out.workspaces.push_back({st.text(0), st.text(1)});
-        version.add(st.text(0));
-        version.add(st.text(1));
-      }
-    }
-    {
-      auto st = store.prepare(
-          "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
-          "LIMIT ?");
-      st.bind(1, static_cast<std::int64_t>(max_clusters + 1));
-      std::vector<std::int64_t> ids;
-      while (st.step()) ids.push_back(st.integer(0));
-      if (ids.size() > max_clusters) {
-        ids.resize(max_clusters);
-        out.truncated = true;
-      }
-      for (std::int64_t id : ids) {
-        auto row = load_cluster(store, id);
-        if (!row) continue;
-        DashboardCluster c;
-        c.resource_group = row->resource_group;
-        c.workspace = row->workspace;
-        c.name = row->name;
-        c.engine = row->kind == ClusterKind::kSlurm ? "slurm" : "simulated";
-        const Json& d = row->doc;
-        c.vm_size = value_or<std::string>(d, "vmSize", "");
-        c.allocation_state = value_or<std::string>(d, "allocationState", "");
-        c.current_nodes = d.value("currentNodeCount", Json(0)).is_number_integer() ? d["currentNodeCount"].get<std::int64_t>() : 0;
-        c.target_nodes = desired_nodes(*row);
-        const Json counts = d.value("nodeStateCounts", Json::object());
-        auto count = [&](const char* key) {
-          return counts.is_object() && counts.contains(key) && counts[key].is_number_integer() ? counts[key].get<std::int64_t>() : 0;
-        };
-        c.idle = count("idleNodeCount");
-        c.running = count("runningNodeCount");
-        c.preparing = count("preparingNodeCount");
-        c.unusable = count("unusableNodeCount");
-        c.leaving = count("leavingNodeCount");
-        version.add(id);
-        version.add(c.allocation_state);
-        version.add(d.value("nodeStateCounts", Json()).dump());
-        version.add(c.current_nodes);
-        version.add(c.target_nodes);
-        out.clusters.push_back(std::move(c));
-      }
-    }
-    {
-      auto st = store.prepare(
-          "SELECT e.id, g.name, w.name, e.name FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
-          "JOIN resource_groups g ON g.name_lc = w.rg_lc ORDER BY w.rg_lc, w.name_lc, e.name_lc LIMIT ?");
-      st.bind(1, static_cast<std::int64_t>(max_experiments + 1));
-      std::map<std::int64_t, std::size_t> index;
-      while (st.step()) {
-        if (out.experiments.size() == max_experiments) {
-          out.truncated = true;
-          break;
-        }
-        index[st.integer(0)] = out.experiments.size();
-        out.experiments.push_back({st.text(1), st.text(2), st.text(3), {}});
-        version.add(st.integer(0));
-      }
-      for (auto& e : out.experiments)
-        for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) e.job_counts[s] = 0;
-      // One pass over the jobs (id and state only): the counts and the version together.
-      // From the index jobs_by_experiment (migrations.cpp v4) alone: no document is read.
-      auto j = store.prepare("SELECT id, experiment_id, state FROM jobs");
-      while (j.step()) {
-        version.add(j.integer(0));
-        version.add(j.text(2));
-        auto it = index.find(j.integer(1));
-        if (it != index.end()) ++out.experiments[it->second].job_counts[j.text(2)];
-      }
-    }
-    {
-      auto st = store.prepare("SELECT id, state, coalesce(job_key, '') FROM nodes ORDER BY id");
-      while (st.step()) {
-        version.add(st.integer(0));
-        version.add(st.text(1));
-        version.add(st.text(2));
-      }
-    }
+    read_workspaces(store, max_experiments, out, version);
+    read_clusters(store, max_clusters, out, version);
+    read_experiments(store, max_experiments, out, version);
+    read_node_states(store, version);
     out.version = version.hex();
     return out;
   });
