@@ -13,8 +13,8 @@ namespace {
 Json scale_settings_of(const ClusterRow& c) {
   if (c.scale_mode == "manual") {
     Json manual = Json::object();
-    if (auto s = c.doc.find("scaleSettings"); s != c.doc.end() && s->is_object())
-      if (auto m = s->find("manual"); m != s->end() && m->is_object()) manual = *m;
+    const Json scale = c.doc.is_object() ? c.doc.value("scaleSettings", Json()) : Json();
+    if (scale.is_object() && scale.contains("manual") && scale["manual"].is_object()) manual = scale["manual"];
     manual["targetNodeCount"] = c.target;
     if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
     return {{"autoScale", nullptr}, {"manual", manual}};

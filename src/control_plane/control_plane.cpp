@@ -135,5 +135,6 @@ std::uint64_t ControlPlane::reconcile_count() const { return parts_->reconciler.
 const NodeLayout& ControlPlane::layout() const { return parts_->cx.layout(); }
 ProcessLauncher& ControlPlane::launcher() { return parts_->cx.launcher(); }
 void ControlPlane::empty_trash() { parts_->cx.empty_trash(); }
+const Backends& ControlPlane::backends() const { return parts_->backends; }
 
 }  // namespace batchai::control_plane

@@ -12,6 +12,7 @@
 #include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/runtime/job.hpp"
+#include "engine/cluster_backend.hpp"
 #include "rows.hpp"
 #include "jobs/job_rows.hpp"
 #include "node_mounts.hpp"
@@ -51,11 +52,11 @@ std::string nodes_word(std::int64_t n) { return std::to_string(n) + (n == 1 ? " 
 
 // Where each queued job of the page stands: its place in the scheduler's order (priority, then
 // creation, then row id, as Scheduler::place_queued reads them) and why it waits.
-void explain_queue(Store& store, std::vector<DashboardJob>& jobs, const std::vector<std::int64_t>& ids,
-                   const std::vector<std::optional<std::int64_t>>& clusters) {
+void explain_queue(Store& store, const Backends& backends, std::vector<DashboardJob>& jobs,
+                   const std::vector<std::int64_t>& ids, const std::vector<std::optional<std::int64_t>>& clusters) {
   std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> place;  // cluster -> job id -> position
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].state != "queued") continue;
+    if (parse_job_state(jobs[i].state) != JobState::kQueued) continue;
     if (!clusters[i]) {
       jobs[i].wait_reason = "Its cluster was deleted; it will not start.";
       continue;
@@ -63,8 +64,8 @@ void explain_queue(Store& store, std::vector<DashboardJob>& jobs, const std::vec
     const std::int64_t cluster = *clusters[i];
     auto row = load_cluster(store, cluster);
     if (!row) continue;
-    if (row->kind == ClusterKind::kSlurm) {
-      jobs[i].wait_reason = "Waits in Slurm's queue of " + row->name + "; Slurm decides when it starts.";
+    if (const ClusterBackend& engine = backends.of(*row); engine.schedules_itself()) {
+      jobs[i].wait_reason = engine.queue_reason(*row);
       continue;
     }
     if (!place.count(cluster)) {
@@ -140,12 +141,12 @@ void read_workspaces(Store& store, std::size_t limit, DashboardOverview& out, Fn
   }
 }
 
-DashboardCluster cluster_summary(const ClusterRow& row) {
+DashboardCluster cluster_summary(const ClusterRow& row, std::string_view engine) {
   DashboardCluster c;
   c.resource_group = row.resource_group;
   c.workspace = row.workspace;
   c.name = row.name;
-  c.engine = row.kind == ClusterKind::kSlurm ? "slurm" : "simulated";
+  c.engine = engine;
   const Json& d = row.doc;
   c.vm_size = value_or<std::string>(d, "vmSize", "");
   c.allocation_state = value_or<std::string>(d, "allocationState", "");
@@ -163,7 +164,7 @@ DashboardCluster cluster_summary(const ClusterRow& row) {
   return c;
 }
 
-void read_clusters(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
+void read_clusters(Store& store, const Backends& backends, std::size_t limit, DashboardOverview& out, Fnv& version) {
   auto st = store.prepare(
       "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
       "LIMIT ?");
@@ -177,7 +178,7 @@ void read_clusters(Store& store, std::size_t limit, DashboardOverview& out, Fnv&
   for (std::int64_t id : ids) {
     auto row = load_cluster(store, id);
     if (!row) continue;
-    DashboardCluster c = cluster_summary(*row);
+    DashboardCluster c = cluster_summary(*row, backends.of(*row).engine_name());
     version.add(id);
     version.add(c.allocation_state);
     version.add(row->doc.value("nodeStateCounts", Json()).dump());
@@ -235,7 +236,7 @@ DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t
     DashboardOverview out;
     Fnv version;
     read_workspaces(store, max_experiments, out, version);
-    read_clusters(store, max_clusters, out, version);
+    read_clusters(store, cp_.backends(), max_clusters, out, version);
     read_experiments(store, max_experiments, out, version);
     read_node_states(store, version);
     out.version = version.hex();
@@ -297,7 +298,7 @@ DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::stri
       clusters.push_back(st.optional_integer(10));
       out.jobs.push_back(std::move(j));
     }
-    explain_queue(store, out.jobs, ids, clusters);
+    explain_queue(store, cp_.backends(), out.jobs, ids, clusters);
     return out;
   });
 }
@@ -323,24 +324,26 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
   return store.read([&] {
     const ClusterRow row = require_cluster(store, where, cluster);
     DashboardClusterNodes out;
-    out.engine = row.kind == ClusterKind::kSlurm ? "slurm" : "simulated";
+    const Backends& backends = cp_.backends();
+    out.engine = backends.of(row).engine_name();
     out.allocation_state = value_or<std::string>(row.doc, "allocationState", "");
     auto st = store.prepare(
-        "SELECT n.node_id, n.state, e.name, j.name, j.private -> '$.slurm.jobId' FROM nodes n "
+        "SELECT n.node_id, n.state, e.name, j.name, j.job_key FROM nodes n "
         "LEFT JOIN jobs j ON j.job_key = n.job_key LEFT JOIN experiments e ON e.id = j.experiment_id "
         "WHERE n.cluster_id = ? ORDER BY n.ordinal LIMIT ?");
     st.bind(1, row.id).bind(2, static_cast<std::int64_t>(limit));
+    std::map<std::string, std::optional<std::int64_t>> engine_ids;  // by job key: a job's nodes share one
     while (st.step()) {
       DashboardNode n;
       n.node_id = st.text(0);
       n.state = st.text(1);
       n.job_experiment = st.optional_text(2);
       n.job_name = st.optional_text(3);
-      if (auto id = st.optional_text(4); id && *id != "null") {
-        try {
-          n.slurm_job_id = std::stoll(*id);
-        } catch (...) {
-        }
+      if (auto key = st.optional_text(4)) {
+        auto [it, added] = engine_ids.try_emplace(*key);
+        if (added)
+          if (auto job = jobs_detail::load_job_by_key(store, *key)) it->second = backends.of(*job).engine_job_id(*job);
+        n.engine_job_id = it->second;
       }
       out.nodes.push_back(std::move(n));
     }
@@ -348,14 +351,12 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
   });
 }
 
-std::optional<std::int64_t> DashboardReads::slurm_job_id(const JobRef& job) {
+std::optional<std::int64_t> DashboardReads::engine_job_id(const JobRef& job) {
   Store& store = cp_.store();
   return store.read([&]() -> std::optional<std::int64_t> {
     auto row = jobs_detail::find_job(store, job);
-    if (!row || !row->private_data.is_object()) return std::nullopt;
-    const Json s = row->private_data.value("slurm", Json());
-    if (!s.is_object() || !s.contains("jobId") || !s["jobId"].is_number_integer()) return std::nullopt;
-    return s["jobId"].get<std::int64_t>();
+    if (!row) return std::nullopt;
+    return cp_.backends().of(*row).engine_job_id(*row);
   });
 }
 

@@ -177,7 +177,7 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   if (doc.value("secrets", Json()).is_array())
     for (const auto& e : doc["secrets"]) secret_names.push_back({{"name", string_or_null(e, "name")}});
   cp::DashboardReads reads(plane);
-  const auto slurm_id = reads.slurm_job_id(ref);
+  const auto slurm_id = reads.engine_job_id(ref);
   Json nodes = Json::array();
   for (const auto& n : plane.jobs().node_list(ref)) {
     Json node = {{"nodeId", string_or_null(n, "nodeId")}, {"name", string_or_null(n, "nodeId")}};
@@ -273,7 +273,7 @@ Json cluster_nodes(const HttpRequest& req, UiContext& ui) {
       state = it->second->state;
       if (it->second->job_name)
         job = {{"experiment", opt(it->second->job_experiment)}, {"name", *it->second->job_name},
-               {"slurmJobId", opt(it->second->slurm_job_id)}};
+               {"slurmJobId", opt(it->second->engine_job_id)}};
     }
     Json item = {{"nodeId", id}, {"name", id}, {"state", state}, {"ipAddress", string_or_null(n, "ipAddress")}, {"job", job}};
     if (!append_within(nodes, std::move(item), budget)) {

@@ -190,18 +190,3 @@ TEST(CommMpi, DeviceBufferNeverReachesAnMpiPath) {
 
 }  // namespace
 }  // namespace batchai::train
-
-int main(int argc, char** argv) {
-  batchai::train::MpiSession mpi(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (mpi.rank() != 0) {  // one rank reports progress; failures on any rank still fail the run
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int failed = RUN_ALL_TESTS();
-  // Every rank learns whether any rank failed, so mpiexec's exit status is non-zero.
-  int any_failed = failed;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (failed) std::fprintf(stderr, "comm_mpi_test: failures on rank %d\n", mpi.rank());
-  return any_failed ? 1 : 0;
-}

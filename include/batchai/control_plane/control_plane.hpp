@@ -60,6 +60,7 @@ struct Services {
 };
 
 class AutoStorage;
+class Backends;
 struct Parts;
 
 class ControlPlane {
@@ -107,6 +108,8 @@ class ControlPlane {
   ProcessLauncher& launcher();
   // Removes the folders deletes queued in the trash table (after their transaction committed).
   void empty_trash();
+  // The engines (engine/cluster_backend.hpp): for the control plane's own read models.
+  const Backends& backends() const;
 
  private:
   Settings settings_;

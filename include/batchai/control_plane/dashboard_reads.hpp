@@ -20,7 +20,7 @@ class ControlPlane;
 
 struct DashboardCluster {
   std::string resource_group, workspace, name;
-  std::string engine;  // "simulated" | "slurm"
+  std::string engine;  // ClusterBackend::engine_name()
   std::string vm_size, allocation_state;
   std::int64_t current_nodes = 0, target_nodes = 0;
   std::int64_t idle = 0, running = 0, preparing = 0, unusable = 0, leaving = 0;
@@ -58,11 +58,11 @@ struct DashboardJobPage {
 struct DashboardNode {
   std::string node_id, state;
   std::optional<std::string> job_experiment, job_name;
-  std::optional<std::int64_t> slurm_job_id;
+  std::optional<std::int64_t> engine_job_id;  // the job's id in its engine's own queue
 };
 
 struct DashboardClusterNodes {
-  std::string engine;  // "simulated" | "slurm"
+  std::string engine;  // ClusterBackend::engine_name()
   std::string allocation_state;
   std::vector<DashboardNode> nodes;
 };
@@ -89,8 +89,8 @@ class DashboardReads {
   // The cluster's engine and its node rows (ordinal order, at most `limit`) with the job each one
   // runs. NotFound when the cluster is not there.
   DashboardClusterNodes cluster_nodes(const WorkspaceRef& where, const std::string& cluster, std::size_t limit);
-  // The job's Slurm job id, when an engine with its own queue took it.
-  std::optional<std::int64_t> slurm_job_id(const JobRef& job);
+  // The job's id in its engine's own queue, when an engine that schedules itself took it.
+  std::optional<std::int64_t> engine_job_id(const JobRef& job);
   // `mount_path` (relative, as the trainer's manifest names it) beneath the job's mount root
   // (`job_root`) or its cluster's: resolved through the mount volumes' own folders only, confined
   // (no '..', no absolute path, no symlink out), a regular file of at most `max_bytes`. nullopt

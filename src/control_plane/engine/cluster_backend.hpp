@@ -2,6 +2,8 @@
 // no engine decision; they ask the backend of the cluster (or job) in hand. docs/architecture.md,
 // "Adding an engine", says what a new backend implements.
 #pragma once
+#include <optional>
+#include <string_view>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,6 +37,8 @@ class ClusterBackend {
  public:
   virtual ~ClusterBackend() = default;
   virtual ClusterKind kind() const = 0;
+  // The engine's name in documents and the dashboard ("simulated", "slurm").
+  virtual std::string_view engine_name() const = 0;
 
   // ---- clusters ----
   // Whether a create asks for this engine (its own option or property names it).
@@ -78,6 +82,10 @@ class ClusterBackend {
   virtual void terminate(const JobRow& job) = 0;
   // `job node list` of a job on `cluster` (null when the cluster is gone).
   virtual Json job_nodes(const JobRow& job, const ClusterRow* cluster) = 0;
+  // The job's id in the engine's own queue (none where batchai is the queue).
+  virtual std::optional<std::int64_t> engine_job_id(const JobRow& job) const = 0;
+  // Why a queued job of an engine that schedules itself waits ("" where batchai schedules).
+  virtual std::string queue_reason(const ClusterRow& cluster) const = 0;
 
   // ---- reconcile ----
   // Brings the clusters named (row ids of this engine's clusters among others) and their jobs

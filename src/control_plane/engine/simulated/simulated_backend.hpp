@@ -12,6 +12,7 @@ class SimulatedBackend final : public ClusterBackend {
   SimulatedBackend(const Context& cx, const ClusterDocs& docs) : cx_(cx), docs_(docs) {}
 
   ClusterKind kind() const override { return ClusterKind::kSimulated; }
+  std::string_view engine_name() const override { return "simulated"; }
   bool claims(const ClusterCreateOptions&, const Json&) const override { return true; }
   void check_request(const ClusterCreateOptions&, const Json&) const override {}
   Json place(const NewCluster&) override { return nullptr; }
@@ -31,6 +32,8 @@ class SimulatedBackend final : public ClusterBackend {
   void stop_job(const JobRow& job) override;
   void terminate(const JobRow& job) override;
   Json job_nodes(const JobRow& job, const ClusterRow* cluster) override;
+  std::optional<std::int64_t> engine_job_id(const JobRow&) const override { return std::nullopt; }
+  std::string queue_reason(const ClusterRow&) const override { return {}; }
 
   void reconcile(const std::vector<std::int64_t>&) override {}  // the node steps need no engine
 

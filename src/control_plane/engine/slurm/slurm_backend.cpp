@@ -86,6 +86,16 @@ Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   return out;
 }
 
+std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const {
+  const Json s = job.private_data.is_object() ? job.private_data.value("slurm", Json()) : Json();
+  if (!s.is_object() || !s.contains("jobId") || !s["jobId"].is_number_integer()) return std::nullopt;
+  return s["jobId"].get<std::int64_t>();
+}
+
+std::string SlurmBackend::queue_reason(const ClusterRow& cluster) const {
+  return "Waits in Slurm's queue of " + cluster.name + "; Slurm decides when it starts.";
+}
+
 void SlurmBackend::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }
 
 }  // namespace batchai::control_plane::detail

@@ -13,6 +13,7 @@ class SlurmBackend final : public ClusterBackend {
   SlurmBackend(const Context& cx, std::optional<std::filesystem::path> slurm_conf) : env_(cx, std::move(slurm_conf)) {}
 
   ClusterKind kind() const override { return ClusterKind::kSlurm; }
+  std::string_view engine_name() const override { return "slurm"; }
   bool claims(const ClusterCreateOptions& options, const Json& properties) const override;
   void check_request(const ClusterCreateOptions& options, const Json& properties) const override;
   Json place(const NewCluster& cluster) override;
@@ -32,6 +33,8 @@ class SlurmBackend final : public ClusterBackend {
   void stop_job(const JobRow& job) override;
   void terminate(const JobRow& job) override;
   Json job_nodes(const JobRow& job, const ClusterRow* cluster) override;
+  std::optional<std::int64_t> engine_job_id(const JobRow& job) const override;
+  std::string queue_reason(const ClusterRow& cluster) const override;
 
   void reconcile(const std::vector<std::int64_t>& clusters) override;
 
