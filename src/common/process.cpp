@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,7 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
+#include "vfork_clone.hpp"
 
 extern char** environ;
 
@@ -35,6 +38,7 @@ struct PreparedExec {
   std::string cwd;
   std::string stdout_path;
   std::string stderr_path;
+  std::string cgroup_dir;    // the cgroup folder, or empty
   std::string cgroup_procs;  // <cgroup>/cgroup.procs, or empty
   bool has_stdout = false;
   bool has_stderr = false;
@@ -107,7 +111,10 @@ PreparedExec prepare(const ProcessSpec& spec) {
     p.has_stderr = true;
     p.stderr_path = spec.stderr_file->string();
   }
-  if (!spec.cgroup.empty()) p.cgroup_procs = (spec.cgroup / "cgroup.procs").string();
+  if (!spec.cgroup.empty()) {
+    p.cgroup_dir = spec.cgroup.string();
+    p.cgroup_procs = (spec.cgroup / "cgroup.procs").string();
+  }
   p.same_file = p.has_stdout && p.has_stderr && p.stdout_path == p.stderr_path;
   p.open_flags = O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append ? O_APPEND : O_TRUNC);
   p.stdin_null = spec.stdin_null;
@@ -130,13 +137,16 @@ void child_say(const char* a, const char* b) {
 }
 
 // Runs in the forked child; never returns. Exit 127 = not found, 126 = cannot execute.
-[[noreturn]] void exec_child(const PreparedExec& p) {
-  if (p.new_session) ::setsid();
-  // Default signal dispositions and mask for the new program.
+// Only system calls: it may share the parent's memory (vfork_clone). `born_in_cgroup`: started
+// inside p's cgroup already, so it need not move itself there.
+[[noreturn]] void exec_child(const PreparedExec& p, bool born_in_cgroup) {
+  // Default signal dispositions, then the mask, for the new program.
+  reset_signal_handlers();
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::signal(sig, SIG_DFL);
+  if (p.new_session) ::setsid();
   if (p.stdin_null) {
     int fd = ::open("/dev/null", O_RDONLY);
     if (fd >= 0) {
@@ -164,7 +174,7 @@ void child_say(const char* a, const char* b) {
     ::close(fd);
   }
   // Joined before exec, so nothing the program starts can be outside the group.
-  if (!p.cgroup_procs.empty()) {
+  if (!p.cgroup_procs.empty() && !born_in_cgroup) {
     int fd = ::open(p.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, "0", 1) != 1) {
       child_say("cannot join the job's cgroup: ", p.cgroup_procs.c_str());
@@ -190,6 +200,70 @@ void child_say(const char* a, const char* b) {
   ::_exit(err == ENOENT ? 127 : 126);
 }
 
+// What a child started by start_child runs with: it may share our memory, so it only reads this.
+struct ChildStart {
+  const PreparedExec* exec = nullptr;
+  bool born_in_cgroup = false;
+  int close_fd = -1;  // the parent's end of a pipe, closed in the child
+};
+
+int run_exec_child(void* arg) {
+  const auto& start = *static_cast<const ChildStart*>(arg);
+  if (start.close_fd >= 0) ::close(start.close_fd);
+  exec_child(*start.exec, start.born_in_cgroup);
+}
+
+// A child running exec_child(p): born inside p's cgroup where the kernel can, sharing our memory
+// until it execs where this build can (vfork_clone), else fork()ed. `close_fd` is closed in it.
+pid_t start_child(const PreparedExec& p, int close_fd) {
+  if (!p.cgroup_dir.empty()) {
+    UniqueFd group(::open(p.cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ChildStart in_group{&p, true, close_fd};
+    if (group) {
+      if (pid_t pid = vfork_clone(run_exec_child, &in_group, group.get()); pid >= 0) return pid;
+    }
+  }
+  ChildStart moving{&p, false, close_fd};
+  if (pid_t pid = vfork_clone(run_exec_child, &moving); pid >= 0) return pid;
+  const pid_t pid = ::fork();
+  if (pid == 0) run_exec_child(&moving);
+  return pid;
+}
+
+// The middle process of spawn_detached: in a session of its own, it starts the detached child
+// (not a group leader there, so the child's setsid() gives it its own session), waits until that
+// has exec'd, reports its pid and exits, leaving it to init or the nearest subreaper.
+struct DetachedStart {
+  const PreparedExec* exec = nullptr;
+  int read_fd = -1;   // the parent's end
+  int report_fd = -1;
+};
+
+int run_detached_middle(void* arg) {
+  const auto& start = *static_cast<const DetachedStart*>(arg);
+  ::close(start.read_fd);
+  ::setsid();
+  int exec_fds[2];  // EOF once the grandchild has exec'd: it no longer runs with our memory
+  const bool have_exec_pipe = ::pipe2(exec_fds, O_CLOEXEC) == 0;
+  ChildStart child{start.exec, false, have_exec_pipe ? exec_fds[0] : -1};
+  // Shares the memory of the process that started us when we do: only vfork_clone then, no fork().
+  pid_t grandchild = vfork_clone(run_exec_child, &child);
+  if (grandchild < 0 && errno == ENOSYS) {
+    grandchild = ::fork();
+    if (grandchild == 0) run_exec_child(&child);
+  }
+  if (have_exec_pipe) {
+    ::close(exec_fds[1]);
+    char byte = 0;
+    while (::read(exec_fds[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(exec_fds[0]);
+  }
+  ssize_t ignored = ::write(start.report_fd, &grandchild, sizeof grandchild);
+  (void)ignored;
+  ::_exit(grandchild < 0 ? 1 : 0);
+}
+
 ProcessExit decode_status(int status) {
   ProcessExit out;
   if (WIFEXITED(status)) {
@@ -211,16 +285,12 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (::pipe2(fds, O_CLOEXEC) != 0) {
       throw SystemError(std::string("pipe failed: ") + std::strerror(errno));
     }
-    pid_t pid = ::fork();
+    const pid_t pid = start_child(p, fds[0]);
     if (pid < 0) {
       ::close(fds[0]);
       ::close(fds[1]);
       throw SystemError(std::string("fork failed: ") + std::strerror(errno) +
                         "; check the process limit (ulimit -u) and free memory");
-    }
-    if (pid == 0) {
-      ::close(fds[0]);
-      exec_child(p);
     }
     ::close(fds[1]);
     char byte = 0;
@@ -231,25 +301,40 @@ class PosixProcessLauncher final : public ProcessLauncher {
   }
 
   std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
-    int status = 0;
     if (!timeout) {
+      int status = 0;
       while (true) {
         pid_t r = ::waitpid(pid, &status, 0);
         if (r == pid) return decode_status(status);
         if (r < 0 && errno != EINTR) throw_wait_error(pid);
       }
     }
-    const auto deadline = std::chrono::steady_clock::now() + *timeout;
-    auto sleep = std::chrono::milliseconds(1);
+    if (auto e = wait_any({pid}, *timeout)) return e->second;
+    return std::nullopt;
+  }
+
+  // Sleeps in poll() on a pidfd per child (readable once it has exited), so an exit is seen when
+  // it happens, not at the next tick of a sleep loop.
+  std::optional<std::pair<pid_t, ProcessExit>> wait_any(const std::vector<pid_t>& pids,
+                                                        std::chrono::milliseconds timeout) override {
+    if (auto e = reap_any_now(pids)) return e;
+    if (timeout <= std::chrono::milliseconds(0)) return std::nullopt;
+    std::vector<UniqueFd> pidfds;
+    std::vector<pollfd> polled;
+    for (pid_t pid : pids) {
+      UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+      if (!fd) return ProcessLauncher::wait_any(pids, timeout);  // no pidfds (old kernel, no descriptors left)
+      polled.push_back({fd.get(), POLLIN, 0});
+      pidfds.push_back(std::move(fd));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto left = [&] { return std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()); };
     while (true) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) return decode_status(status);
-      if (r < 0 && errno != EINTR) throw_wait_error(pid);
-      auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return std::nullopt;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-      std::this_thread::sleep_for(std::min({sleep, left, std::chrono::milliseconds(50)}));
-      sleep = std::min(sleep * 2, std::chrono::milliseconds(50));
+      if (auto e = reap_any_now(pids)) return e;
+      const auto wait_ms = left();
+      if (wait_ms <= std::chrono::milliseconds(0)) return std::nullopt;
+      const int n = ::poll(polled.data(), polled.size(), static_cast<int>(std::min<std::int64_t>(wait_ms.count(), INT32_MAX)));
+      if (n < 0 && errno != EINTR) return ProcessLauncher::wait_any(pids, left());  // e.g. ENOMEM: sleep instead
     }
   }
 
@@ -265,33 +350,16 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (::pipe2(fds, O_CLOEXEC) != 0) {
       throw SystemError(std::string("pipe failed: ") + std::strerror(errno));
     }
-    pid_t middle = ::fork();
+    DetachedStart start{&p, fds[0], fds[1]};
+    pid_t middle = vfork_clone(run_detached_middle, &start);
+    if (middle < 0) {
+      middle = ::fork();
+      if (middle == 0) run_detached_middle(&start);
+    }
     if (middle < 0) {
       ::close(fds[0]);
       ::close(fds[1]);
       throw SystemError(std::string("fork failed: ") + std::strerror(errno));
-    }
-    if (middle == 0) {
-      ::close(fds[0]);
-      ::setsid();
-      int exec_fds[2];  // EOF once the grandchild has exec'd: it no longer runs with our memory
-      const bool have_exec_pipe = ::pipe2(exec_fds, O_CLOEXEC) == 0;
-      pid_t grandchild = ::fork();
-      if (grandchild == 0) {
-        ::close(fds[1]);
-        if (have_exec_pipe) ::close(exec_fds[0]);
-        exec_child(p);  // not a group leader here, so its setsid() gives it its own session
-      }
-      if (have_exec_pipe) {
-        ::close(exec_fds[1]);
-        char byte = 0;
-        while (::read(exec_fds[0], &byte, 1) < 0 && errno == EINTR) {
-        }
-        ::close(exec_fds[0]);
-      }
-      ssize_t ignored = ::write(fds[1], &grandchild, sizeof grandchild);
-      (void)ignored;
-      ::_exit(grandchild < 0 ? 1 : 0);
     }
     ::close(fds[1]);
     pid_t grandchild = -1;
@@ -311,6 +379,20 @@ class PosixProcessLauncher final : public ProcessLauncher {
   }
 
  private:
+  // The first of `pids` that has exited, reaped; never blocks.
+  static std::optional<std::pair<pid_t, ProcessExit>> reap_any_now(const std::vector<pid_t>& pids) {
+    for (pid_t pid : pids) {
+      int status = 0;
+      pid_t r;
+      do {
+        r = ::waitpid(pid, &status, WNOHANG);
+      } while (r < 0 && errno == EINTR);
+      if (r == pid) return std::make_pair(pid, decode_status(status));
+      if (r < 0) throw_wait_error(pid);
+    }
+    return std::nullopt;
+  }
+
   [[noreturn]] static void throw_wait_error(pid_t pid) {
     throw SystemError("waitpid(" + std::to_string(pid) + ") failed: " + std::strerror(errno) +
                       "; only children of this process can be waited for");
@@ -318,6 +400,21 @@ class PosixProcessLauncher final : public ProcessLauncher {
 };
 
 }  // namespace
+
+std::optional<std::pair<pid_t, ProcessExit>> ProcessLauncher::wait_any(const std::vector<pid_t>& pids,
+                                                                       std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    for (pid_t pid : pids) {
+      if (auto e = wait(pid, std::chrono::milliseconds(0))) return std::make_pair(pid, *e);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
 
 std::unique_ptr<ProcessLauncher> make_posix_process_launcher() {
   return std::make_unique<PosixProcessLauncher>();

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -16,6 +17,9 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "batchai/common/confined_path.hpp"
+#include "vfork_clone.hpp"
 
 namespace fs = std::filesystem;
 
@@ -46,6 +50,10 @@ std::optional<ProcInfo> parse_stat(pid_t pid) {
   p.pid = pid;
   long ppid = 0, pgid = 0, sid = 0;
   if (!(rest >> p.state >> ppid >> pgid >> sid)) return std::nullopt;
+  std::string skipped;
+  for (int field = 7; field < 22 && rest >> skipped; ++field) {
+  }
+  rest >> p.start_ticks;  // field 22
   p.ppid = static_cast<pid_t>(ppid);
   p.pgid = static_cast<pid_t>(pgid);
   p.sid = static_cast<pid_t>(sid);
@@ -101,17 +109,24 @@ std::vector<pid_t> read_pids(const fs::path& file) {
   return out;
 }
 
-// A child moves itself into a fresh group: proves the machine lets us contain processes.
-bool can_move_into(const fs::path& group, std::string* why) {
-  const std::string procs = (group / "cgroup.procs").string();
-  pid_t child = ::fork();
+int exit_at_once(void*) { return 0; }
+
+// Whether a job's process can be in `group`: a child started there (as the tasks will be), else
+// one that moves itself there (kernels before 5.7).
+bool can_start_in(const fs::path& group, std::string* why) {
+  UniqueFd group_fd(::open(group.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  pid_t child = group_fd ? vfork_clone(exit_at_once, nullptr, group_fd.get()) : -1;
+  if (child < 0) {
+    const std::string procs = (group / "cgroup.procs").string();
+    child = ::fork();
+    if (child == 0) {
+      int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+      ::_exit(fd >= 0 && ::write(fd, "0", 1) == 1 ? 0 : 1);
+    }
+  }
   if (child < 0) {
     if (why) *why = std::string("fork failed: ") + std::strerror(errno);
     return false;
-  }
-  if (child == 0) {
-    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    ::_exit(fd >= 0 && ::write(fd, "0", 1) == 1 ? 0 : 1);
   }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -155,13 +170,24 @@ bool process_has_env(pid_t pid, const std::string& name, const std::string& valu
   return false;
 }
 
-std::optional<fs::path> writable_cgroup_parent(std::string* why) {
+namespace {
+
+// This process's cgroup v2 group when its cgroup.procs is writable (not yet proven usable).
+std::optional<fs::path> own_writable_cgroup(std::string* why) {
   auto dir = own_cgroup_dir(why);
   if (!dir) return std::nullopt;
   if (::access((*dir / "cgroup.procs").c_str(), W_OK) != 0) {
     if (why) *why = "cgroup v2 group " + dir->string() + " is not writable";
     return std::nullopt;
   }
+  return dir;
+}
+
+}  // namespace
+
+std::optional<fs::path> writable_cgroup_parent(std::string* why) {
+  auto dir = own_writable_cgroup(why);
+  if (!dir) return std::nullopt;
   const fs::path probe = *dir / ("batchai-probe-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::create_directory(probe, ec);
@@ -169,7 +195,7 @@ std::optional<fs::path> writable_cgroup_parent(std::string* why) {
     if (why) *why = "cannot create a cgroup under " + dir->string() + ": " + ec.message();
     return std::nullopt;
   }
-  const bool ok = can_move_into(probe, why);
+  const bool ok = can_start_in(probe, why);
   fs::remove(probe, ec);
   if (!ok) return std::nullopt;
   return dir;
@@ -179,18 +205,31 @@ JobProcesses JobProcesses::contain(const std::string& job_key, const std::string
   JobProcesses j;
   j.key_ = job_key;
   j.supervisor_ = true;
+  timespec boot{};
+  if (::clock_gettime(CLOCK_BOOTTIME, &boot) == 0) {
+    const auto hz = static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK));
+    const auto now = static_cast<unsigned long long>(boot.tv_sec) * hz +
+                     static_cast<unsigned long long>(boot.tv_nsec) * hz / 1000000000ULL;
+    j.started_ticks_ = now > 1 ? now - 1 : 0;  // a tick of slack for the rounding
+  }
   // Orphans (setsid daemons, ranks whose mpirun died) come to us instead of init.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   if (preference == "subreaper") {
     j.fallback_why_ = "BATCHAI_CONTAINMENT=subreaper";
   } else if (!safe_key(job_key)) {
     j.fallback_why_ = "the job key cannot name a cgroup";
-  } else if (auto parent = writable_cgroup_parent(&j.fallback_why_)) {
+  } else if (auto parent = own_writable_cgroup(&j.fallback_why_)) {
+    // Proven on the job's own group: one process started there, not a separate probe group.
     const fs::path group = *parent / (kJobGroupPrefix + job_key);
     std::error_code ec;
     fs::create_directory(group, ec);
-    if (ec) j.fallback_why_ = "cannot create " + group.string() + ": " + ec.message();
-    else j.cgroup_ = group;
+    if (ec) {
+      j.fallback_why_ = "cannot create " + group.string() + ": " + ec.message();
+    } else if (!can_start_in(group, &j.fallback_why_)) {
+      fs::remove(group, ec);
+    } else {
+      j.cgroup_ = group;
+    }
   }
   return j;
 }
@@ -207,9 +246,10 @@ void JobProcesses::adopt(ProcessSpec& spec) const {
   spec.cgroup = cgroup_;
 }
 
-std::vector<pid_t> JobProcesses::members(const std::set<pid_t>& tasks) const {
+std::vector<pid_t> JobProcesses::members(const std::set<pid_t>& tasks) const { return members(tasks, list_processes()); }
+
+std::vector<pid_t> JobProcesses::members(const std::set<pid_t>& tasks, const std::vector<ProcInfo>& procs) const {
   const pid_t self = ::getpid();
-  const auto procs = list_processes();
   std::map<pid_t, const ProcInfo*> by_pid;
   std::multimap<pid_t, pid_t> children;
   for (const auto& p : procs) {
@@ -221,7 +261,8 @@ std::vector<pid_t> JobProcesses::members(const std::set<pid_t>& tasks) const {
     for (pid_t pid : read_pids(cgroup_ / "cgroup.procs")) found.insert(pid);
   if (safe_key(key_))
     for (const auto& p : procs)
-      if (p.pid > 1 && p.pid != self && p.state != 'Z' && !found.count(p.pid) && process_has_env(p.pid, kJobKeyVariable, key_))
+      if (p.pid > 1 && p.pid != self && p.state != 'Z' && p.start_ticks >= started_ticks_ && !found.count(p.pid) &&
+          process_has_env(p.pid, kJobKeyVariable, key_))
         found.insert(p.pid);
   if (supervisor_) {
     // Below our children that are tasks or job processes: everything, marked or not.
@@ -253,17 +294,17 @@ std::vector<pid_t> JobProcesses::kill_all(std::chrono::milliseconds limit, const
   const bool has_kill_file = !cgroup_.empty() && fs::exists(cgroup_ / "cgroup.kill");
   for (;;) {
     if (has_kill_file) write_text(cgroup_ / "cgroup.kill", "1");
-    auto left = members(tasks);
+    const auto procs = list_processes();  // one scan of /proc per round: it reads every process's environment
+    auto left = members(tasks, procs);
+    if (supervisor_) reap_orphans(tasks, procs);
     if (left.empty()) break;
     for (pid_t pid : left) ::kill(pid, SIGKILL);
     // Ours: no zombie left behind; but never a task, which its launcher still waits for.
     for (pid_t pid : left)
       if (!tasks.count(pid)) ::waitpid(pid, nullptr, WNOHANG);
-    if (supervisor_) reap_orphans(tasks);
     if (std::chrono::steady_clock::now() >= deadline) return members(tasks);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (supervisor_) reap_orphans(tasks);
   if (!cgroup_.empty()) {
     std::error_code ec;
     fs::remove(cgroup_, ec);  // EBUSY for a moment while the kernel finishes the exits: harmless
@@ -271,9 +312,11 @@ std::vector<pid_t> JobProcesses::kill_all(std::chrono::milliseconds limit, const
   return {};
 }
 
-void reap_orphans(const std::set<pid_t>& keep) {
+void reap_orphans(const std::set<pid_t>& keep) { reap_orphans(keep, list_processes()); }
+
+void reap_orphans(const std::set<pid_t>& keep, const std::vector<ProcInfo>& procs) {
   const pid_t self = ::getpid();
-  for (const auto& p : list_processes())
+  for (const auto& p : procs)
     if (p.ppid == self && p.state == 'Z' && !keep.count(p.pid)) ::waitpid(p.pid, nullptr, WNOHANG);
 }
 

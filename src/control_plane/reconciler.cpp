@@ -38,6 +38,8 @@ void Reconciler::reconcile(const ClusterScope& scope) {
   scheduler_.step();
 }
 
+void Reconciler::schedule() { scheduler_.step(); }
+
 void Reconciler::step_clusters(std::int64_t now_us) {
   Store& store = cx_.store();
   std::vector<std::int64_t> ids = store.read([&] {

@@ -35,6 +35,9 @@ class Reconciler {
   Reconciler(const Context& cx, const Backends& backends, const ClusterDocs& docs, Scheduler& scheduler)
       : cx_(cx), backends_(backends), docs_(docs), scheduler_(scheduler) {}
   void reconcile(const ClusterScope& scope = {});
+  // Only the scheduler's step: queued jobs that can start now get their nodes (a new job, right
+  // after its row is written), without the rest of a reconcile.
+  void schedule();
   // Steps every cluster with pending node work to `now_us` (a resize starts at once).
   void step_clusters(std::int64_t now_us);
   // How many times reconcile() ran (tests: one command reconciles once).

@@ -5,7 +5,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -113,19 +112,24 @@ class Runner {
       return false;
     };
     while (pending(true)) {
-      if (Clock::now() >= deadline_) {
+      const auto now = Clock::now();
+      if (now >= deadline_) {
         stop(pids, codes);
         return std::nullopt;
       }
+      std::vector<pid_t> running;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (codes[i]) continue;
-        if (auto e = launcher_.wait(pids[i], std::chrono::milliseconds(0))) {
-          codes[i] = e->exit_code;
-          // Whatever the task left behind in its group (e.g. orphaned MPI ranks) goes too.
-          launcher_.signal_group(pids[i], SIGKILL);
-        }
+        if (!codes[i]) running.push_back(pids[i]);
       }
-      std::this_thread::sleep_for(options_.poll);
+      const auto wait = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now) +
+                                     std::chrono::milliseconds(1),
+                                 options_.longest_wait);
+      auto exited = launcher_.wait_any(running, wait);
+      if (!exited) continue;
+      const auto i = static_cast<std::size_t>(std::find(pids.begin(), pids.end(), exited->first) - pids.begin());
+      codes[i] = exited->second.exit_code;
+      // Whatever the task left behind in its group (e.g. orphaned MPI ranks) goes too.
+      launcher_.signal_group(pids[i], SIGKILL);
     }
     stop(pids, codes);
     std::vector<int> out;
@@ -134,6 +138,7 @@ class Runner {
   }
 
   void stop(const std::vector<pid_t>& pids, std::vector<std::optional<int>>& codes) {
+    if (std::all_of(codes.begin(), codes.end(), [](const auto& c) { return c.has_value(); })) return;  // the caller kills what is left
     for (std::size_t i = 0; i < pids.size(); ++i) {
       if (!codes[i]) launcher_.signal_group(pids[i], SIGTERM);
     }

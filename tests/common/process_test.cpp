@@ -211,6 +211,47 @@ TEST_F(ProcessTest, WaitTimeoutThenKill) {
   EXPECT_EQ(exit->exit_code, 128 + SIGKILL);
 }
 
+TEST_F(ProcessTest, WaitAnyReturnsTheChildThatExitedAndReapsIt) {
+  const pid_t slow = launcher_->spawn(sh("sleep 30"));
+  const pid_t quick = launcher_->spawn(sh("exit 3"));
+  auto first = launcher_->wait_any({slow, quick}, 20s);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->first, quick);
+  EXPECT_EQ(first->second.exit_code, 3);
+  EXPECT_THROW(launcher_->wait(quick, 0ms), SystemError);  // reaped: no longer our child
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(launcher_->wait_any({slow}, 100ms).has_value());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 100ms);
+  launcher_->signal_group(slow, SIGKILL);
+  auto second = launcher_->wait_any({slow}, 20s);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->second.exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ProcessTest, WaitAnyWakesWhenTheChildExitsNotAtTheTimeout) {
+  const pid_t pid = launcher_->spawn(sh("sleep 0.2"));
+  const auto start = std::chrono::steady_clock::now();
+  auto exited = launcher_->wait_any({pid}, 60s);
+  ASSERT_TRUE(exited.has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
+TEST_F(ProcessTest, TheChildStartsWithNoSignalBlocked) {
+  // The spawn blocks every signal around the clone (its child shares our memory until it
+  // execs); the program must still start with none blocked, as after fork.
+  sigset_t usr2, old;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  ::pthread_sigmask(SIG_BLOCK, &usr2, &old);
+  ProcessSpec spec;
+  spec.argv = {"grep", "^SigBlk", "/proc/self/status"};
+  spec.stdout_file = dir_ / "status.txt";
+  const pid_t pid = launcher_->spawn(spec);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_EQ(launcher_->wait(pid, std::nullopt)->exit_code, 0);
+  EXPECT_EQ(read_file(dir_ / "status.txt"), "SigBlk:\t0000000000000000\n");
+}
+
 TEST_F(ProcessTest, NewSessionMakesTheChildAGroupLeader) {
   ProcessSpec spec = sh("sleep 30");
   pid_t pid = launcher_->spawn(spec);

@@ -113,6 +113,24 @@ TEST_F(ProcessTreeTest, CgroupHoldsProcessesWithoutTheMarker) {
   std::cout << "[containment] cgroup " << group << ": unmarked setsid and env -i processes ended\n";
 }
 
+TEST_F(ProcessTreeTest, ATaskStartsInsideItsGroup) {
+  std::string why;
+  auto parent = writable_cgroup_parent(&why);
+  if (!parent) GTEST_SKIP() << "no writable cgroup v2 here: " << why;
+  const fs::path group = *parent / ("batchai-job-" + key_);
+  ASSERT_TRUE(fs::create_directory(group));
+  ProcessSpec spec = sh("cat /proc/self/cgroup > cgroup.txt");
+  spec.cgroup = group;
+  const pid_t pid = launcher_->spawn(spec);
+  ASSERT_EQ(launcher_->wait(pid, std::nullopt)->exit_code, 0);
+  std::ifstream in(dir_ / "cgroup.txt");
+  std::string line, v2;
+  while (std::getline(in, line))
+    if (line.rfind("0::", 0) == 0) v2 = line;
+  EXPECT_EQ(v2.substr(v2.rfind('/') + 1), group.filename().string());
+  fs::remove(group);
+}
+
 // In a forked child, so the test process itself never becomes a subreaper. Exit status: a bit
 // per failed check.
 TEST_F(ProcessTreeTest, SubreaperFindsUnmarkedDescendantsAndAdoptedOrphans) {

@@ -79,6 +79,42 @@ TEST_F(SupervisorTest, CustomJobWritesStdoutAndOutput) {
   EXPECT_EQ(states_, (std::vector<std::string>{"running", "succeeded"}));
 }
 
+// Counts how the runner waits for its tasks, passing everything to the real launcher.
+class WaitCountingLauncher final : public ProcessLauncher {
+ public:
+  explicit WaitCountingLauncher(ProcessLauncher& inner) : inner_(inner) {}
+  pid_t spawn(const ProcessSpec& spec) override { return inner_.spawn(spec); }
+  std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override {
+    ++waits;
+    return inner_.wait(pid, timeout);
+  }
+  std::optional<std::pair<pid_t, ProcessExit>> wait_any(const std::vector<pid_t>& pids,
+                                                        std::chrono::milliseconds timeout) override {
+    ++waits;
+    return inner_.wait_any(pids, timeout);
+  }
+  bool signal_group(pid_t pgid, int signal) override { return inner_.signal_group(pgid, signal); }
+  pid_t spawn_detached(const ProcessSpec& spec) override { return inner_.spawn_detached(spec); }
+  int waits = 0;
+
+ private:
+  ProcessLauncher& inner_;
+};
+
+TEST_F(SupervisorTest, ATasksEndIsAwaitedNotPolled) {
+  // The runner sleeps until the task exits (the launcher's wait_any), not in 50 ms ticks:
+  // a task of 0.6 s is one wait (two if the host is slow enough to pass the longest wait).
+  auto real = std::move(launcher_);
+  auto counting = std::make_unique<WaitCountingLauncher>(*real);
+  WaitCountingLauncher& seen = *counting;
+  launcher_ = std::move(counting);
+  auto o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "sleep 0.6"}})", 1));
+  EXPECT_TRUE(o.succeeded);
+  EXPECT_LE(seen.waits, 2);
+  EXPECT_TRUE(job_signals_.empty()) << "a job whose tasks all ended is left to its caller to kill";
+  launcher_.reset();
+}
+
 TEST_F(SupervisorTest, FailingCommandGivesItsExitCode) {
   auto o = run(plan(R"({"nodeCount": 1, )" + kPrefix + R"(, "customToolkitSettings": {"commandLine": "exit 7"}})", 1));
   EXPECT_FALSE(o.succeeded);

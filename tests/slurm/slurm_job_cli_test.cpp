@@ -20,30 +20,8 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-// Output of a command run without a shell (Slurm's clients against the private Slurm).
-std::string output_of(const std::vector<std::string>& argv) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / ("slurm-job-test-" + std::to_string(::getpid()));
-  ProcessSpec spec;
-  spec.argv = argv;
-  spec.stdout_file = out;
-  spec.stderr_file = out;
-  make_posix_process_launcher()->run(spec);
-  std::ifstream in(out);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove(out);
-  return text.str();
-}
-
-// Waits until no node of the partition is allocated or down (a former test's job may still end).
-void wait_for_idle_partition() {
-  for (int i = 0; i < 150; ++i) {
-    const std::string states = output_of({"sinfo", "-h", "-N", "-p", "batchai", "-o", "%T"});
-    if (states.find_first_not_of("idle\n") == std::string::npos && !states.empty()) return;
-    std::this_thread::sleep_for(200ms);
-  }
-  ADD_FAILURE() << "the partition's nodes did not become idle";
-}
+using slurm_testing::output_of;
+using slurm_testing::wait_for_idle_partition;
 
 class SlurmJobs : public ::testing::Test {
  protected:

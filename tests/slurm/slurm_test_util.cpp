@@ -70,6 +70,40 @@ void scontrol(const std::vector<std::string>& args) {
   EXPECT_EQ(make_posix_process_launcher()->run(spec).exit_code, 0) << "scontrol " << args.front();
 }
 
+std::string output_of(const std::vector<std::string>& argv) {
+  const fs::path out = fs::temp_directory_path() / ("slurm-test-output-" + std::to_string(::getpid()));
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.stdout_file = out;
+  spec.stderr_file = out;
+  make_posix_process_launcher()->run(spec);
+  std::ifstream in(out);
+  std::ostringstream text;
+  text << in.rdbuf();
+  fs::remove(out);
+  return text.str();
+}
+
+void wait_for_idle_partition() {
+  std::string states;
+  for (int i = 0; i < 150; ++i) {
+    states = output_of({"sinfo", "-h", "-N", "-p", "batchai", "-o", "%N|%T|%E"});
+    std::istringstream lines(states);
+    bool all_idle = !states.empty();
+    for (std::string line; std::getline(lines, line);) {
+      const auto first = line.find('|'), second = line.find('|', first + 1);
+      if (first == std::string::npos || second == std::string::npos) continue;
+      if (line.compare(first + 1, second - first - 1, "idle") == 0) continue;
+      all_idle = false;
+      if (line.find("Duplicate jobid", second) != std::string::npos)
+        output_of({"scontrol", "update", "nodename=" + line.substr(0, first), "state=resume"});
+    }
+    if (all_idle) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ADD_FAILURE() << "the partition's nodes did not become idle: " << states;
+}
+
 namespace {
 // The fixture's folder: SLURM_CONF is BASE/etc/slurm.conf (private_slurm.sh).
 fs::path slurm_base() { return slurm_conf().parent_path().parent_path(); }
@@ -110,6 +144,8 @@ void ControllerOutage::restart_controller() {
 
 ControllerOutage::~ControllerOutage() {
   if (dead_) restart_controller();
+  output_of({"timeout", "10", "scancel", "--partition=batchai"});
+  wait_for_idle_partition();
 }
 
 }  // namespace batchai::slurm_testing

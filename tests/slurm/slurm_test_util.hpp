@@ -15,10 +15,19 @@ std::filesystem::path dead_controller_conf(const std::filesystem::path& dir);
 std::string configured_node_addr();
 // Runs `scontrol <args>` (argv, no shell) and expects exit 0.
 void scontrol(const std::vector<std::string>& args);
+// Output (stdout and stderr) of a command run without a shell.
+std::string output_of(const std::vector<std::string>& argv);
+// Waits (bounded) until every node of the partition is idle; a test failure naming the states
+// when one is not. A node drained for "Duplicate jobid" is resumed on the way (see ~ControllerOutage).
+void wait_for_idle_partition();
 
 // The fixture's slurmctld killed (SIGKILL, as a crash: no state saved on the way out) and started
 // again on its saved state; the destructor restarts it when a test ends with it dead, so later
-// tests find a controller. Waits are bounded (a test failure past them).
+// tests find a controller. A controller that comes back on a state saved before its last jobs
+// recovers them as they were (a finished allocation as still running) and hands their ids out
+// again (slurmd then drains a node for "Duplicate jobid"): the destructor also cancels every job
+// of the partition and waits for it to be idle, so the next test does not inherit those ghosts.
+// Waits are bounded (a test failure past them).
 class ControllerOutage {
  public:
   ControllerOutage() = default;

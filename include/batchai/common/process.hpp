@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -41,6 +42,11 @@ class ProcessLauncher {
   virtual pid_t spawn(const ProcessSpec& spec) = 0;
   // Blocks until `pid` (a child of this process) exits; nullopt when `timeout` passed first.
   virtual std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) = 0;
+  // Blocks until one of `pids` (children of this process) exits or `timeout` passes; returns the
+  // one reaped with its exit, nullopt on timeout. The POSIX launcher sleeps on pidfds, so an exit
+  // is seen at once; this default asks wait() of each in turn with short sleeps between rounds.
+  virtual std::optional<std::pair<pid_t, ProcessExit>> wait_any(const std::vector<pid_t>& pids,
+                                                                std::chrono::milliseconds timeout);
   // spawn + wait.
   ProcessExit run(const ProcessSpec& spec) { return *wait(spawn(spec), std::nullopt); }
   // Sends `signal` to the whole process group `pgid`; true when it existed.

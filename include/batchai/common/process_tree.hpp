@@ -25,6 +25,7 @@ struct ProcInfo {
   pid_t pgid = 0;
   pid_t sid = 0;
   char state = '?';  // R, S, D, Z, ...
+  unsigned long long start_ticks = 0;  // when it started, in clock ticks since boot
 };
 
 // Every process visible in /proc (this pid namespace), kernel threads included.
@@ -68,16 +69,23 @@ class JobProcesses {
 
  private:
   JobProcesses() = default;
+  // members() in one snapshot of the process table.
+  std::vector<pid_t> members(const std::set<pid_t>& tasks, const std::vector<ProcInfo>& procs) const;
 
   std::string key_;
   std::filesystem::path cgroup_;
   bool supervisor_ = false;  // this process is the job's subreaper
+  // Only processes started since (clock ticks since boot) can carry the marker: older ones are
+  // not read for it. 0 for whoever did not make the containment (start unknown).
+  unsigned long long started_ticks_ = 0;
   std::string fallback_why_;
 };
 
 // Reaps this process's exited children that are not in `keep` (orphans a subreaper adopted),
 // so they do not pile up as zombies while the job runs.
 void reap_orphans(const std::set<pid_t>& keep);
+// The same in a snapshot already taken.
+void reap_orphans(const std::set<pid_t>& keep, const std::vector<ProcInfo>& procs);
 
 // Moves this process out of a job's cgroup (batchai-job-*) into that group's parent, so a
 // supervisor started from inside a job does not end with that job. No-op elsewhere.

@@ -24,12 +24,15 @@ struct JobOutcome {
 struct SupervisorOptions {
   std::chrono::milliseconds max_wall_clock{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds kill_grace{2000};  // SIGTERM -> SIGKILL delay when stopping tasks
-  std::chrono::milliseconds poll{50};
+  // The longest a wait for the tasks blocks before the wall clock is looked at again (a task's
+  // exit ends the wait at once).
+  std::chrono::milliseconds longest_wait{1000};
   // Called with "preparing" (job preparation started), "running" (main tasks started) and
   // "succeeded"/"failed" (with the outcome) so the caller can record state.
   std::function<void(const std::string& state, const JobOutcome* outcome)> record;
   // Every process of the job beyond the task groups (its cgroup, reparented orphans, ranks in
-  // their own groups): stopping sends SIGTERM and, after kill_grace, SIGKILL there too.
+  // their own groups): stopping tasks that still run sends SIGTERM and, after kill_grace, SIGKILL
+  // there too. What a job leaves behind once all its tasks ended is the caller's to kill.
   std::function<void(int signal)> signal_job;
   // Bytes the job's user may still write on the filesystem holding a folder (statvfs when
   // empty; tests inject). A failed job whose folders' filesystem is full says so.

@@ -23,6 +23,16 @@ std::optional<ProcessExit> JobLauncher::wait(pid_t pid, std::optional<std::chron
   return e;
 }
 
+std::optional<std::pair<pid_t, ProcessExit>> JobLauncher::wait_any(const std::vector<pid_t>& pids,
+                                                                   std::chrono::milliseconds timeout) {
+  auto e = inner_.wait_any(pids, timeout);
+  if (e) {
+    std::lock_guard lock(mutex_);
+    tasks_.erase(e->first);
+  }
+  return e;
+}
+
 std::set<pid_t> JobLauncher::tasks() {
   std::lock_guard lock(mutex_);
   return tasks_;

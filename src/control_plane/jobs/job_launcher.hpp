@@ -16,6 +16,8 @@ class JobLauncher final : public ProcessLauncher {
   JobLauncher(ProcessLauncher& inner, const JobProcesses& procs) : inner_(inner), procs_(procs) {}
   pid_t spawn(const ProcessSpec& spec) override;
   std::optional<ProcessExit> wait(pid_t pid, std::optional<std::chrono::milliseconds> timeout) override;
+  std::optional<std::pair<pid_t, ProcessExit>> wait_any(const std::vector<pid_t>& pids,
+                                                        std::chrono::milliseconds timeout) override;
   bool signal_group(pid_t pgid, int signal) override { return inner_.signal_group(pgid, signal); }
   pid_t spawn_detached(const ProcessSpec& spec) override { return inner_.spawn_detached(spec); }
   // The tasks started and not reaped yet.

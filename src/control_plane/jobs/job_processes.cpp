@@ -25,6 +25,10 @@ std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key
                  std::to_string(left.front()) + ") survived SIGKILL; its nodes stay taken until they are gone");
     return {};
   }
+  return free_nodes(store, job_key);
+}
+
+std::vector<std::int64_t> free_nodes(Store& store, const std::string& job_key) {
   std::vector<std::int64_t> clusters;
   {
     auto st = store.prepare("SELECT DISTINCT cluster_id FROM nodes WHERE job_key = ?");

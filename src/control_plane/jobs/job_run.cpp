@@ -1,6 +1,9 @@
 // One run of a job, shared by every engine's runner (job_run.hpp).
 #include "job_run.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "context.hpp"
@@ -29,23 +33,48 @@ constexpr auto kTick = std::chrono::milliseconds(100);
 constexpr auto kStopGrace = std::chrono::seconds(1);
 constexpr int kReapEveryTicks = 10;
 
-// Waits one tick; kSignalled when one of `signals` came meanwhile.
-StopReason wait_tick(const sigset_t* signals) {
-  if (signals == nullptr) {
-    std::this_thread::sleep_for(kTick);
-    return StopReason::kNone;
+// What the watcher's ticks sleep on: the run's end (an eventfd the runner writes once the tasks are
+// over) and the stop signals when there are any (a signalfd), so neither waits for a tick to pass.
+class TickWait {
+ public:
+  explicit TickWait(const sigset_t* signals)
+      : signals_(signals), ended_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        signal_fd_(signals ? ::signalfd(-1, signals, SFD_CLOEXEC | SFD_NONBLOCK) : -1) {}
+
+  // Waits one tick at most; kSignalled when one of the signals came meanwhile.
+  StopReason wait() {
+    pollfd fds[2] = {{ended_.get(), POLLIN, 0}, {signal_fd_.get(), POLLIN, 0}};  // poll skips a -1
+    (void)::poll(fds, 2, static_cast<int>(kTick.count()));
+    if (signals_ == nullptr) return StopReason::kNone;
+    if (signal_fd_) {
+      signalfd_siginfo info{};
+      return ::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info) ? StopReason::kSignalled
+                                                                                              : StopReason::kNone;
+    }
+    const timespec now{0, 0};  // no signalfd (no descriptor left): take a pending signal
+    return ::sigtimedwait(signals_, nullptr, &now) > 0 ? StopReason::kSignalled : StopReason::kNone;
   }
-  const timespec wait{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kTick).count()};
-  return sigtimedwait(signals, nullptr, &wait) > 0 ? StopReason::kSignalled : StopReason::kNone;
-}
+
+  // The run is over: the tick in progress ends now.
+  void end() {
+    const std::uint64_t one = 1;
+    (void)!::write(ended_.get(), &one, sizeof one);
+  }
+
+ private:
+  const sigset_t* signals_;
+  UniqueFd ended_;
+  UniqueFd signal_fd_;
+};
 
 // The watcher thread's loop: until `done`, stops the job's processes (SIGTERM, then SIGKILL after
 // the grace) once a signal or options.should_stop says so, and reaps orphans.
-void watch(JobLauncher& launcher, const RunOptions& options, const std::atomic<bool>& done,
+void watch(JobLauncher& launcher, const RunOptions& options, TickWait& ticks, const std::atomic<bool>& done,
            std::atomic<StopReason>& reason) {
   std::optional<std::chrono::steady_clock::time_point> kill_at;
   for (int tick = 1; !done; ++tick) {
-    StopReason seen = wait_tick(options.stop_signals);
+    StopReason seen = ticks.wait();
+    if (done) break;
     if (tick % kReapEveryTicks == 0) launcher.reap_orphans();
     if (reason == StopReason::kNone) {
       if (seen == StopReason::kNone && options.should_stop) {
@@ -137,15 +166,19 @@ RunResult run_contained(const Context& cp, const std::string& job_key, const Pla
   JobLauncher launcher(cp.launcher(), procs);
   std::atomic<bool> done{false};
   std::atomic<StopReason> reason{StopReason::kNone};
-  std::thread watcher([&] { watch(launcher, options, done, reason); });
+  TickWait ticks(options.stop_signals);
+  std::thread watcher([&] { watch(launcher, options, ticks, done, reason); });
   RunResult result;
   result.outcome = supervise(run, launcher, options);
   done = true;
+  ticks.end();
   watcher.join();
   // Nothing of the job outlives it: what is in its cgroup, below this process or carries its
   // marker is killed and confirmed gone.
-  if (auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks()); !left.empty())
+  const auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks());
+  if (!left.empty())
     log::warning(options.who + ": " + std::to_string(left.size()) + " process(es) of the job survived SIGKILL");
+  result.processes_gone = left.empty();
   result.stopped = reason;
   return result;
 }

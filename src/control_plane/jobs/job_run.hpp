@@ -60,8 +60,8 @@ struct RunOptions {
   std::string who;           // the runner in log lines, e.g. "supervisor"
   std::string runner;        // in the job's error when the run itself fails: "The <runner> could not run the job"
   std::string log_note;      // written before "process containment: ..." in the execution log
-  // With signals: each tick waits for one of them (sigtimedwait; they must be blocked in every
-  // thread), and one that comes stops the job (kSignalled). Without: each tick sleeps.
+  // With signals: each tick also waits for one of them (a signalfd; they must be blocked in every
+  // thread), and one that comes stops the job (kSignalled). A tick ends early when the run does.
   const sigset_t* stop_signals = nullptr;
   // Asked at every tick (1, 2, ...) until the job stops; anything but kNone stops it. What it
   // throws is logged and taken as kNone.
@@ -73,6 +73,7 @@ struct RunOptions {
 struct RunResult {
   runtime::JobOutcome outcome;
   StopReason stopped = StopReason::kNone;
+  bool processes_gone = false;  // every process of the job was confirmed gone after the run
 };
 
 // Runs the plan with runtime::supervise_job inside the job's containment (the configured mode),

@@ -176,6 +176,8 @@ Json Jobs::create(const JobCreateOptions& o) {
       }
     });
   }
+  // Placed now, while its supervisor starts: on an idle cluster it finds itself running.
+  reconciler_.schedule();
   return doc;
 }
 

@@ -130,19 +130,22 @@ bool record_supervisor_pid(Store& store, const std::string& job_key) {
 // reconciling every second kept the store's write lock from the commands that submit jobs.
 std::optional<JobRow> wait_for_nodes(const SupervisorDeps& cp, const std::string& job_key, JobWake& wake) {
   Store& store = cp.store();
-  bool head = true;
   auto last_reconcile = std::chrono::steady_clock::time_point{};
-  for (int round = 0;; ++round) {
-    const auto now = std::chrono::steady_clock::now();
-    if (head || now - last_reconcile >= kWaitingReconcileEvery) {
-      cp.reconcile();
-      last_reconcile = now;
-    }
+  bool reconciled = false;  // since the last read: read again before waiting
+  for (int round = 0;;) {
     auto job = store.read([&] { return load_job_by_key(store, job_key); });
     if (!job || job->state == JobState::kSucceeded || job->state == JobState::kFailed) return std::nullopt;
-    if (job->state == JobState::kRunning) return job;
-    head = store.read([&] { return heads_its_queue(store, *job); });
-    wake.wait(std::chrono::milliseconds(std::min(20 + round * 10, 1000)));
+    if (job->state == JobState::kRunning) return job;  // the command that made it usually started it
+    const bool head = store.read([&] { return heads_its_queue(store, *job); });
+    const auto now = std::chrono::steady_clock::now();
+    if (!reconciled && (head || now - last_reconcile >= kWaitingReconcileEvery)) {
+      cp.reconcile();
+      last_reconcile = now;
+      reconciled = true;
+      continue;
+    }
+    reconciled = false;
+    wake.wait(std::chrono::milliseconds(std::min(20 + round++ * 10, 1000)));
   }
 }
 
@@ -216,7 +219,7 @@ RunResult run_on_nodes(const SupervisorDeps& cp, const std::string& job_key, con
     else fs::remove(dir / "cgroup", ec);
     make_reserve(dir / "reserve");
   };
-  // release_nodes checks again that nothing of the job lives before freeing the nodes.
+  // Nothing of the job outlives it (confirmed gone, else release_nodes keeps its nodes).
   return run_contained(cp.cx, job_key, run, options);
 }
 
@@ -244,7 +247,7 @@ void finish_from_outcome(JobRow& job, const runtime::JobOutcome& outcome, std::i
 bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunResult& result) {
   Store& store = cp.store();
   auto j = load_job_by_key(store, job_key);
-  for (auto c : release_nodes(store, job_key)) cp.docs.refresh(c);
+  for (auto c : result.processes_gone ? free_nodes(store, job_key) : release_nodes(store, job_key)) cp.docs.refresh(c);
   if (!j) return false;
   const std::int64_t now = to_us(cp.clock().now());
   if (result.stopped == StopReason::kRequeue) {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 15, "Measure and report": jobs through Slurm beside the same jobs on simulated clusters.
-#   slurm_jobs_bench.sh BATCHAI_EXE [--quick]
+#   slurm_jobs_bench.sh BATCHAI_EXE [--quick]    (BENCH_REPS=N: N latency repetitions per backend)
 # (a) latency of a 2-node trivial job, create -> running and create -> succeeded, per backend;
 # (b) 100 trivial jobs through Slurm from 10 shells (--quick: 20 from 4): all listed, all
 #     succeeded, one distinct Slurm id each, one jobcomp record per id (none lost, none run twice);
@@ -26,6 +26,8 @@ export PORT_BASE=${PORT_BASE:-18600}
 export BATCHAI_SIM_DELAY_S=0
 
 if [ "$QUICK" = 1 ]; then REPS=2; SHELLS=4; PER_SHELL=5; else REPS=5; SHELLS=10; PER_SHELL=10; fi
+REPS=${BENCH_REPS:-$REPS}  # more repetitions of (a) when asked
+[[ "$REPS" =~ ^[1-9][0-9]?$ ]] || { echo "BENCH_REPS must be 1 to 99, not '$REPS'" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/slurm-jobs-bench.XXXXXX")
 chmod 755 "$WORK"   # slurmd and munged (other users when run as root) read below it
@@ -139,9 +141,20 @@ measure_raw() {
   secs "$t0" "$t" >> "$WORK/a-raw-done"
 }
 : > "$WORK/a-raw-run"; : > "$WORK/a-raw-done"
+# Both Slurm jobs start from an idle partition: a job submitted while the last one's nodes are
+# still completing waits for the scheduler's next pass, and whichever came second would pay it.
+wait_idle_partition() {
+  local limit=$((SECONDS + 30))
+  while [ "$SECONDS" -lt "$limit" ]; do
+    [ -z "$(sinfo -h -N -p batchai -o %T | grep -v '^idle$')" ] && return 0
+    sleep 0.05
+  done
+}
 for r in $(seq 1 "$REPS"); do
+  wait_idle_partition
   measure slurm "$SLURM_HOME" "lat$r"
   measure sim "$SIM_HOME" "lat$r"
+  wait_idle_partition
   measure_raw
 done
 for kind in slurm raw sim; do
