@@ -194,7 +194,8 @@ def hostile_script(path):
     with open(path, "w") as f:
         f.write(r"""#!/bin/bash
 # The hostile-output job: markup, ANSI, '\r' progress, NUL, invalid UTF-8, U+202E, a 1 MB line;
-# each after the test's go file: gobig = the 1 MB line, go1 = a line, go3 = an epoch, go2 = the end.
+# each after the test's go file: gobig = the 1 MB line, go1 = a line, go3 = an epoch, gocap = 30,000
+# numbered lines (past the pane's 20,000), go2 = the end.
 d="$1"
 printf 'HOSTILE-START\n'
 printf '<script>alert(1)</script>\n<img src=x onerror=alert(2)>\n</pre>\n"><svg onload=alert(3)>\n'
@@ -213,6 +214,9 @@ while [ ! -e "$d/go3" ]; do sleep 0.02; done
 m="$AZ_BATCHAI_STDOUTERR_DIR/metrics.json"
 printf '{"epochs":[{"epoch":1,"loss":2.2,"acc":0.2,"val_loss":2.3,"val_acc":0.18,"lr":0.0001,"seconds":1,"images_per_sec":100},{"epoch":2,"loss":1.9,"acc":0.3,"val_loss":2.0,"val_acc":0.27,"lr":0.0001,"seconds":1,"images_per_sec":110}]}\n' > "$m.tmp"
 mv "$m.tmp" "$m"
+while [ ! -e "$d/gocap" ]; do sleep 0.02; done
+seq -f 'CAP-%05g' 1 30000
+printf 'CAP-END\n'
 while [ ! -e "$d/go2" ]; do sleep 0.02; done
 printf 'HOSTILE-DONE\n'
 """)
@@ -330,6 +334,15 @@ def check_hostile_job(srv, b, work, out):
     figure("epoch point: metrics.json -> visible (s)", waited)
     assert waited <= LIMIT_S
 
+    # 30,000 more lines: the pane keeps the newest 20,000 at most (and ~2 MB), dropping the oldest.
+    open(os.path.join(ctl, "gocap"), "w").close()
+    until("the end of 30,000 lines in the log pane", lambda: b.js(LOG_HAS, "CAP-END"), 30)
+    text = b.js(LOG)["text"]
+    lines = text.count("\n")
+    figure("log pane after 30,000 more lines: lines kept", lines, "%d")
+    assert lines <= 20000 and len(text) <= 2000000, (lines, len(text))
+    assert "\nCAP-30000\n" in text and "\nCAP-00001\n" not in text and "HOSTILE-START" not in text
+
     # Back to the list (no reload), then the end of the job: CLI and page.
     b.go_hash("#/jobs/rg-ui/ws/exp")
     until("the list again", lambda: b.js(ROW, "hostile"), 5)
@@ -357,8 +370,9 @@ def check_hostile_job(srv, b, work, out):
     assert not b.js(LOG_HAS, "HOSTILE-START"), "the pane should start at the tail"
     before = b.js("return document.querySelector('pre.log').textContent.length")
     b.js("document.querySelector('button.earlier').click()")
-    # (up to 64 KiB: the server cuts an answer to fit 64 KiB of JSON)
-    until("an earlier chunk", lambda: b.js("return document.querySelector('pre.log').textContent.length") > before + 60000, 10)
+    # (up to 64 KiB: the server cuts an answer to fit 64 KiB of JSON, where each newline of the
+    # short CAP lines takes two bytes)
+    until("an earlier chunk", lambda: b.js("return document.querySelector('pre.log').textContent.length") > before + 50000, 10)
     assert b.js(LOG)["elements"] == 0
     check_quiet(b)
     print("hostile job: states %s, text only, no dialog, no console error, no CSP violation" % " -> ".join(order))
