@@ -327,23 +327,27 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
     const Backends& backends = cp_.backends();
     out.engine = backends.of(row).engine_name();
     out.allocation_state = value_or<std::string>(row.doc, "allocationState", "");
-    auto st = store.prepare(
-        "SELECT n.node_id, n.state, e.name, j.name, j.job_key FROM nodes n "
-        "LEFT JOIN jobs j ON j.job_key = n.job_key LEFT JOIN experiments e ON e.id = j.experiment_id "
-        "WHERE n.cluster_id = ? ORDER BY n.ordinal LIMIT ?");
-    st.bind(1, row.id).bind(2, static_cast<std::int64_t>(limit));
-    std::map<std::string, std::optional<std::int64_t>> engine_ids;  // by job key: a job's nodes share one
-    while (st.step()) {
+    // Each engine names its own nodes (Slurm's node names on a Slurm cluster); a job's nodes
+    // share one lookup of its name and engine job id.
+    std::map<std::string, DashboardNode> job_of;
+    for (auto& node : backends.of(row).nodes_with_jobs(row, limit)) {
       DashboardNode n;
-      n.node_id = st.text(0);
-      n.state = st.text(1);
-      n.job_experiment = st.optional_text(2);
-      n.job_name = st.optional_text(3);
-      if (auto key = st.optional_text(4)) {
-        auto [it, added] = engine_ids.try_emplace(*key);
-        if (added)
-          if (auto job = jobs_detail::load_job_by_key(store, *key)) it->second = backends.of(*job).engine_job_id(*job);
-        n.engine_job_id = it->second;
+      n.node_id = std::move(node.name);
+      n.state = std::move(node.state);
+      if (node.job_key) {
+        auto [it, added] = job_of.try_emplace(*node.job_key);
+        if (added) {
+          auto st = store.prepare("SELECT e.name, j.name FROM jobs j JOIN experiments e ON e.id = j.experiment_id WHERE j.job_key = ?");
+          st.bind(1, *node.job_key);
+          if (st.step()) {
+            it->second.job_experiment = st.text(0);
+            it->second.job_name = st.text(1);
+          }
+          if (auto job = jobs_detail::load_job_by_key(store, *node.job_key)) it->second.engine_job_id = backends.of(*job).engine_job_id(*job);
+        }
+        n.job_experiment = it->second.job_experiment;
+        n.job_name = it->second.job_name;
+        n.engine_job_id = it->second.engine_job_id;
       }
       out.nodes.push_back(std::move(n));
     }

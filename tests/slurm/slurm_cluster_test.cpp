@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "batchai/control_plane/dashboard_reads.hpp"
 #include "control_plane/fixture.hpp"
 #include "engine/slurm/slurm_clusters.hpp"
 #include "slurm_test_util.hpp"
@@ -96,6 +97,30 @@ TEST_F(SlurmCluster, CreateOnThePartitionShowsItsThreeIdleNodes) {
     EXPECT_EQ(n["port"], 22);
   }
   EXPECT_EQ(names, (std::set<std::string>{"node1", "node2", "node3"}));
+}
+
+TEST_F(SlurmCluster, TheDashboardShowsSlurmsNodesAndTheSlurmJobOnEach) {
+  cp_->clusters().create(slurm_options("sc"));
+  cp_->experiments().create(ws_, "exp");
+  // A job running on node2 as its runner records it (no sbatch here: the row is what is read).
+  cp_->store().write([&] {
+    cp_->store()
+        .prepare(
+            "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, created_us, "
+            "doc, private) SELECT '00000000-0000-4000-8000-0000000000aa', e.id, c.id, 'onnode2', 'onNode2', 'running', 1, "
+            "1, 1, '{}', '{\"nodes\": [\"node2\"], \"slurm\": {\"jobId\": 4242}}' FROM experiments e, clusters c "
+            "WHERE e.name = 'exp' AND c.name = 'sc'")
+        .run();
+  });
+  const auto view = DashboardReads(*cp_).cluster_nodes(ws_, "sc", 1000);
+  EXPECT_EQ(view.engine, "slurm");
+  std::map<std::string, std::string> jobs;
+  for (const auto& n : view.nodes) {
+    EXPECT_EQ(n.state, "idle") << n.node_id;  // as the last sinfo saw them
+    jobs[n.node_id] = n.job_name ? *n.job_name + "/" + std::to_string(n.engine_job_id.value_or(0)) : "";
+  }
+  EXPECT_EQ(jobs, (std::map<std::string, std::string>{{"node1", ""}, {"node2", "onNode2/4242"}, {"node3", ""}}));
+  EXPECT_EQ(DashboardReads(*cp_).cluster_nodes(ws_, "sc", 2).nodes.size(), 2u);  // bounded
 }
 
 TEST_F(SlurmCluster, NodeListShowsEachNodesNodeAddr) {

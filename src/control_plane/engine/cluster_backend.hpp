@@ -33,6 +33,13 @@ struct NewCluster {
   int desired_nodes = 0;   // what the scale settings ask for now
 };
 
+// A node as the engine names it, its state in the API's words, and the job it runs (the key of an
+// unfinished job, when one holds it).
+struct EngineNode {
+  std::string name, state;
+  std::optional<std::string> job_key;
+};
+
 class ClusterBackend {
  public:
   virtual ~ClusterBackend() = default;
@@ -59,6 +66,9 @@ class ClusterBackend {
   virtual void refresh_counts(ClusterRow& cluster) = 0;
   // `cluster node list`.
   virtual Json list_nodes(const ClusterRow& cluster) = 0;
+  // The cluster's nodes for the dashboard, at most `limit`, each with its job: from the store
+  // only (what the last reconcile saw), inside the caller's read transaction.
+  virtual std::vector<EngineNode> nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const = 0;
   // `cluster node exec` (job: null) and `job node exec` (options.node_id is set and is one of
   // the job's nodes).
   virtual void exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) = 0;

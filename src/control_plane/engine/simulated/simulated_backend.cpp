@@ -110,6 +110,14 @@ Json SimulatedBackend::list_nodes(const ClusterRow& cluster) {
   });
 }
 
+std::vector<EngineNode> SimulatedBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
+  std::vector<EngineNode> out;
+  auto st = cx_.store().prepare("SELECT node_id, state, job_key FROM nodes WHERE cluster_id = ? ORDER BY ordinal LIMIT ?");
+  st.bind(1, cluster.id).bind(2, static_cast<std::int64_t>(limit));
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.optional_text(2)});
+  return out;
+}
+
 void SimulatedBackend::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow*) {
   const Json nodes = list_nodes(cluster);
   if (nodes.empty()) throw InvalidArgument("No nodes available in the cluster");

@@ -21,6 +21,7 @@ class SimulatedBackend final : public ClusterBackend {
   void start_work(std::int64_t cluster_id) override;
   void refresh_counts(ClusterRow& cluster) override;
   Json list_nodes(const ClusterRow& cluster) override;
+  std::vector<EngineNode> nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const override;
   void exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) override;
   void check_supported(const ClusterRow&, const std::string&) const override {}
   void remove(const ClusterRow& cluster) override;

@@ -1,5 +1,7 @@
 #include "slurm_backend.hpp"
 
+#include <map>
+
 #include "batchai/slurm/states.hpp"
 #include "jobs/job_rows.hpp"
 #include "slurm_clusters.hpp"
@@ -48,6 +50,30 @@ void SlurmBackend::step(const ClusterRow& cluster, std::int64_t) {
 }
 
 Json SlurmBackend::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
+
+std::vector<EngineNode> SlurmBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
+  // Which node runs which job: the allocations the runners recorded (a job's "nodes").
+  std::map<std::string, std::string> job_on;
+  auto st = env_.store().prepare(
+      "SELECT job_key, private FROM jobs WHERE cluster_id = ? AND state IN ('running', 'terminating')");
+  st.bind(1, cluster.id);
+  while (st.step()) {
+    const Json nodes = parse_doc(st.text(1)).value("nodes", Json());
+    if (!nodes.is_array()) continue;
+    for (const auto& n : nodes)
+      if (n.is_string()) job_on.emplace(n.get<std::string>(), st.text(0));
+  }
+  std::vector<EngineNode> out;
+  const Json& slurm = cluster.private_data.is_object() ? cluster.private_data.value("slurm", Json()) : Json();
+  if (!slurm.is_object() || !slurm.contains("nodes") || !slurm["nodes"].is_array()) return out;
+  for (const auto& n : slurm["nodes"]) {  // Slurm's node names and states as the last sinfo saw them
+    if (out.size() >= limit) break;
+    EngineNode node{value_or<std::string>(n, "name", ""), value_or<std::string>(n, "state", ""), std::nullopt};
+    if (auto it = job_on.find(node.name); it != job_on.end()) node.job_key = it->second;
+    out.push_back(std::move(node));
+  }
+  return out;
+}
 
 void SlurmBackend::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) {
   // A job's node: a step in its allocation (its node list is empty unless it runs).

@@ -22,6 +22,7 @@ class SlurmBackend final : public ClusterBackend {
   void start_work(std::int64_t) override {}
   void refresh_counts(ClusterRow&) override {}  // sinfo's, at reconcile (refresh_slurm_clusters)
   Json list_nodes(const ClusterRow& cluster) override;
+  std::vector<EngineNode> nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const override;
   void exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) override;
   void check_supported(const ClusterRow& cluster, const std::string& what) const override;
   void remove(const ClusterRow&) override {}  // its jobs are cancelled as they end
