@@ -261,8 +261,8 @@ std::vector<pid_t> JobProcesses::members(const std::set<pid_t>& tasks, const std
     for (pid_t pid : read_pids(cgroup_ / "cgroup.procs")) found.insert(pid);
   if (safe_key(key_))
     for (const auto& p : procs)
-      if (p.pid > 1 && p.pid != self && p.state != 'Z' && p.start_ticks >= started_ticks_ && !found.count(p.pid) &&
-          process_has_env(p.pid, kJobKeyVariable, key_))
+      if (p.pid > 1 && p.pid != self && p.state != 'Z' && (p.start_ticks == 0 || p.start_ticks >= started_ticks_) &&
+          !found.count(p.pid) && process_has_env(p.pid, kJobKeyVariable, key_))
         found.insert(p.pid);
   if (supervisor_) {
     // Below our children that are tasks or job processes: everything, marked or not.

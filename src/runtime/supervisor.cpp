@@ -121,10 +121,10 @@ class Runner {
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (!codes[i]) running.push_back(pids[i]);
       }
-      const auto wait = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now) +
-                                     std::chrono::milliseconds(1),
-                                 options_.longest_wait);
-      auto exited = launcher_.wait_any(running, wait);
+      const auto limit = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now) +
+                                      std::chrono::milliseconds(1),
+                                  options_.longest_wait);
+      auto exited = launcher_.wait_any(running, limit);
       if (!exited) continue;
       const auto i = static_cast<std::size_t>(std::find(pids.begin(), pids.end(), exited->first) - pids.begin());
       codes[i] = exited->second.exit_code;

@@ -76,7 +76,8 @@ class JobProcesses {
   std::filesystem::path cgroup_;
   bool supervisor_ = false;  // this process is the job's subreaper
   // Only processes started since (clock ticks since boot) can carry the marker: older ones are
-  // not read for it. 0 for whoever did not make the containment (start unknown).
+  // not read for it (one whose start could not be read always is). 0 for whoever did not make
+  // the containment (start unknown).
   unsigned long long started_ticks_ = 0;
   std::string fallback_why_;
 };
