@@ -131,6 +131,7 @@ int ControlPlane::run_in_slurm_allocation(const std::string& job_key) {
 }
 
 void ControlPlane::reconcile() { parts_->reconciler.reconcile(); }
+void ControlPlane::reconcile(const ClusterScope& scope) { parts_->reconciler.reconcile(scope); }
 std::uint64_t ControlPlane::reconcile_count() const { return parts_->reconciler.count(); }
 const NodeLayout& ControlPlane::layout() const { return parts_->cx.layout(); }
 ProcessLauncher& ControlPlane::launcher() { return parts_->cx.launcher(); }

@@ -16,6 +16,7 @@
 #include "rows.hpp"
 #include "jobs/job_rows.hpp"
 #include "node_mounts.hpp"
+#include "reconciler.hpp"
 #include "store.hpp"
 
 namespace batchai::control_plane {
@@ -65,7 +66,12 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     auto row = load_cluster(store, cluster);
     if (!row) continue;
     if (const ClusterBackend& engine = backends.of(*row); engine.schedules_itself()) {
-      jobs[i].wait_reason = engine.queue_reason(*row);
+      auto st = store.prepare(std::string(jobs_detail::kJobColumns) + "WHERE id = ?");
+      st.bind(1, ids[i]);
+      if (!st.step()) continue;
+      const EngineQueuePlace place_in_engine = engine.queue_place(*row, jobs_detail::read_job(st));
+      jobs[i].queue_position = place_in_engine.position;
+      jobs[i].wait_reason = place_in_engine.reason;
       continue;
     }
     if (!place.count(cluster)) {
@@ -229,8 +235,11 @@ void read_node_states(Store& store, Fnv& version) {
 
 }  // namespace
 
-DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t max_experiments) {
-  cp_.reconcile();
+DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t max_experiments, bool ask_engines) {
+  if (ask_engines)
+    cp_.reconcile(ClusterScope::of_home(cp_.store(), max_clusters));
+  else
+    cp_.reconcile();
   Store& store = cp_.store();
   return store.read([&] {
     DashboardOverview out;
@@ -245,8 +254,11 @@ DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t
 }
 
 DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::string& experiment, const std::string& state,
-                                      std::int64_t page, std::int64_t limit) {
-  cp_.reconcile();
+                                      std::int64_t page, std::int64_t limit, bool ask_engines) {
+  if (ask_engines)
+    cp_.reconcile(ClusterScope::of_experiment(cp_.store(), where, experiment));
+  else
+    cp_.reconcile();
   Store& store = cp_.store();
   return store.read([&] {
     DashboardJobPage out;

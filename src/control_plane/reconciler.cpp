@@ -122,4 +122,14 @@ ClusterScope ClusterScope::of_experiment(Store& store, const WorkspaceRef& where
   });
 }
 
+ClusterScope ClusterScope::of_home(Store& store, std::size_t limit) {
+  return store.read([&] {
+    ClusterScope out;
+    auto st = store.prepare("SELECT id, private FROM clusters ORDER BY id LIMIT ?");
+    st.bind(1, static_cast<std::int64_t>(limit));
+    while (st.step()) out.clusters.push_back(scoped(st));
+    return out;
+  });
+}
+
 }  // namespace batchai::control_plane

@@ -28,6 +28,8 @@ struct ClusterScope {
   static ClusterScope of_job(Store& store, const JobRef& ref);
   // The clusters of the experiment's unfinished jobs.
   static ClusterScope of_experiment(Store& store, const WorkspaceRef& where, const std::string& experiment);
+  // The first `limit` clusters of the home (row order).
+  static ClusterScope of_home(Store& store, std::size_t limit);
 };
 
 class Reconciler {

@@ -106,6 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void on_head(beast::error_code ec) {
     if (aborted_) return;
+    head_read_ = Clock::now();
     if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
       input_pending_ = true;
       return refuse(431, nullptr);
@@ -253,6 +254,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (res.close) keep_alive_ = false;
     const auto status = static_cast<unsigned>(res.status);
     const bool bodiless = request_.method == "HEAD" || status == 204 || status == 304;
+    answer_status_ = res.status;
+    answer_bytes_ = bodiless ? 0 : res.file ? res.file->length : res.body.size();
+    logged_ = false;
     lowest().expires_after(ctx_.limits.write_progress);
     auto self = shared_from_this();
     if (res.file && !bodiless) return stream_file(std::move(res));
@@ -294,7 +298,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     } else {
       const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, file_.length - sent_));
       const ssize_t got = ::pread(file_.fd->get(), piece_.data(), want, static_cast<off_t>(file_.offset + sent_));
-      if (got <= 0) return abort();  // the file shrank under us: the answer cannot be finished
+      if (got <= 0) {  // the file shrank under us: the answer cannot be finished
+        log_answer(false);
+        return abort();
+      }
       body.data = piece_.data();
       body.size = static_cast<std::size_t>(got);
       body.more = true;
@@ -309,7 +316,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
+  // One access log line per answer, written once it is sent (or given up).
+  void log_answer(bool completed) {
+    if (logged_ || !ctx_.access_log) return;
+    logged_ = true;
+    ctx_.access_log->record({peer_, request_.method, request_.path, answer_status_, answer_bytes_,
+                             std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - head_read_),
+                             completed});
+  }
+
   void after_write(beast::error_code ec) {
+    log_answer(!ec && !aborted_);
     serializer_.reset();
     streamed_.reset();
     file_ = FileBody{};
@@ -371,6 +388,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> text_;
   std::optional<http::request_parser<SpoolBody>> spool_;
   Clock::time_point body_started_;
+  Clock::time_point head_read_;    // the access log's duration starts here
+  int answer_status_ = 0;
+  std::uint64_t answer_bytes_ = 0;
+  bool logged_ = true;             // nothing to log until an answer is written
   FileBody file_;
   std::uint64_t sent_ = 0;
   std::vector<char> piece_;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "access_log.hpp"
 #include "batchai/serve/server.hpp"  // HttpLimits
 #include "connection_registry.hpp"
 #include "http_server.hpp"
@@ -21,6 +22,7 @@ struct TransportContext {
   std::filesystem::path spool_dir;
   std::unique_ptr<WorkerPool> workers;
   std::unique_ptr<ConnectionRegistry> registry;
+  std::unique_ptr<AccessLog> access_log;  // null: none
 };
 
 // Takes over an accepted socket (its executor a strand); lives as long as its operations do.

@@ -52,7 +52,9 @@ struct HttpServer::Impl : TransportContext {
 
   Impl(const HttpEndpoint& endpoint, const HttpLimits& l, HttpHandler& h)
       : TransportContext{l, h, endpoint.spool_dir, std::make_unique<WorkerPool>(l.workers, l.queued_requests),
-                         std::make_unique<ConnectionRegistry>(l.max_connections, l.max_connections_per_peer)},
+                         std::make_unique<ConnectionRegistry>(l.max_connections, l.max_connections_per_peer),
+                         endpoint.access_log.empty() ? nullptr
+                                                     : std::make_unique<AccessLog>(endpoint.access_log, l.max_access_log_bytes)},
         ioc(static_cast<int>(l.io_threads == 0 ? 1 : l.io_threads)) {
     boost::system::error_code ec;
     tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |

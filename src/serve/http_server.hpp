@@ -39,6 +39,7 @@ struct HttpEndpoint {
   std::filesystem::path cert;
   std::filesystem::path key;
   std::filesystem::path spool_dir;  // where spooled bodies are written (unlinked at once)
+  std::filesystem::path access_log;  // empty: none (access_log.hpp)
 };
 
 class HttpServer {

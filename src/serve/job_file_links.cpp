@@ -16,7 +16,6 @@
 namespace batchai::serve {
 namespace {
 
-constexpr std::string_view kPrefix = "/batchai-files/";
 // A link's token is a few hundred bytes; a longer path is refused before any decoding.
 constexpr std::size_t kMaxTokenBytes = 4096;
 
@@ -84,7 +83,7 @@ void answer(const HttpRequest& req, HttpResponse& res, const Identity& identity,
             control_plane::ControlPlane& cp, std::int64_t now_s) {
   if (req.method != "GET" && req.method != "HEAD")
     return reply_storage_error(res, 400, "UnsupportedHttpVerb", "A job file link serves GET and HEAD only.");
-  const std::string_view token = std::string_view(req.path).substr(kPrefix.size());
+  const std::string_view token = std::string_view(req.path).substr(kJobFileLinkPrefix.size());
   const auto dot = token.rfind('.');
   if (token.size() > kMaxTokenBytes || dot == std::string_view::npos)
     return forbidden(res, "the link is not one this server made.");
@@ -129,17 +128,17 @@ std::string job_file_url(const Identity& identity, const std::string& base, cons
   const Json a = {link.job.where.resource_group, link.job.where.workspace, link.job.experiment, link.job.name,
                   link.directory_id, link.path, link.file, link.expires_s};
   const std::string payload = base64url_encode(a.dump());
-  return base + std::string(kPrefix) + payload + "." + link_signature(identity, payload);
+  return base + std::string(kJobFileLinkPrefix) + payload + "." + link_signature(identity, payload);
 }
 
 std::string mount_file_url(const Identity& identity, const std::string& base, const MountFileLink& link) {
   const Json a = {std::string(link.job_root ? kMountJob : kMountCluster), link.job.where.resource_group, link.job.where.workspace,
                   link.job.experiment, link.job.name, link.expires_s, link.mount_path};
   const std::string payload = base64url_encode(a.dump());
-  return base + std::string(kPrefix) + payload + "." + link_signature(identity, payload);
+  return base + std::string(kJobFileLinkPrefix) + payload + "." + link_signature(identity, payload);
 }
 
-bool is_job_file_request(const HttpRequest& req) { return req.path.rfind(kPrefix, 0) == 0; }
+bool is_job_file_request(const HttpRequest& req) { return req.path.rfind(kJobFileLinkPrefix, 0) == 0; }
 
 void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
                      control_plane::ControlPlane& cp, std::int64_t now_s) {

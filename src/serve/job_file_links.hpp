@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "http_message.hpp"
 
@@ -14,6 +15,9 @@
 #include "batchai/serve/server.hpp"
 
 namespace batchai::serve {
+
+// Every link's path starts so; its signature is in the path (the access log leaves it out).
+inline constexpr std::string_view kJobFileLinkPrefix = "/batchai-files/";
 
 struct JobFileLink {
   control_plane::JobRef job;

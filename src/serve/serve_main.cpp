@@ -66,6 +66,9 @@ int run_serve_main(const ServeOptions& options) {
   config.port = options.port;
   config.cert_file = options.cert_file;
   config.key_file = options.key_file;
+  if (!options.no_access_log)
+    config.access_log = options.access_log.empty() ? config_home.home / "serve" / "access.log"
+                                                   : std::filesystem::path(options.access_log);
   Server server(std::move(config));
 
   std::cout << server.client_setup_lines() << std::flush;

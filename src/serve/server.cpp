@@ -91,6 +91,8 @@ struct Server::Impl : HttpHandler {
   Operations operations;
   WireCache job_wire;                // jobs' wire text for GET …/jobs (wire_cache.hpp)
   UsedUiLogins ui_logins;            // dashboard links already exchanged (ui_auth.hpp)
+  RateGate ui_overview_engines{std::chrono::milliseconds(500)};
+  RateGate ui_jobs_engines{std::chrono::milliseconds(500)};
   std::unique_ptr<HttpServer> http;  // last: it calls back into the members above
 
   explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
@@ -134,7 +136,7 @@ struct Server::Impl : HttpHandler {
       }
       // The dashboard: its cookie, never the bearer token; its answers carry its own headers.
       if (is_ui_request(req)) {
-        UiContext ui{identity, port, config.host, ui_logins, pool, base};
+        UiContext ui{identity, port, config.host, ui_logins, pool, base, ui_overview_engines, ui_jobs_engines};
         handle_ui(req, res, ui, static_cast<std::int64_t>(std::time(nullptr)));
         return res;
       }
@@ -195,7 +197,7 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
   const std::filesystem::path spool = dir / "uploads";
   std::filesystem::create_directories(spool);
   std::filesystem::permissions(spool, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
-  s.http = std::make_unique<HttpServer>(HttpEndpoint{s.config.host, s.config.port, s.cert, s.key, spool},
+  s.http = std::make_unique<HttpServer>(HttpEndpoint{s.config.host, s.config.port, s.cert, s.key, spool, s.config.access_log},
                                         s.config.limits, s);
   s.port = s.http->port();
   s.base = "https://localhost:" + std::to_string(s.port);

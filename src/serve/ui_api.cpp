@@ -41,7 +41,8 @@ bool append_within(Json& array, Json item, std::size_t& budget) {
 Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& not_modified) {
   auto lease = ui.pool.borrow();  // held while the reads use its control plane
   cp::DashboardReads reads(*lease);
-  const cp::DashboardOverview o = reads.overview(kMaxClusters, kMaxExperiments);
+  const cp::DashboardOverview o =
+      reads.overview(kMaxClusters, kMaxExperiments, ui.overview_engines.take(std::chrono::steady_clock::now()));
   const std::string etag = "\"" + o.version + "\"";
   res.set_header("ETag", etag);
   res.set_header("Cache-Control", "no-cache");
@@ -97,7 +98,8 @@ Json jobs(const HttpRequest& req, UiContext& ui) {
   const std::int64_t page = ui_count(req, "page", 1000000).value_or(0);
   auto lease = ui.pool.borrow();  // held while the reads use its control plane
   cp::DashboardReads reads(*lease);
-  const cp::DashboardJobPage p = reads.jobs(where, experiment, state, page, limit);
+  const cp::DashboardJobPage p =
+      reads.jobs(where, experiment, state, page, limit, ui.jobs_engines.take(std::chrono::steady_clock::now()));
   Json rows = Json::array();
   for (const auto& j : p.jobs)
     rows.push_back({{"name", j.name},

@@ -7,6 +7,7 @@
 
 #include "control_plane_pool.hpp"
 #include "http_message.hpp"
+#include "rate_gate.hpp"
 #include "ui_auth.hpp"
 
 namespace batchai::serve {
@@ -18,6 +19,10 @@ struct UiContext {
   UsedUiLogins& logins;
   ControlPlanePool& pool;
   std::string base;           // https://localhost:PORT (file links)
+  // The overview and the job list ask the engines (Slurm) when these allow it: at most twice a
+  // second for the whole server, however many tabs poll; otherwise they show the stored state.
+  RateGate& overview_engines;
+  RateGate& jobs_engines;
 };
 
 // /ui and everything under /ui/.

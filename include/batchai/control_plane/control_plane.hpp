@@ -61,6 +61,7 @@ struct Services {
 
 class AutoStorage;
 class Backends;
+struct ClusterScope;
 struct Parts;
 
 class ControlPlane {
@@ -97,6 +98,9 @@ class ControlPlane {
   // Brings simulated state up to clock().now(): provisioning, allocation, node preparation, then
   // the job scheduler. It asks no engine (Slurm) anything; the services scope that themselves.
   void reconcile();
+  // The same, also asking the engines of the clusters in `scope` (reconciler.hpp), each within
+  // its engine's bound: for the control plane's own read models.
+  void reconcile(const ClusterScope& scope);
   // How many times a reconcile ran (tests: one command reconciles once).
   std::uint64_t reconcile_count() const;
 

@@ -78,11 +78,14 @@ class DashboardReads {
  public:
   explicit DashboardReads(ControlPlane& cp) : cp_(cp) {}
 
-  DashboardOverview overview(std::size_t max_clusters, std::size_t max_experiments);
+  // Every read first brings simulated state up to now; with `ask_engines` also the state of the
+  // clusters shown (overview) or of the experiment's unfinished jobs (jobs) from their engines
+  // (Slurm: sinfo, squeue, within its bound), which a caller polling it should ration.
+  DashboardOverview overview(std::size_t max_clusters, std::size_t max_experiments, bool ask_engines = false);
   // One page (`page` from 0) of `limit` jobs, newest first; `state` empty: every state.
   // NotFound when the experiment is not there.
   DashboardJobPage jobs(const WorkspaceRef& where, const std::string& experiment, const std::string& state,
-                        std::int64_t page, std::int64_t limit);
+                        std::int64_t page, std::int64_t limit, bool ask_engines = false);
   // The names of the experiment's `limit` newest jobs (newest first) and the state of each.
   std::vector<std::pair<std::string, std::string>> newest_jobs(const WorkspaceRef& where, const std::string& experiment,
                                                                std::int64_t limit);

@@ -12,7 +12,7 @@ constexpr const char* kServePluginFile = "libbatchai_serve.so";
 // Its one exported symbol, of type ServePluginEntry.
 constexpr const char* kServePluginEntry = "batchai_serve_main";
 // Raised whenever ServeOptions, ServePluginError or the entry's signature change.
-constexpr int kServePluginAbi = 2;
+constexpr int kServePluginAbi = 3;
 // What the entry returns, touching nothing else, when `abi` or `options_size` is not its own.
 constexpr int kServePluginAbiMismatch = -1;
 
@@ -30,6 +30,8 @@ struct ServeOptions {
                                    // port the home's running server wrote to $BATCHAI_HOME/serve/port
   std::string cert_file;           // both empty: a self-signed certificate under $BATCHAI_HOME/serve
   std::string key_file;
+  std::string access_log;          // empty: $BATCHAI_HOME/serve/access.log
+  bool no_access_log = false;
 };
 
 // What the entry reports when serving threw: exceptions do not cross the boundary; the

@@ -42,6 +42,7 @@ struct HttpLimits {
   unsigned workers = 8;                               // the routes: SQLite, processes
   std::size_t queued_requests = 256;                  // waiting for a worker: 503 past it
   std::chrono::milliseconds stop_grace{1500};         // stop(): workers get this long to finish
+  std::uint64_t max_access_log_bytes = 16 * 1024 * 1024;  // then it rotates, one old file kept
 };
 
 struct ServerConfig {
@@ -51,6 +52,7 @@ struct ServerConfig {
   int port = 8443;                   // 0: any free port
   std::filesystem::path cert_file;   // both empty: the home's self-signed certificate
   std::filesystem::path key_file;
+  std::filesystem::path access_log;  // empty: no access log
   HttpLimits limits;
 };
 

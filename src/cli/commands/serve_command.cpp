@@ -46,6 +46,10 @@ void register_serve_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--cert", o->cert_file,
                   "PEM certificate (default: a self-signed one made under $BATCHAI_HOME/serve)");
   cmd->add_option("--key", o->key_file, "PEM private key of --cert");
+  cmd->add_option("--access-log", o->access_log,
+                  "File of one line per request with the server's time on it (default: "
+                  "$BATCHAI_HOME/serve/access.log; 16 MiB, then it rotates to FILE.1)");
+  cmd->add_flag("--no-access-log", o->no_access_log, "Write no access log")->excludes("--access-log");
 
   // `batchai serve ui-url [--port P]`: a fresh dashboard link from the home's identity, made by
   // the plugin (which owns the signing) without starting a server.

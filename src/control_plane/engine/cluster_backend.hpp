@@ -33,6 +33,12 @@ struct NewCluster {
   int desired_nodes = 0;   // what the scale settings ask for now
 };
 
+// A queued job's place in its engine's queue (dashboard).
+struct EngineQueuePlace {
+  std::optional<std::int64_t> position;  // 1-based where the engine knows one
+  std::string reason;
+};
+
 // A node as the engine names it, its state in the API's words, and the job it runs (the key of an
 // unfinished job, when one holds it).
 struct EngineNode {
@@ -94,8 +100,9 @@ class ClusterBackend {
   virtual Json job_nodes(const JobRow& job, const ClusterRow* cluster) = 0;
   // The job's id in the engine's own queue (none where batchai is the queue).
   virtual std::optional<std::int64_t> engine_job_id(const JobRow& job) const = 0;
-  // Why a queued job of an engine that schedules itself waits ("" where batchai schedules).
-  virtual std::string queue_reason(const ClusterRow& cluster) const = 0;
+  // Where a queued job of an engine that schedules itself stands and why it waits, read from the
+  // store inside the caller's transaction ({} where batchai schedules).
+  virtual EngineQueuePlace queue_place(const ClusterRow& cluster, const JobRow& job) const = 0;
 
   // ---- reconcile ----
   // Brings the clusters named (row ids of this engine's clusters among others) and their jobs

@@ -118,8 +118,8 @@ std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const
   return s["jobId"].get<std::int64_t>();
 }
 
-std::string SlurmBackend::queue_reason(const ClusterRow& cluster) const {
-  return "Waits in Slurm's queue of " + cluster.name + "; Slurm decides when it starts.";
+EngineQueuePlace SlurmBackend::queue_place(const ClusterRow& cluster, const JobRow& job) const {
+  return slurm_queue_place(env_.store(), cluster, job);
 }
 
 void SlurmBackend::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }

@@ -92,6 +92,18 @@ struct Submitted {
   std::optional<slurm::JobId> id;
 };
 
+// Slurm's reason for a pending job as squeue gives it (a word such as Resources or Priority),
+// kept in the job's private data for the dashboard when it changed; false when it did not.
+bool record_pending_reason(JobRow& job, const std::string& reason) {
+  std::string word;
+  for (char c : reason.substr(0, 64))
+    if (c > 0x20 && c < 0x7f) word += c;
+  Json& entry = slurm_entry(job);
+  if (entry.value("pendingReason", std::string()) == word) return false;
+  entry["pendingReason"] = word;
+  return true;
+}
+
 }  // namespace
 
 bool is_slurm_job(const JobRow& job) {
@@ -106,6 +118,44 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
 }
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
+
+EngineQueuePlace slurm_queue_place(Store& store, const ClusterRow& cluster, const JobRow& job) {
+  if (const auto id = slurm_job_id(job)) {
+    const std::string why = job.private_data["slurm"].value("pendingReason", std::string());
+    return {std::nullopt, "In Slurm's queue as job " + std::to_string(*id) +
+                              (why.empty() || why == "None" ? "" : " (Slurm's reason: " + why + ")") +
+                              "; Slurm decides when it starts."};
+  }
+  // As submit_slurm_jobs reads the queue: the nodes its submitted jobs hold, then the held jobs in order.
+  int in_use = 0;
+  std::int64_t held = 0, position = 0;
+  auto st = store.prepare(std::string(kJobColumns) +
+                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
+                          "ORDER BY priority DESC, created_us, id");
+  st.bind(1, cluster.id);
+  while (st.step()) {
+    const JobRow j = read_job(st);
+    if (!is_slurm_job(j)) continue;
+    if (slurm_job_id(j)) {
+      in_use += j.node_count;
+    } else if (j.state == JobState::kQueued) {
+      ++held;
+      if (j.id == job.id) position = held;
+    }
+  }
+  const int bound = node_bound(cluster);
+  const std::string need = std::to_string(job.node_count) + (job.node_count == 1 ? " node" : " nodes");
+  const std::optional<std::int64_t> place = position > 0 ? std::optional(position) : std::nullopt;
+  if (job.node_count > bound)
+    return {place, "Needs " + need + " but " + cluster.name + " may use at most " + std::to_string(bound) +
+                       " of the partition; it waits (without holding up the others) until the cluster grows."};
+  if (position == 1 && in_use + job.node_count <= bound)
+    return {place, "There is room for it: batchai submits it to Slurm at its next reconcile."};
+  return {place, "Held by batchai until " + cluster.name + " has room for it in Slurm: needs " + need + ", " +
+                     std::to_string(in_use) + " of its " + std::to_string(bound) +
+                     " are taken by its jobs in Slurm; number " + std::to_string(position) +
+                     " of the jobs it holds, by priority then creation time."};
+}
 
 void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
   Store& store = env.store();
@@ -248,6 +298,8 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
           set_state(*job, JobState::kRunning, now);
           job->doc["executionInfo"] = {
               {"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+        } else if (o.state == slurm::JobState::queued && job->state == JobState::kQueued) {
+          if (!record_pending_reason(*job, it->second.reason)) continue;
         } else if (o.state == slurm::JobState::queued && job->state == JobState::kRunning) {
           // A restarted controller that lost the allocation says PENDING while the run goes on (or has
           // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).

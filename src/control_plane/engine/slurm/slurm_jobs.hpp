@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "batchai/slurm/parsers.hpp"
+#include "engine/cluster_backend.hpp"
 #include "jobs/job_rows.hpp"
 #include "slurm_env.hpp"
 
@@ -26,6 +27,11 @@ using detail::SlurmEnv;
 bool is_slurm_job(const JobRow& job);
 // The Slurm job id the job was submitted as; nullopt before submission (or not a Slurm job).
 std::optional<slurm::JobId> slurm_job_id(const JobRow& job);
+
+// Where a queued job of a Slurm cluster stands, from the store (inside the caller's transaction):
+// submitted, Slurm's queue holds it (with Slurm's last pending reason); not yet, batchai holds it
+// until the cluster's bound has room, in submission order (its position among those held).
+EngineQueuePlace slurm_queue_place(Store& store, const ClusterRow& cluster, const JobRow& job);
 
 // The private "slurm" entry of a new job on a cluster standing on `partition`.
 Json new_slurm_job_entry(const std::string& partition);
