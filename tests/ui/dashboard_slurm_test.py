@@ -11,7 +11,9 @@ started and stopped here, also on failure. Then, through Debian's headless Chrom
      Slurm job id, which is the id `squeue` knows it by; the job page shows the same id;
   3. a 3-node job waits: batchai holds it until the cluster has room in Slurm, and its row says so,
      with its position (not yet submitted: `squeue` does not know it);
-  4. both terminated with the CLI: every cell idle again, and no Slurm job left.
+  4. both terminated with the CLI: every cell idle again, and no Slurm job left;
+  5. the tutorial's horovod job of `batchai train` on 2 Slurm nodes: its curves, per-rank phase
+     table and model download on the page, as on a simulated cluster (issue 26 item 8).
 Skips (77) like ui.dashboard without Chromium (fails under CI=true) and without Slurm's daemons."""
 import os
 import shutil
@@ -112,6 +114,10 @@ def check_slurm_cluster(srv, b, out):
     left, _ = ui.until("no Slurm job of the partition left", lambda: squeue("-p", "batchai", "-o", "%i") == "", 60, 0.5)
     ui.until("the cluster's row: 3 idle, 0 running", lambda: b.js(COUNTS, "sc") == "3/0", 10)
     print("terminated: every cell idle, the counts 3 idle, squeue empty")
+
+    # The trainer's side on Slurm: its metrics and manifest reach the page as on a simulated cluster.
+    ui.train_on_page(srv, b, work, "rg", "sc", nodes=2, epochs=2)
+    b.shot(out, "slurm-job.png")
     shutil.rmtree(work, ignore_errors=True)
 
 
