@@ -30,8 +30,15 @@ std::filesystem::path port_file(const control_plane::Settings& settings) { retur
 int print_ui_url(const ServeOptions& options) {
   const auto settings = control_plane::Settings::from_environment();
   const std::filesystem::path dir = settings.home / "serve";
-  if (!std::filesystem::exists(dir / "credentials.json"))
-    throw Error("No server identity under " + dir.string() + ": start `batchai serve` with this BATCHAI_HOME first.");
+  // Never made here: a running server would not know an identity made after it started.
+  if (!std::filesystem::exists(dir / "credentials.json")) {
+    if (std::filesystem::exists(port_file(settings)))
+      throw Error("No server identity under " + dir.string() +
+                  " (credentials.json is gone): a running server keeps the one it started with; restart "
+                  "`batchai serve` to make a new one (its former links, cookies and az logins then stop working).");
+    throw Error("No server identity under " + dir.string() + " (credentials.json): start `batchai serve` with this "
+                "BATCHAI_HOME first.");
+  }
   int port = options.port;
   if (port <= 0) {
     std::ifstream in(port_file(settings));

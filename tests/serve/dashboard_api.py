@@ -352,6 +352,26 @@ def check_ui_url(s):
     print("serve ui-url: ok")
 
 
+def check_credentials_removed(s, home):
+    """credentials.json deleted under a running server: `serve ui-url` refuses (it must not make an
+    identity the server does not know), the server keeps its own, and the file put back works."""
+    creds = os.path.join(home, "serve", "credentials.json")
+    with open(creds, "rb") as f:
+        saved = f.read()
+    os.remove(creds)
+    done = subprocess.run([s.exe, "serve", "ui-url"], env=s.env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and not done.stdout and "credentials.json" in done.stderr, (done.returncode, done.stderr)
+    assert not os.path.exists(creds), "ui-url made a new identity the running server does not know"
+    status, _, _, _ = s.api("overview")
+    assert status == 200, "the running server lost its identity with the file: %d" % status
+    fd = os.open(creds, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(saved)
+    url = s.cli("serve", "ui-url").stdout.strip()
+    assert s.request("GET", s.path_of(url))[0] == 303, "the link of the restored identity does not log in"
+    print("credentials.json removed under the server: ui-url refuses, the server serves on: ok")
+
+
 def main():
     exe = os.path.abspath(sys.argv[1])
     home = tempfile.mkdtemp(prefix="batchai-ui-")
@@ -366,6 +386,7 @@ def main():
         check_queue(s, answers)
         check_bad_parameters(s)
         check_ui_url(s)
+        check_credentials_removed(s, home)
         for raw in answers:
             assert SECRET_VALUE.encode() not in raw and ADMIN_PASSWORD.encode() not in raw and key.encode() not in raw
             assert len(raw) <= 65536
