@@ -132,29 +132,13 @@ def main():
         sys.exit(1)
     os.environ["SLURM_CONF"] = os.path.join(base, "etc", "slurm.conf")
     work = tempfile.mkdtemp(prefix="batchai-ui-slurm-")
-    srv = b = None
-    ok = False
     t0 = time.monotonic()
     try:
-        srv = ui.Server(exe, os.path.join(work, "batchai"), work)
-        b = ui.Browser(work)
-        ui.check_login(srv, b)
-        check_slurm_cluster(srv, b, out)
-        ok = True
+        with ui.page_session(exe, work, out, "slurm-failure.png") as (srv, b):
+            ui.check_login(srv, b)
+            check_slurm_cluster(srv, b, out)
     finally:
-        if b and not ok:
-            try:
-                b.shot(out, "slurm-failure.png")
-            except Exception:  # noqa: BLE001  the browser may be gone
-                pass
-        if b:
-            b.d.quit()
-        if srv:
-            srv.stop()
-            if not ok:
-                print("serve stderr (tail):\n  " + "\n  ".join(srv.stderr[-20:]))
         subprocess.run(["bash", SLURM_SH, "stop", base], capture_output=True)
-        shutil.rmtree(work, ignore_errors=True)
     ui.figure("total (s)", time.monotonic() - t0, "%.1f")
     print("PASS")
 

@@ -19,6 +19,7 @@ skips (exit 77), but under CI=true it fails. Steps:
      total shown; page weight <= 150 KB; every /ui/api answer <= 64 KiB.
   7. Every request the browser made went to the server's origin.
 Screenshots go to OUTPUT_DIR; with BATCHAI_UI_DOCS_SCREENSHOT=path one also goes there."""
+import contextlib
 import glob
 import json
 import os
@@ -592,17 +593,38 @@ def check_origin(b, origins):
     print("%d requests, all to the server's origin" % len(urls))
 
 
-def main():
-    exe, seed, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
-    os.makedirs(out, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="batchai-ui-")
+@contextlib.contextmanager
+def page_session(exe, work, out, failure_png):
+    """`batchai serve` on a fresh home under `work` and a browser; on failure a screenshot
+    (out/failure_png) and the tail of serve's stderr; both ended, and `work` removed, after."""
     srv = b = None
-    t_start = time.monotonic()
     ok = False
     try:
         srv = Server(exe, os.path.join(work, "batchai"), work)
         b = Browser(work)
-        second = None
+        yield srv, b
+        ok = True
+    finally:
+        if b and not ok:
+            try:
+                b.shot(out, failure_png)
+            except Exception:  # noqa: BLE001  the browser may be gone
+                pass
+        if b:
+            b.d.quit()
+        if srv:
+            srv.stop()
+            if not ok:
+                print("serve stderr (tail):\n  " + "\n  ".join(srv.stderr[-20:]))
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    exe, seed, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    os.makedirs(out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="batchai-ui-")
+    t_start = time.monotonic()
+    with page_session(exe, work, out, "failure.png") as (srv, b):
         for step in [lambda: check_login(srv, b), lambda: check_cluster(srv, b, out),
                      lambda: check_hostile_job(srv, b, work, out), lambda: check_training_job(srv, b, work, out),
                      lambda: check_idle(b, "#/", "overview"), lambda: check_hidden_tab(b)]:
@@ -613,20 +635,6 @@ def main():
         second = check_scale(exe, seed, work, b, out)
         print("    (%.1f s)" % (time.monotonic() - t0))
         check_origin(b, [srv.base, second])
-        ok = True
-    finally:
-        if b and not ok:
-            try:
-                b.shot(out, "failure.png")
-            except Exception:  # noqa: BLE001  the browser may be gone
-                pass
-        if b:
-            b.d.quit()
-        if srv:
-            srv.stop()
-            if not ok:
-                print("serve stderr (tail):\n  " + "\n  ".join(srv.stderr[-20:]))
-        shutil.rmtree(work, ignore_errors=True)
     figure("total (s)", time.monotonic() - t_start, "%.1f")
     with open(os.path.join(out, "figures.json"), "w") as f:
         json.dump(FIGURES, f, indent=2)
