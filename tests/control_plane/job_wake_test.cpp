@@ -2,9 +2,11 @@
 // wake_job writes only to a FIFO (never through a link, never into a regular file).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +89,27 @@ TEST_F(JobWakeTest, ARegularFileInItsPlaceOnlySleeps) {
   JobWake wake(dir_ / kJobWakeFile);  // not a FIFO: falls back to sleeping
   EXPECT_GE(timed_wait(wake, Ms(100)), Ms(90));
   EXPECT_EQ(fs::file_size(dir_ / kJobWakeFile), 1u);
+}
+
+// A supervisor that closes its FIFO between the waker's open and its write: the write fails with
+// EPIPE, and the waker (any command that ran the scheduler) must live on. Before, SIGPIPE ended
+// `job create` now and then in a burst of jobs (exit status -13, no message, sometimes before the
+// job's row was written).
+TEST(WriteWithoutSigpipe, AGoneReaderDoesNotEndTheProcess) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // the reader is gone
+  sigset_t before;
+  pthread_sigmask(SIG_SETMASK, nullptr, &before);
+  const char byte = 1;
+  EXPECT_EQ(write_without_sigpipe(fds[1], &byte, 1), -1);
+  EXPECT_EQ(errno, EPIPE);
+  sigset_t pending, after;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0) << "the SIGPIPE the write raised was not taken back";
+  pthread_sigmask(SIG_SETMASK, nullptr, &after);
+  EXPECT_EQ(sigismember(&after, SIGPIPE), sigismember(&before, SIGPIPE)) << "the signal mask was not restored";
+  ::close(fds[1]);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,13 +43,32 @@ void JobWake::wait(std::chrono::milliseconds timeout) {
   }
 }
 
+long write_without_sigpipe(int fd, const void* data, std::size_t size) {
+  sigset_t pipe_only, before, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;  // someone else's: left alone
+  const ssize_t written = ::write(fd, data, size);
+  const int write_errno = errno;
+  if (written < 0 && write_errno == EPIPE && !was_pending) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = write_errno;
+  return static_cast<long>(written);
+}
+
 void wake_job(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return;  // no FIFO (the supervisor polls only), or no reader (ENXIO)
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
     const char byte = 1;
-    (void)!::write(fd, &byte, 1);  // a full FIFO already holds a wake-up
+    (void)write_without_sigpipe(fd, &byte, 1);  // a full FIFO already holds a wake-up
   }
   ::close(fd);
 }

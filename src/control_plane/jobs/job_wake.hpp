@@ -5,6 +5,7 @@
 // supervisor still reads the job's state from the store, and still polls.
 #pragma once
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 
 namespace batchai::control_plane {
@@ -30,5 +31,10 @@ class JobWake {
 // Wakes the supervisor sleeping on `path`, if one is; never blocks, never follows a link, never
 // writes to anything but a FIFO, and ignores every failure (the supervisor's poll still runs).
 void wake_job(const std::filesystem::path& path);
+
+// write(2) that cannot end the process with SIGPIPE when the reader has gone (a supervisor that
+// closed its FIFO between our open and our write): SIGPIPE is blocked in this thread around the
+// write, and taken back if the write raised it. Returns what write returned.
+long write_without_sigpipe(int fd, const void* data, std::size_t size);
 
 }  // namespace batchai::control_plane
