@@ -3,9 +3,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <ctime>
 #include <fstream>
 
 #include "batchai/common/log.hpp"
@@ -66,6 +69,27 @@ void kill_job_processes(const Context& cx, const std::string& job_key, std::opti
   if (sup_pid && *sup_pid > 1 && supervisor_alive(cx.layout(), job_key))
     cx.launcher().signal_group(static_cast<pid_t>(*sup_pid), SIGKILL);
   end_job_processes(cx.layout(), job_key, std::chrono::seconds(5));
+}
+
+bool claim_supervisor_start(const NodeLayout& layout, const std::string& job_key) {
+  constexpr std::time_t kStartGraceS = 10;  // a supervisor holds its lock well within this
+  const fs::path dir = state_dir(layout, job_key);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path marker = dir / kSupervisorStartingFile;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      return true;
+    }
+    if (errno != EEXIST) return true;  // it cannot be marked: started anyway (a twin finds the lock taken)
+    struct stat st {};
+    if (::lstat(marker.c_str(), &st) != 0) continue;  // removed meanwhile: try again
+    if (std::time(nullptr) - st.st_mtime < kStartGraceS) return false;
+    ::unlink(marker.c_str());  // a start that never got its lock
+  }
+  return false;
 }
 
 void spawn_supervisor(const Context& cx, const std::string& job_key) {

@@ -42,5 +42,10 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
 void kill_job_processes(const Context& cx, const std::string& job_key, std::optional<std::int64_t> sup_pid);
 // Starts `batchai _supervise --job-key K` detached.
 void spawn_supervisor(const Context& cx, const std::string& job_key);
+// The file that says a supervisor of the job is being started (until it holds its lock).
+inline constexpr const char* kSupervisorStartingFile = "supervisor.starting";
+// True when this caller is to start the job's supervisor: nobody else marked it as being started
+// in the last few seconds (a start that died is retried after that). Marks it.
+bool claim_supervisor_start(const NodeLayout& layout, const std::string& job_key);
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -176,7 +176,7 @@ Json Jobs::create(const JobCreateOptions& o) {
       }
     });
   }
-  // Placed now, while its supervisor starts: on an idle cluster it finds itself running.
+  // Placed now; the scheduler starts its supervisor (on an idle cluster, to find it running).
   reconciler_.schedule();
   return doc;
 }

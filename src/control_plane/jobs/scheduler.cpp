@@ -5,7 +5,10 @@
 #include "scheduler.hpp"
 
 #include <algorithm>
+#include <map>
 
+#include "batchai/common/clock.hpp"
+#include "batchai/common/errors.hpp"
 #include "batchai/common/log.hpp"
 #include "jobs/job_wake.hpp"
 #include "cluster_docs.hpp"
@@ -21,13 +24,27 @@ using namespace jobs_detail;
 
 namespace {
 
-// A supervisor that never took its lock within this time is taken as never started.
+// A supervisor that never took its lock within this time of its job's start is taken as never started.
 constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
+
+// The scheduler's order: priority, then creation, then row id (as place_queued reads the queue).
+bool comes_first(const JobRow& a, const JobRow& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.created_us != b.created_us) return a.created_us < b.created_us;
+  return a.id < b.id;
+}
+
+// When the job got its nodes (its last state change), else when it was made.
+std::int64_t since_started_us(const JobRow& job) {
+  if (auto t = parse_iso(value_or<std::string>(job.doc, "executionStateTransitionTime", ""))) return to_us(*t);
+  return job.created_us;
+}
 
 }  // namespace
 
 struct Scheduler::Pending {
   std::vector<JobRow> dead;
+  std::vector<std::string> heads;  // the first queued job of each cluster batchai schedules
   std::vector<std::string> held;  // keys of ended (or deleted) jobs whose nodes are not free yet
   std::vector<std::int64_t> clusters_with_queue;
 };
@@ -45,7 +62,8 @@ void Scheduler::step() {
     if (cluster == 0) continue;
     for (auto& key : place_queued(cluster, now)) started.push_back(std::move(key));
   }
-  for (const std::string& key : started) wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
+  supervise(started, now);
+  supervise(pending.heads, now);  // a head just started is alive by now: nothing twice
   update_auto_scale_demand();
 }
 
@@ -55,15 +73,23 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
   return store.read([&] {
     Pending p;
     auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
+    std::map<std::int64_t, JobRow> heads;  // cluster -> its first queued job so far
     while (st.step()) {
       JobRow j = read_job(st);
       // An engine with its own queue runs its jobs without a supervisor here.
       if (backends_.of(j).schedules_itself()) continue;
+      if (j.state == JobState::kQueued) {  // needs no supervisor, except at the head (below)
+        if (!j.cluster_id) continue;
+        auto [it, first] = heads.try_emplace(*j.cluster_id, j);
+        if (!first && comes_first(j, it->second)) it->second = std::move(j);
+        continue;
+      }
       const bool dead = j.sup_pid ? !supervisor_alive(cx_.layout(), j.key)
-                                  : now - j.created_us > kSupervisorStartGraceUs &&
+                                  : now - since_started_us(j) > kSupervisorStartGraceUs &&
                                         !supervisor_alive(cx_.layout(), j.key);
       if (dead) p.dead.push_back(std::move(j));
     }
+    for (auto& [cluster, head] : heads) p.heads.push_back(head.key);
     // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
     auto h = store.prepare(
         "SELECT DISTINCT n.job_key FROM nodes n LEFT JOIN jobs j ON j.job_key = n.job_key WHERE n.job_key IS NOT NULL "
@@ -75,6 +101,29 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
     while (q.step()) p.clusters_with_queue.push_back(q.integer(0));
     return p;
   });
+}
+
+void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now) {
+  for (const std::string& key : job_keys) {
+    // Alive, or being started by another process (it reads the job's state once it holds its lock).
+    if (supervisor_alive(cx_.layout(), key) || !claim_supervisor_start(cx_.layout(), key)) {
+      wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
+      continue;
+    }
+    try {
+      spawn_supervisor(cx_, key);
+    } catch (const Error& e) {
+      Store& store = cx_.store();
+      store.write([&] {
+        auto j = load_job_by_key(store, key);
+        if (!j || !is_unfinished(j->state)) return;
+        finish_job(*j, false, std::nullopt,
+                   job_error("SupervisorStartFailed", std::string("Could not start the job's supervisor: ") + e.what()), now);
+        save_job(store, *j);
+        for (auto cluster : release_nodes(store, key)) docs_.refresh(cluster);
+      });
+    }
+  }
 }
 
 void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {

@@ -282,6 +282,8 @@ int Supervisor::run(const std::string& job_key) {
   const fs::path dir = state_dir(cp.layout(), job_key);
   fs::create_directories(dir);
   if (!hold_lock(dir)) return 0;  // another supervisor has it
+  std::error_code not_there;
+  fs::remove(dir / kSupervisorStartingFile, not_there);  // the lock says it from now on
   ::prctl(PR_SET_NAME, "batchai-sup");  // what top and perf show: supervisors apart from commands
   if (!record_supervisor_pid(store, job_key)) return 0;
   JobWake wake(dir / kJobWakeFile);  // made before the first read below: no wake-up is lost

@@ -150,7 +150,9 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
   for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(cx_.launcher(), node.path());
 }
 
-void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow&) { spawn_supervisor(cx_, job_key); }
+// Nothing yet: the scheduler starts the job's supervisor when the job gets its nodes or heads the
+// queue (scheduler.hpp), which Jobs::create asks for right after this.
+void SimulatedBackend::start_job(const std::string&, const ClusterRow&) {}
 
 void SimulatedBackend::stop_job(const JobRow& job) { kill_job_processes(cx_, job.key, job.sup_pid); }
 
