@@ -1,5 +1,9 @@
 // Faults: terminate, delete, wall-clock timeout, a dying MPI rank and a SIGKILLed supervisor;
 // after each one no process of the job may be left (checked by a marker in command lines).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 #include <thread>
@@ -106,6 +110,41 @@ TEST_F(JobsFaults, KilledSupervisorIsNoticedByTheNextCommand) {
   EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
   Json cluster = json("batchai cluster show -g rg -w ws -n c1");
   EXPECT_EQ(cluster["nodeStateCounts"]["idleNodeCount"], 1);
+}
+
+// Supervisors of this home that hold their job's lock now (one per job they supervise).
+int held_supervisor_locks(const fs::path& home) {
+  int held = 0;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) {
+    const int fd = ::open((dir.path() / "supervisor.lock").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_SH | LOCK_NB) != 0) ++held;
+    ::close(fd);
+  }
+  return held;
+}
+
+// A queue costs rows, not processes: with one job running and ten waiting behind it, only the
+// running job and the head of the queue have a supervisor (before: one process per queued job).
+// When the running one ends, the rest still run, each once.
+TEST_F(JobsFaults, QueuedJobsHoldNoProcessButTheHead) {
+  make_cluster("c1", 1);
+  create("running", sleeper(marker_));
+  ASSERT_TRUE(wait_for_processes(marker_));
+  const Json quick = {{"nodeCount", 1},
+                      {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                      {"customToolkitSettings", {{"commandLine", "echo ran"}}}};
+  for (int i = 0; i < 10; ++i) create("queued" + std::to_string(i), quick);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // time for any supervisor to start
+  EXPECT_EQ(show("queued9")["executionState"], "queued");
+  EXPECT_EQ(held_supervisor_locks(home_), 2) << "the running job's and the queue head's";
+  json("batchai job terminate " + scope_ + " -n running -y");
+  for (int i = 0; i < 10; ++i) {
+    Json job = wait_state("queued" + std::to_string(i), {"succeeded", "failed"}, std::chrono::seconds(60));
+    EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
+  }
+  EXPECT_EQ(held_supervisor_locks(home_), 0);
 }
 
 TEST_F(JobsFaults, ExperimentDeleteEndsItsJobs) {
