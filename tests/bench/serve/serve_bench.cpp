@@ -2,8 +2,9 @@
 // `GET …/jobs/{name}` and `GET …/jobs` (every job of one experiment) from concurrent keep-alive
 // clients, side by side in one run with the CLI's `job show` / `job list -o json` latency, over
 // one temporary home holding N real jobs (stored through the control plane's Jobs::create; with
-// no process launcher their supervisors cannot start, so each ends `failed`, as a job whose
-// supervisor failed to start does; its document is the full job document all the same).
+// no process launcher their supervisors cannot start, so each ends `failed` when it heads the
+// queue, as a job whose supervisor failed to start does; its document is the full job document
+// all the same).
 // Usage: serve_bench --exe <batchai> [--jobs 1000] [--clients 8] [--seconds 5] [--cli-runs 21]
 #include <httplib.h>
 
