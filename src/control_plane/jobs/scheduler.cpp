@@ -44,7 +44,9 @@ std::int64_t since_started_us(const JobRow& job) {
 
 struct Scheduler::Pending {
   std::vector<JobRow> dead;
-  std::vector<std::string> heads;  // the first queued job of each cluster batchai schedules
+  // The first queued jobs of each cluster batchai schedules, as many as it has nodes: the ones
+  // that start next, whose supervisors wait ready (a job then starts on a wake-up, not a spawn).
+  std::vector<std::string> heads;
   std::vector<std::string> held;  // keys of ended (or deleted) jobs whose nodes are not free yet
   std::vector<std::int64_t> clusters_with_queue;
 };
@@ -62,8 +64,8 @@ void Scheduler::step() {
     if (cluster == 0) continue;
     for (auto& key : place_queued(cluster, now)) started.push_back(std::move(key));
   }
-  supervise(started, now);
-  supervise(pending.heads, now);  // a head just started is alive by now: nothing twice
+  supervise(started, now, true);
+  supervise(pending.heads, now, false);  // waiting ones are not woken: nothing changed for them  // waiting ones are not woken: nothing changed for them
   update_auto_scale_demand();
 }
 
@@ -73,15 +75,14 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
   return store.read([&] {
     Pending p;
     auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
-    std::map<std::int64_t, JobRow> heads;  // cluster -> its first queued job so far
+    std::map<std::int64_t, std::vector<JobRow>> queued;  // cluster -> its queued jobs
     while (st.step()) {
       JobRow j = read_job(st);
       // An engine with its own queue runs its jobs without a supervisor here.
       if (backends_.of(j).schedules_itself()) continue;
       if (j.state == JobState::kQueued) {  // needs no supervisor, except at the head (below)
         if (!j.cluster_id) continue;
-        auto [it, first] = heads.try_emplace(*j.cluster_id, j);
-        if (!first && comes_first(j, it->second)) it->second = std::move(j);
+        queued[*j.cluster_id].push_back(std::move(j));
         continue;
       }
       const bool dead = j.sup_pid ? !supervisor_alive(cx_.layout(), j.key)
@@ -89,7 +90,16 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
                                         !supervisor_alive(cx_.layout(), j.key);
       if (dead) p.dead.push_back(std::move(j));
     }
-    for (auto& [cluster, head] : heads) p.heads.push_back(head.key);
+    auto n = store.prepare("SELECT count(*) FROM nodes WHERE cluster_id = ? AND state <> 'leaving'");
+    for (auto& [cluster, jobs] : queued) {
+      n.bind(1, cluster);
+      const auto nodes = static_cast<std::size_t>(n.step() ? n.integer(0) : 0);
+      while (n.step()) {
+      }
+      const std::size_t ready = std::min(jobs.size(), std::max<std::size_t>(1, nodes));
+      std::partial_sort(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(ready), jobs.end(), comes_first);
+      for (std::size_t i = 0; i < ready; ++i) p.heads.push_back(jobs[i].key);
+    }
     // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
     auto h = store.prepare(
         "SELECT DISTINCT n.job_key FROM nodes n LEFT JOIN jobs j ON j.job_key = n.job_key WHERE n.job_key IS NOT NULL "
@@ -103,11 +113,24 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
   });
 }
 
-void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now) {
+// Read again just before a supervisor is started: a short job may have been placed, run and
+// ended by its own supervisor since the step read it (a start then would only find it done).
+bool Scheduler::still_unfinished(const std::string& job_key) {
+  Store& store = cx_.store();
+  return store.read([&] {
+    auto st = store.prepare("SELECT state FROM jobs WHERE job_key = ?");
+    st.bind(1, job_key);
+    if (!st.step()) return false;
+    const auto state = parse_job_state(st.text(0));
+    return state.has_value() && is_unfinished(*state);
+  });
+}
+
+void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake) {
   for (const std::string& key : job_keys) {
     // Alive, or being started by another process (it reads the job's state once it holds its lock).
-    if (supervisor_alive(cx_.layout(), key) || !claim_supervisor_start(cx_.layout(), key)) {
-      wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
+    if (supervisor_alive(cx_.layout(), key) || !still_unfinished(key) || !claim_supervisor_start(cx_.layout(), key)) {
+      if (wake) wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
       continue;
     }
     try {

@@ -2,9 +2,10 @@
 // confirmed gone first), nodes still held by ended jobs are freed once their processes are gone,
 // queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
 // and auto-scale clusters are told how many nodes their queued and running jobs need.
-// A job's supervisor process is started when the job gets its nodes, or earlier when it heads its
-// cluster's queue (it keeps the simulation's clock going while it waits); the other queued jobs
-// hold no process, so a queue of thousands costs rows, not processes.
+// A job's supervisor process is started when the job gets its nodes, or earlier when it is among
+// the first of its cluster's queue (as many as the cluster has nodes: they start on a wake-up, and
+// the head's reconciles keep the simulation's clock going); the other queued jobs hold no process,
+// so a queue of thousands costs rows, not processes.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,9 +30,11 @@ class Scheduler {
   void free_held_nodes(Pending& pending);
   // Gives queued jobs of the cluster their nodes (gang, in order); returns the keys started.
   std::vector<std::string> place_queued(std::int64_t cluster, std::int64_t now);
-  // Wakes the supervisor of each job, or starts one where none holds the job's lock; a job whose
-  // supervisor cannot be started fails (its nodes freed).
-  void supervise(const std::vector<std::string>& job_keys, std::int64_t now);
+  // Starts a supervisor for each job where none holds the job's lock (or is being started), and
+  // with `wake` wakes the ones there are; a job whose supervisor cannot be started fails (its
+  // nodes freed).
+  void supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake);
+  bool still_unfinished(const std::string& job_key);
   void update_auto_scale_demand();
 
   const Context& cx_;
