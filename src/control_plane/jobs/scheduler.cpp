@@ -65,7 +65,7 @@ void Scheduler::step() {
     for (auto& key : place_queued(cluster, now)) started.push_back(std::move(key));
   }
   supervise(started, now, true);
-  supervise(pending.heads, now, false);  // waiting ones are not woken: nothing changed for them  // waiting ones are not woken: nothing changed for them
+  supervise(pending.heads, now, false);  // waiting ones are not woken: nothing changed for them
   update_auto_scale_demand();
 }
 
@@ -80,7 +80,7 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
       JobRow j = read_job(st);
       // An engine with its own queue runs its jobs without a supervisor here.
       if (backends_.of(j).schedules_itself()) continue;
-      if (j.state == JobState::kQueued) {  // needs no supervisor, except at the head (below)
+      if (j.state == JobState::kQueued) {  // needs no supervisor, except the first few (below)
         if (!j.cluster_id) continue;
         queued[*j.cluster_id].push_back(std::move(j));
         continue;
