@@ -10,6 +10,7 @@
 #include "control_plane/fixture.hpp"
 #include "fake_slurm.hpp"
 #include "engine/slurm/run_claim.hpp"
+#include "engine/slurm/slurm_jobs.hpp"
 
 namespace batchai::control_plane::testing {
 namespace {
@@ -221,6 +222,32 @@ TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
   EXPECT_EQ(first_exit->exit_code, 3);
   EXPECT_EQ(second_exit->exit_code, 3) << read_file(logs[1]);  // the first run's status, for Slurm's record
   EXPECT_EQ(read_file(marker), "run\n");  // the command ran once
+}
+
+// Slurm says FAILED: the runner's own word when it left one; without it the batch script was killed
+// (seen in CI: a controller restarted as the job started, killed the run it had lost track of and
+// failed the job with exit 1, "Job credential revoked"), which is a lost run, not the command's
+// exit code 1.
+TEST(SlurmJobEnd, AFailedBatchScriptWithoutTheRunnersWordIsALostRun) {
+  jobs_detail::JobRow job;
+  job.state = JobState::kRunning;
+  job.doc = {{"executionState", "running"}, {"executionInfo", {{"startTime", "2026-11-26T09:02:17.000000+00:00"}}}};
+  job.private_data = {{"slurm", {{"jobId", 21}}}};
+  slurm::JobInfo info;
+  info.id = 21;
+  info.slurm_state = "FAILED";
+  info.exit = slurm::ExitStatus{1, 0};
+  jobs_detail::finish_from_slurm(job, info, 1795000000000000);
+  EXPECT_EQ(job.state, JobState::kFailed);
+  EXPECT_EQ(job.doc["executionInfo"]["errors"][0]["code"], "JobRunLost") << job.doc.dump();
+
+  jobs_detail::JobRow told = job;
+  told.state = JobState::kRunning;
+  told.private_data["slurm"]["outcome"] = {
+      {"succeeded", false}, {"exitCode", 3}, {"errors", jobs_detail::job_error("JobFailed", "task 0 exited with 3")}};
+  info.exit = slurm::ExitStatus{3, 0};
+  jobs_detail::finish_from_slurm(told, info, 1795000000000000);
+  EXPECT_EQ(told.doc["executionInfo"]["errors"][0]["message"], "task 0 exited with 3") << told.doc.dump();
 }
 
 }  // namespace

@@ -244,6 +244,14 @@ void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now
     Json errors = ended_by_itself && runner.is_object() && runner.value("errors", Json()).is_array()
                       ? runner["errors"]
                       : job_error(outcome.error_code, outcome.error_message);
+    // A runner records how every run it started ended, failures included: a batch script that
+    // failed without a word from it was killed (a restarted controller kills the runs it lost
+    // track of, then fails the job with exit 1), and its job's command may have run.
+    if (ended_by_itself && !runner.is_object())
+      errors = job_error("JobRunLost", "The job's batch script ended (Slurm: " + info.slurm_state +
+                                           (exit_code ? ", exit code " + std::to_string(*exit_code) : std::string()) +
+                                           ") without its runner recording how: it was killed; batchai does not "
+                                           "start a run twice.");
     finish_job(job, false, exit_code, errors, now_us);
   }
   if (!info.node_list.empty()) slurm_entry(job)["nodeList"] = info.node_list;
