@@ -176,7 +176,7 @@ Json Jobs::create(const JobCreateOptions& o) {
       }
     });
   }
-  // Placed now; the scheduler starts its supervisor (on an idle cluster, to find it running).
+  // Placed now (its supervisor, when start_job started one, finds it running).
   reconciler_.schedule();
   return doc;
 }

@@ -150,9 +150,20 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
   for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(cx_.launcher(), node.path());
 }
 
-// Nothing yet: the scheduler starts the job's supervisor when the job gets its nodes or heads the
-// queue (scheduler.hpp), which Jobs::create asks for right after this.
-void SimulatedBackend::start_job(const std::string&, const ClusterRow&) {}
+// A job among its cluster's first queued jobs (no more queued jobs than the cluster has nodes)
+// would get a ready supervisor from the scheduler anyway (scheduler.hpp): it is started now, so
+// that it starts up while Jobs::create places the job. The others get theirs from the scheduler.
+void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& cluster) {
+  Store& store = cx_.store();
+  const bool among_first = store.read([&] {
+    auto st = store.prepare(
+        "SELECT (SELECT count(*) FROM jobs WHERE cluster_id = ?1 AND state = 'queued') <= "
+        "max(1, (SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state <> 'leaving'))");
+    st.bind(1, cluster.id);
+    return st.step() && st.integer(0) != 0;
+  });
+  if (among_first && claim_supervisor_start(cx_.layout(), job_key)) spawn_supervisor(cx_, job_key);
+}
 
 void SimulatedBackend::stop_job(const JobRow& job) { kill_job_processes(cx_, job.key, job.sup_pid); }
 
