@@ -56,6 +56,8 @@ std::string nodes_word(std::int64_t n) { return std::to_string(n) + (n == 1 ? " 
 void explain_queue(Store& store, const Backends& backends, std::vector<DashboardJob>& jobs,
                    const std::vector<std::int64_t>& ids, const std::vector<std::optional<std::int64_t>>& clusters) {
   std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> place;  // cluster -> job id -> position
+  // Jobs of engines that schedule themselves, by cluster: each engine is asked once per cluster.
+  std::map<std::int64_t, std::pair<std::vector<std::size_t>, std::vector<jobs_detail::JobRow>>> engine_queued;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (parse_job_state(jobs[i].state) != JobState::kQueued) continue;
     if (!clusters[i]) {
@@ -65,13 +67,13 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     const std::int64_t cluster = *clusters[i];
     auto row = load_cluster(store, cluster);
     if (!row) continue;
-    if (const ClusterBackend& engine = backends.of(*row); engine.schedules_itself()) {
+    if (backends.of(*row).schedules_itself()) {
       auto st = store.prepare(std::string(jobs_detail::kJobColumns) + "WHERE id = ?");
       st.bind(1, ids[i]);
       if (!st.step()) continue;
-      const EngineQueuePlace place_in_engine = engine.queue_place(*row, jobs_detail::read_job(st));
-      jobs[i].queue_position = place_in_engine.position;
-      jobs[i].wait_reason = place_in_engine.reason;
+      auto& [indexes, rows] = engine_queued[cluster];
+      indexes.push_back(i);
+      rows.push_back(jobs_detail::read_job(st));
       continue;
     }
     if (!place.count(cluster)) {
@@ -104,6 +106,16 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     }
     jobs[i].wait_reason = "Waits for " + nodes_word(need) + " of " + row->name + " (" + std::to_string(idle) + " idle); " +
                           ordinal(it->second) + " in line by priority then creation time.";
+  }
+  for (const auto& [cluster, asked] : engine_queued) {
+    auto row = load_cluster(store, cluster);
+    if (!row) continue;
+    const auto& [indexes, rows] = asked;
+    const std::vector<EngineQueuePlace> places = backends.of(*row).queue_places(*row, rows);
+    for (std::size_t k = 0; k < indexes.size() && k < places.size(); ++k) {
+      jobs[indexes[k]].queue_position = places[k].position;
+      jobs[indexes[k]].wait_reason = places[k].reason;
+    }
   }
 }
 

@@ -100,9 +100,10 @@ class ClusterBackend {
   virtual Json job_nodes(const JobRow& job, const ClusterRow* cluster) = 0;
   // The job's id in the engine's own queue (none where batchai is the queue).
   virtual std::optional<std::int64_t> engine_job_id(const JobRow& job) const = 0;
-  // Where a queued job of an engine that schedules itself stands and why it waits, read from the
-  // store inside the caller's transaction ({} where batchai schedules).
-  virtual EngineQueuePlace queue_place(const ClusterRow& cluster, const JobRow& job) const = 0;
+  // Where each queued job of `cluster` (an engine that schedules itself) stands and why it waits,
+  // one per job, read from the store inside the caller's transaction; one pass over the cluster's
+  // queue for all of them (empty where batchai schedules).
+  virtual std::vector<EngineQueuePlace> queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const = 0;
 
   // ---- reconcile ----
   // Brings the clusters named (row ids of this engine's clusters among others) and their jobs

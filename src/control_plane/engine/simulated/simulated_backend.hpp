@@ -34,7 +34,7 @@ class SimulatedBackend final : public ClusterBackend {
   void terminate(const JobRow& job) override;
   Json job_nodes(const JobRow& job, const ClusterRow* cluster) override;
   std::optional<std::int64_t> engine_job_id(const JobRow&) const override { return std::nullopt; }
-  EngineQueuePlace queue_place(const ClusterRow&, const JobRow&) const override { return {}; }
+  std::vector<EngineQueuePlace> queue_places(const ClusterRow&, const std::vector<JobRow>&) const override { return {}; }
 
   void reconcile(const std::vector<std::int64_t>&) override {}  // the node steps need no engine
 

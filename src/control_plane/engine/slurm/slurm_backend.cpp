@@ -118,8 +118,8 @@ std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const
   return s["jobId"].get<std::int64_t>();
 }
 
-EngineQueuePlace SlurmBackend::queue_place(const ClusterRow& cluster, const JobRow& job) const {
-  return slurm_queue_place(env_.store(), cluster, job);
+std::vector<EngineQueuePlace> SlurmBackend::queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const {
+  return slurm_queue_places(env_.store(), cluster, jobs);
 }
 
 void SlurmBackend::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }

@@ -35,7 +35,7 @@ class SlurmBackend final : public ClusterBackend {
   void terminate(const JobRow& job) override;
   Json job_nodes(const JobRow& job, const ClusterRow* cluster) override;
   std::optional<std::int64_t> engine_job_id(const JobRow& job) const override;
-  EngineQueuePlace queue_place(const ClusterRow& cluster, const JobRow& job) const override;
+  std::vector<EngineQueuePlace> queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const override;
 
   void reconcile(const std::vector<std::int64_t>& clusters) override;
 

@@ -119,42 +119,47 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
 
-EngineQueuePlace slurm_queue_place(Store& store, const ClusterRow& cluster, const JobRow& job) {
-  if (const auto id = slurm_job_id(job)) {
-    const std::string why = job.private_data["slurm"].value("pendingReason", std::string());
-    return {std::nullopt, "In Slurm's queue as job " + std::to_string(*id) +
-                              (why.empty() || why == "None" ? "" : " (Slurm's reason: " + why + ")") +
-                              "; Slurm decides when it starts."};
-  }
-  // As submit_slurm_jobs reads the queue: the nodes its submitted jobs hold, then the held jobs in order.
+std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow& cluster, const std::vector<JobRow>& jobs) {
+  // As submit_slurm_jobs reads the queue: the nodes its submitted jobs hold, then the held jobs in
+  // order; once for the cluster, whatever the number of jobs asked about.
   int in_use = 0;
-  std::int64_t held = 0, position = 0;
-  auto st = store.prepare(std::string(kJobColumns) +
-                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
+  std::map<std::int64_t, std::int64_t> position;  // job row id -> its place among the held jobs
+  auto st = store.prepare("SELECT id, state, node_count, private ->> '$.slurm.jobId', private ->> '$.slurm' IS NOT NULL "
+                          "FROM jobs WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
                           "ORDER BY priority DESC, created_us, id");
   st.bind(1, cluster.id);
   while (st.step()) {
-    const JobRow j = read_job(st);
-    if (!is_slurm_job(j)) continue;
-    if (slurm_job_id(j)) {
-      in_use += j.node_count;
-    } else if (j.state == JobState::kQueued) {
-      ++held;
-      if (j.id == job.id) position = held;
-    }
+    if (st.integer(4) == 0) continue;  // not a Slurm job
+    if (!st.is_null(3))
+      in_use += static_cast<int>(st.integer(2));
+    else if (st.text(1) == "queued")
+      position.emplace(st.integer(0), static_cast<std::int64_t>(position.size()) + 1);
   }
   const int bound = node_bound(cluster);
-  const std::string need = std::to_string(job.node_count) + (job.node_count == 1 ? " node" : " nodes");
-  const std::optional<std::int64_t> place = position > 0 ? std::optional(position) : std::nullopt;
-  if (job.node_count > bound)
-    return {place, "Needs " + need + " but " + cluster.name + " may use at most " + std::to_string(bound) +
-                       " of the partition; it waits (without holding up the others) until the cluster grows."};
-  if (position == 1 && in_use + job.node_count <= bound)
-    return {place, "There is room for it: batchai submits it to Slurm at its next reconcile."};
-  return {place, "Held by batchai until " + cluster.name + " has room for it in Slurm: needs " + need + ", " +
-                     std::to_string(in_use) + " of its " + std::to_string(bound) +
-                     " are taken by its jobs in Slurm; number " + std::to_string(position) +
-                     " of the jobs it holds, by priority then creation time."};
+  std::vector<EngineQueuePlace> out;
+  for (const JobRow& job : jobs) {
+    if (const auto id = slurm_job_id(job)) {
+      const std::string why = job.private_data["slurm"].value("pendingReason", std::string());
+      out.push_back({std::nullopt, "In Slurm's queue as job " + std::to_string(*id) +
+                                       (why.empty() || why == "None" ? "" : " (Slurm's reason: " + why + ")") +
+                                       "; Slurm decides when it starts."});
+      continue;
+    }
+    const auto it = position.find(job.id);
+    const std::optional<std::int64_t> place = it == position.end() ? std::nullopt : std::optional(it->second);
+    const std::string need = std::to_string(job.node_count) + (job.node_count == 1 ? " node" : " nodes");
+    if (job.node_count > bound)
+      out.push_back({place, "Needs " + need + " but " + cluster.name + " may use at most " + std::to_string(bound) +
+                                " of the partition; it waits (without holding up the others) until the cluster grows."});
+    else if (place == 1 && in_use + job.node_count <= bound)
+      out.push_back({place, "There is room for it: batchai submits it to Slurm at its next reconcile."});
+    else
+      out.push_back({place, "Held by batchai until " + cluster.name + " has room for it in Slurm: needs " + need +
+                                ", " + std::to_string(in_use) + " of its " + std::to_string(bound) +
+                                " are taken by its jobs in Slurm; number " + std::to_string(place.value_or(0)) +
+                                " of the jobs it holds, by priority then creation time."});
+  }
+  return out;
 }
 
 void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {

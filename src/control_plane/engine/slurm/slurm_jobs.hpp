@@ -31,7 +31,8 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job);
 // Where a queued job of a Slurm cluster stands, from the store (inside the caller's transaction):
 // submitted, Slurm's queue holds it (with Slurm's last pending reason); not yet, batchai holds it
 // until the cluster's bound has room, in submission order (its position among those held).
-EngineQueuePlace slurm_queue_place(Store& store, const ClusterRow& cluster, const JobRow& job);
+// One place per job of `jobs`, from one pass over the cluster's queue.
+std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow& cluster, const std::vector<JobRow>& jobs);
 
 // The private "slurm" entry of a new job on a cluster standing on `partition`.
 Json new_slurm_job_entry(const std::string& partition);
