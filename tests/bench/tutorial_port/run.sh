@@ -4,16 +4,19 @@
 # same data and schedule, then compares the per-epoch validation accuracy (compare_runs.py).
 #
 # Usage: tests/bench/tutorial_port/run.sh --data-dir DIR --out DIR [--epochs N] [--steps-per-epoch N]
-#          [--validation-images N] [--ranks 4] [--seeds "1 2"]
+#          [--validation-images N] [--ranks 4] [--seeds "1 2"] [--resume]
 #   Without --epochs / --steps-per-epoch both train the tutorial's full schedule: ceil(100 / RANKS)
 #   epochs of 1563 steps per rank (hours on a small CPU machine).
 #   DIR may hold the CIFAR-10 binary files plain or as .xz (decompressed once into OUT/data for
 #   batchai, which reads plain files).
+#   --resume keeps what OUT already holds and lets every run go on from its last epoch's checkpoint
+#   (both trainers write one per epoch and resume exactly): the full schedule can be stopped
+#   (kill, a machine's restart) and started again with the same command.
 # Environment: BATCHAI (default build/src/cli/batchai), NICE (default 10), PYTHON (default /usr/bin/python3).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-data="" out="" epochs="" steps="" validation="" ranks=4 seeds="1 2"
+data="" out="" epochs="" steps="" validation="" ranks=4 seeds="1 2" resume=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir) data=$2; shift 2 ;;
@@ -23,7 +26,8 @@ while [ $# -gt 0 ]; do
     --validation-images) validation=$2; shift 2 ;;
     --ranks) ranks=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --resume) resume="--resume"; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,17 +62,18 @@ if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_RO
 
 for seed in $seeds; do
   echo "== batchai, seed $seed: $(date -u +%H:%M:%S)"
-  rm -rf "$out/batchai-seed$seed"; mkdir -p "$out/batchai-seed$seed"
+  [ -n "$resume" ] || rm -rf "$out/batchai-seed$seed" "$out/port-seed$seed"
+  mkdir -p "$out/batchai-seed$seed"
   # shellcheck disable=SC2086
   nice -n "$NICE" mpirun -np "$ranks" --oversubscribe --bind-to none \
-    "$BATCHAI" train --data-dir "$plain" --dir "$out/batchai-seed$seed" --threads 1 --seed "$seed" $schedule \
-    > "$out/batchai-seed$seed.log" 2>&1
+    "$BATCHAI" train --data-dir "$plain" --dir "$out/batchai-seed$seed" --threads 1 --seed "$seed" $schedule $resume \
+    >> "$out/batchai-seed$seed.log" 2>&1
   tail -n 3 "$out/batchai-seed$seed.log"
   echo "== port, seed $seed: $(date -u +%H:%M:%S)"
   # shellcheck disable=SC2086
   OMP_NUM_THREADS=1 nice -n "$NICE" "$PYTHON" "$here/tutorial_port.py" --data-dir "$plain" \
-    --out-dir "$out/port-seed$seed" --ranks "$ranks" --seed "$seed" $schedule \
-    > "$out/port-seed$seed.log" 2>&1
+    --out-dir "$out/port-seed$seed" --ranks "$ranks" --seed "$seed" $schedule $resume \
+    >> "$out/port-seed$seed.log" 2>&1
   tail -n 2 "$out/port-seed$seed.log"
 done
 echo "== done: $(date -u +%H:%M:%S)"

@@ -48,9 +48,10 @@ sources, not from batchai's code. Each choice and where it comes from:
   MetricAverageCallback).
 
 Usage: tutorial_port.py --data-dir DIR --out-dir DIR [--ranks 4] [--epochs N] [--steps-per-epoch N]
-                        [--validation-images N] [--seed S]
+                        [--validation-images N] [--seed S] [--resume]
 Reads data_batch_1..5.bin and test_batch.bin (or the same with .xz); writes OUT/metrics.csv with
-columns epoch,loss,acc,val_loss,val_acc,lr,seconds.
+columns epoch,loss,acc,val_loss,val_acc,lr,seconds, and after every epoch a checkpoint per worker
+(OUT/checkpoint-rankR.pt) that --resume goes on from exactly, for the schedules that take hours.
 """
 import argparse
 import csv
@@ -254,12 +255,18 @@ def worker(rank, args, init_file):
     epochs = args.epochs if args.epochs is not None else math.ceil(100 / size)
     stream = BatchStream(n, args.batch_size, gen)
     rows = []
+    checkpoint = os.path.join(args.out_dir, f"checkpoint-rank{rank}.pt")
+    first_epoch = 1
+    if args.resume and os.path.exists(checkpoint):
+        first_epoch, rows = restore_checkpoint(checkpoint, model, opt, gen, stream)
+        if rank == 0:
+            print(f"Resuming from {checkpoint} after epoch {first_epoch - 1}.", flush=True)
     if rank == 0:
         print(f"{size} workers, {epochs} epochs of {steps} steps, batch {args.batch_size} per worker, "
               f"lr {lr:g}, {sum(p.numel() for p in params)} parameters, {x_test.shape[0]} validation images",
               flush=True)
     model.train()
-    for epoch in range(1, epochs + 1):
+    for epoch in range(first_epoch, epochs + 1):
         start = time.perf_counter()
         sums = torch.zeros(3, dtype=torch.float64)  # loss * images, correct, images (this worker)
         for step in range(steps):
@@ -299,7 +306,34 @@ def worker(rank, args, init_file):
                 w = csv.DictWriter(f, fieldnames=list(row))
                 w.writeheader()
                 w.writerows(rows)
+        os.makedirs(args.out_dir, exist_ok=True)
+        save_checkpoint(checkpoint, epoch, rows, model, opt, gen, stream)
+        dist.barrier()  # every rank's checkpoint is of the same epoch before any goes on
     dist.destroy_process_group()
+
+
+def save_checkpoint(path, epoch, rows, model, opt, gen, stream):
+    """Everything a worker needs to go on exactly as if never stopped: weights, the optimizer's
+    accumulators and step count, both random streams (data/augmentation and dropout), the position in
+    the shuffled pass. Written to a temporary name and renamed, so a kill leaves the last whole one."""
+    state = dict(epoch=epoch, rows=rows, model=model.state_dict(), accumulators=opt.accumulators,
+                 iterations=opt.iterations, gen=gen.get_state(), torch_rng=torch.get_rng_state(),
+                 order=stream.order, pos=stream.pos)
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)
+
+
+def restore_checkpoint(path, model, opt, gen, stream):
+    """Loads save_checkpoint's state; returns the next epoch and the rows written so far."""
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    for a, saved in zip(opt.accumulators, state["accumulators"]):
+        a.copy_(saved)
+    opt.iterations = state["iterations"]
+    gen.set_state(state["gen"])
+    torch.set_rng_state(state["torch_rng"])
+    stream.order, stream.pos = state["order"], state["pos"]
+    return state["epoch"] + 1, state["rows"]
 
 
 def main():
@@ -314,6 +348,8 @@ def main():
     ap.add_argument("--validation-images", type=int, default=0, help="default all 10,000")
     ap.add_argument("--no-augmentation", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resume", action="store_true",
+                    help="go on from OUT/checkpoint-rank*.pt (written after every epoch) when present")
     args = ap.parse_args()
     for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
         path = os.path.join(args.data_dir, name)
