@@ -122,7 +122,7 @@ std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, Services ser
 }
 
 int ControlPlane::supervise(const std::string& job_key) {
-  return Supervisor(parts_->cx, parts_->reconciler, parts_->docs).run(job_key);
+  return Supervisor(parts_->cx, parts_->reconciler, parts_->scheduler, parts_->docs).run(job_key);
 }
 
 int ControlPlane::run_in_slurm_allocation(const std::string& job_key) {

@@ -143,6 +143,12 @@ constexpr const char* kV4Dashboard = R"sql(
 CREATE INDEX jobs_by_experiment ON jobs(experiment_id, created_us, state);
 )sql";
 
+// The scheduler (jobs/scheduler.cpp), run by every command: the queue in its order and the sizes,
+// keys and supervisor pids it needs, read from the index without touching the rows.
+constexpr const char* kV5Schedule = R"sql(
+CREATE INDEX jobs_schedule ON jobs(state, cluster_id, priority DESC, created_us, id, node_count, job_key, sup_pid);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -151,6 +157,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {2, kV2Jobs},
       {3, kV3Slurm},
       {4, kV4Dashboard},
+      {5, kV5Schedule},
   };
   return steps;
 }

@@ -6,6 +6,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "job_harness.hpp"
@@ -126,8 +127,9 @@ int held_supervisor_locks(const fs::path& home) {
 }
 
 // A queue costs rows, not processes: with one job running and ten waiting behind it, only the
-// running job and the head of the queue have a supervisor (before: one process per queued job).
-// When the running one ends, the rest still run, each once.
+// running job has a supervisor (before: one process per queued job; then the running job's and
+// the head's): the running job's supervisor places the queue when its job ends. The rest still
+// run, each once.
 TEST_F(JobsFaults, QueuedJobsHoldNoProcessButTheHead) {
   make_cluster("c1", 1);
   create("running", sleeper(marker_));
@@ -138,12 +140,50 @@ TEST_F(JobsFaults, QueuedJobsHoldNoProcessButTheHead) {
   for (int i = 0; i < 10; ++i) create("queued" + std::to_string(i), quick);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // time for any supervisor to start
   EXPECT_EQ(show("queued9")["executionState"], "queued");
-  EXPECT_EQ(held_supervisor_locks(home_), 2) << "the running job's and the queue head's";
+  EXPECT_EQ(held_supervisor_locks(home_), 1) << "the running job's";
   json("batchai job terminate " + scope_ + " -n running -y");
   for (int i = 0; i < 10; ++i) {
     Json job = wait_state("queued" + std::to_string(i), {"succeeded", "failed"}, std::chrono::seconds(60));
     EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
   }
+  EXPECT_EQ(held_supervisor_locks(home_), 0);
+}
+
+// The pid each job's supervisor wrote into its lock, by job folder.
+std::map<std::string, std::string> supervisor_pids(const fs::path& home) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) {
+    std::ifstream in(dir.path() / "supervisor.lock");
+    std::string pid;
+    if (std::getline(in, pid) && !pid.empty()) out[dir.path().filename().string()] = pid;
+  }
+  return out;
+}
+
+// A supervisor whose job ended runs the next job that needed one instead of a new process
+// starting for it: 40 jobs queued on a 1-node cluster run in a handful of supervisor processes
+// (before: one each), none serving more than the bound of 32, and every job still runs once.
+TEST_F(JobsFaults, SupervisorsRunJobAfterJobWithinTheirBound) {
+  make_cluster("c1", 1);
+  create("first", sleeper(marker_));
+  ASSERT_TRUE(wait_for_processes(marker_));
+  const Json quick = {{"nodeCount", 1},
+                      {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                      {"customToolkitSettings", {{"commandLine", "echo ran"}}}};
+  constexpr int kJobs = 40;
+  for (int i = 0; i < kJobs; ++i) create("q" + std::to_string(i), quick);
+  json("batchai job terminate " + scope_ + " -n first -y");
+  for (int i = 0; i < kJobs; ++i) {
+    Json job = wait_state("q" + std::to_string(i), {"succeeded", "failed"}, std::chrono::seconds(60));
+    EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
+  }
+  const auto pids = supervisor_pids(home_);
+  ASSERT_EQ(pids.size(), static_cast<std::size_t>(kJobs + 1));
+  std::map<std::string, int> jobs_per_process;
+  for (const auto& [job, pid] : pids) ++jobs_per_process[pid];
+  EXPECT_LE(jobs_per_process.size(), 3u) << "one process per job is " << kJobs + 1;
+  for (const auto& [pid, count] : jobs_per_process) EXPECT_LE(count, 32) << "supervisor " << pid;
   EXPECT_EQ(held_supervisor_locks(home_), 0);
 }
 

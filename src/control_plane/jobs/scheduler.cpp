@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
@@ -27,25 +28,30 @@ namespace {
 // A supervisor that never took its lock within this time of its job's start is taken as never started.
 constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
 
+// What the scheduler reads of a queued job on each step: every command runs a step, so these are
+// read from the jobs_schedule index alone (a queue of hundreds of documents parsed each time was
+// most of a `job create`).
+struct QueuedEntry {
+  std::int64_t id = 0;
+  std::string key;
+  std::int64_t cluster_id = 0;
+  int priority = 1;
+  std::int64_t created_us = 0;
+};
+
 // The scheduler's order: priority, then creation, then row id (as place_queued reads the queue).
-bool comes_first(const JobRow& a, const JobRow& b) {
+bool comes_first(const QueuedEntry& a, const QueuedEntry& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.created_us != b.created_us) return a.created_us < b.created_us;
   return a.id < b.id;
 }
 
-// When the job got its nodes (its last state change), else when it was made.
-std::int64_t since_started_us(const JobRow& job) {
-  if (auto t = parse_iso(value_or<std::string>(job.doc, "executionStateTransitionTime", ""))) return to_us(*t);
-  return job.created_us;
-}
-
 }  // namespace
 
 struct Scheduler::Pending {
-  std::vector<JobRow> dead;
-  // The first queued jobs of each cluster batchai schedules, as many as it has nodes: the ones
-  // that start next, whose supervisors wait ready (a job then starts on a wake-up, not a spawn).
+  std::vector<std::string> dead;  // keys of running jobs whose supervisor is gone
+  // The first queued job of each cluster batchai schedules where nothing else would start it:
+  // its supervisor waits ready, reconciling (a resize's nodes come with time).
   std::vector<std::string> heads;
   std::vector<std::string> held;  // keys of ended (or deleted) jobs whose nodes are not free yet
   std::vector<std::int64_t> clusters_with_queue;
@@ -74,31 +80,49 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
   Store& store = cx_.store();
   return store.read([&] {
     Pending p;
-    auto st = store.prepare(std::string(kJobColumns) + "WHERE state IN ('queued', 'running', 'terminating')");
-    std::map<std::int64_t, std::vector<JobRow>> queued;  // cluster -> its queued jobs
-    while (st.step()) {
-      JobRow j = read_job(st);
-      // An engine with its own queue runs its jobs without a supervisor here.
-      if (backends_.of(j).schedules_itself()) continue;
-      if (j.state == JobState::kQueued) {  // needs no supervisor, except the first few (below)
-        if (!j.cluster_id) continue;
-        queued[*j.cluster_id].push_back(std::move(j));
-        continue;
+    std::map<std::int64_t, std::vector<QueuedEntry>> queued;  // cluster -> its queued jobs
+    std::set<std::int64_t> busy;                                // clusters with a supervised running job
+    {
+      // A queued job's engine is its cluster's (a job takes its cluster's kind when it is made);
+      // one without a cluster cannot be placed.
+      auto st = store.prepare("SELECT j.id, j.job_key, j.cluster_id, j.priority, j.created_us, " +
+                              cluster_kind_sql("c.private") +
+                              " FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.state = 'queued'");
+      while (st.step()) {
+        // An engine with its own queue runs its jobs without a supervisor here.
+        if (backends_.of(cluster_kind_from_sql(st.integer(5))).schedules_itself()) continue;
+        QueuedEntry j{st.integer(0), st.text(1), st.integer(2), static_cast<int>(st.integer(3)), st.integer(4)};
+        queued[j.cluster_id].push_back(std::move(j));  // needs no supervisor, except a head (below)
       }
-      const bool dead = j.sup_pid ? !supervisor_alive(cx_.layout(), j.key)
-                                  : now - since_started_us(j) > kSupervisorStartGraceUs &&
-                                        !supervisor_alive(cx_.layout(), j.key);
-      if (dead) p.dead.push_back(std::move(j));
     }
-    auto n = store.prepare("SELECT count(*) FROM nodes WHERE cluster_id = ? AND state <> 'leaving'");
-    for (auto& [cluster, jobs] : queued) {
-      n.bind(1, cluster);
-      const auto nodes = static_cast<std::size_t>(n.step() ? n.integer(0) : 0);
-      while (n.step()) {
+    {
+      auto st = store.prepare("SELECT job_key, sup_pid, created_us, json_extract(doc, '$.executionStateTransitionTime'), " +
+                              cluster_kind_sql("private") + ", cluster_id FROM jobs WHERE state IN ('running', 'terminating')");
+      while (st.step()) {
+        if (backends_.of(cluster_kind_from_sql(st.integer(4))).schedules_itself()) continue;
+        if (!st.is_null(5)) busy.insert(st.integer(5));
+        std::string key = st.text(0);
+        // A running job with no supervisor pid yet is given time for its supervisor to start
+        // (counted from when it got its nodes, its last state change).
+        std::int64_t started_us = st.integer(2);
+        if (!st.is_null(3))
+          if (auto t = parse_iso(st.text(3))) started_us = to_us(*t);
+        const bool dead = st.is_null(1) ? now - started_us > kSupervisorStartGraceUs && !supervisor_alive(cx_.layout(), key)
+                                        : !supervisor_alive(cx_.layout(), key);
+        if (dead) p.dead.push_back(std::move(key));
       }
-      const std::size_t ready = std::min(jobs.size(), std::max<std::size_t>(1, nodes));
-      std::partial_sort(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(ready), jobs.end(), comes_first);
-      for (std::size_t i = 0; i < ready; ++i) p.heads.push_back(jobs[i].key);
+    }
+    // The head of a cluster's queue waits with a supervisor only where no supervisor of a running
+    // job will place the queue when its job ends, or where the cluster's nodes change with time
+    // (someone must keep reconciling for them to come).
+    auto changing = store.prepare("SELECT pending FROM clusters WHERE id = ?");
+    for (auto& [cluster, jobs] : queued) {
+      changing.bind(1, cluster);
+      const bool pending_nodes = changing.step() && changing.integer(0) != 0;
+      while (changing.step()) {
+      }
+      if (busy.count(cluster) != 0 && !pending_nodes) continue;
+      p.heads.push_back(std::min_element(jobs.begin(), jobs.end(), comes_first)->key);
     }
     // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
     auto h = store.prepare(
@@ -152,8 +176,8 @@ void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t
 void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {
   Store& store = cx_.store();
   store.write([&] {
-    for (auto& seen : pending.dead) {
-      auto j = load_job_by_key(store, seen.key);
+    for (const auto& key : pending.dead) {
+      auto j = load_job_by_key(store, key);
       // Re-checked under the write lock: the supervisor may have finished in between.
       if (!j || !is_unfinished(j->state)) continue;
       if (supervisor_alive(cx_.layout(), j->key)) continue;
@@ -205,25 +229,29 @@ std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int6
       capacity = static_cast<int>(st.integer(0));
       if (st.text(1) == "auto") capacity = std::max(capacity, static_cast<int>(st.integer(2)));
     }
-    std::vector<JobRow> queue;
+    // Keys and sizes only: the documents of the jobs that get nodes are read, not the whole queue's.
+    std::vector<std::pair<std::string, int>> queue;
     {
-      auto st = store.prepare(std::string(kJobColumns) +
-                              "WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
+      auto st = store.prepare(
+          "SELECT job_key, node_count FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, "
+          "created_us, id");
       st.bind(1, cluster);
-      while (st.step()) queue.push_back(read_job(st));
+      while (st.step()) queue.emplace_back(st.text(0), static_cast<int>(st.integer(1)));
     }
     std::size_t next = 0;
     bool changed = false;
-    for (auto& job : queue) {
+    for (const auto& [key, node_count] : queue) {
       // A job larger than the cluster can ever be waits without blocking the others.
-      if (job.node_count > capacity) continue;
-      if (static_cast<std::size_t>(job.node_count) > idle.size() - next) break;  // gang: all at once, in order
-      for (int i = 0; i < job.node_count; ++i)
-        store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, job.key).bind(2, idle[next++]).run();
-      set_state(job, JobState::kRunning, now);
-      job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-      save_job(store, job);
-      started.push_back(job.key);
+      if (node_count > capacity) continue;
+      if (static_cast<std::size_t>(node_count) > idle.size() - next) break;  // gang: all at once, in order
+      auto job = load_job_by_key(store, key);
+      if (!job) continue;
+      for (int i = 0; i < node_count; ++i)
+        store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, key).bind(2, idle[next++]).run();
+      set_state(*job, JobState::kRunning, now);
+      job->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+      save_job(store, *job);
+      started.push_back(key);
       changed = true;
     }
     if (changed) docs_.refresh(cluster);

@@ -2,10 +2,11 @@
 // confirmed gone first), nodes still held by ended jobs are freed once their processes are gone,
 // queued jobs get nodeCount idle nodes of their cluster at once (priority, then creation order),
 // and auto-scale clusters are told how many nodes their queued and running jobs need.
-// A job's supervisor process is started when the job gets its nodes, or earlier when it is among
-// the first of its cluster's queue (as many as the cluster has nodes: they start on a wake-up, and
-// the head's reconciles keep the simulation's clock going); the other queued jobs hold no process,
-// so a queue of thousands costs rows, not processes.
+// A job's supervisor process is started when the job gets its nodes, unless the supervisor of
+// the job that freed them runs it (it places the queue on the nodes it frees, in the same
+// transaction, and goes on with the next job itself); a cluster's queue head waits with a
+// supervisor only where nothing else would start it (no supervised job runs there, or its nodes
+// change with time). The other queued jobs hold no process: a queue of thousands costs rows.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,14 +23,18 @@ class Scheduler {
   Scheduler(const Context& cx, const Backends& backends, const ClusterDocs& docs)
       : cx_(cx), backends_(backends), docs_(docs) {}
   void step();
+  // Gives queued jobs of the cluster their nodes (gang, in order); returns the keys placed. A
+  // supervisor calls it inside the write transaction that frees its job's nodes, so no other
+  // process sees them idle (and starts a supervisor for the job it could run itself).
+  std::vector<std::string> place_queued(std::int64_t cluster, std::int64_t now);
+  // Starts or wakes the supervisors of jobs placed (as a step does for the jobs it places).
+  void start_placed(const std::vector<std::string>& job_keys, std::int64_t now) { supervise(job_keys, now, true); }
 
  private:
   struct Pending;
   Pending read_pending(std::int64_t now);
   void fail_dead_supervisors(Pending& pending, std::int64_t now);
   void free_held_nodes(Pending& pending);
-  // Gives queued jobs of the cluster their nodes (gang, in order); returns the keys started.
-  std::vector<std::string> place_queued(std::int64_t cluster, std::int64_t now);
   // Starts a supervisor for each job where none holds the job's lock (or is being started), and
   // with `wake` wakes the ones there are; a job whose supervisor cannot be started fails (its
   // nodes freed).

@@ -3,7 +3,8 @@
 // runs the launch plan with runtime::supervise_job inside the job's containment (cgroup or
 // child subreaper, marker variable) while a watcher thread stops every job process on
 // terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
-// frees the nodes and reconciles.
+// frees the nodes and reconciles. Then it lets the job's lock go and, up to a bound, supervises
+// the job that reconcile would have started a new supervisor process for.
 #include "supervisor.hpp"
 
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "job_processes.hpp"
+#include "scheduler.hpp"
 #include "job_rows.hpp"
 #include "job_run.hpp"
 #include "vm_sizes.hpp"
@@ -41,6 +43,7 @@ namespace {
 struct SupervisorDeps {
   const Context& cx;
   Reconciler& reconciler;
+  Scheduler& scheduler;
   const ClusterDocs& docs;
   Store& store() const { return cx.store(); }
   const NodeLayout& layout() const { return cx.layout(); }
@@ -101,16 +104,46 @@ bool heads_its_queue(Store& store, const JobRow& job) {
   return !st.step() || st.text(0) == job.key;
 }
 
-// Takes the job's supervisor lock in `dir` for the rest of this process's life and writes this
-// process's pid into it; false when another supervisor has it.
-bool hold_lock(const fs::path& dir) {
-  int lock_fd = ::open((dir / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return false;
-  leave_job_cgroup();  // started from inside another job: it must not end with that job
-  const std::string pid_text = std::to_string(::getpid()) + "\n";  // for people and tests
-  if (::ftruncate(lock_fd, 0) != 0 || ::write(lock_fd, pid_text.data(), pid_text.size()) < 0)
-    log::warning("supervisor: cannot write its pid into the lock file");
-  return true;
+// The job's supervisor lock, held while this process supervises the job (a supervisor whose job
+// has ended lets it go before it takes the next job's).
+class JobLock {
+ public:
+  // Takes the lock in `dir` and writes this process's pid into it; held() is false when another
+  // supervisor has it.
+  explicit JobLock(const fs::path& dir) {
+    fd_ = ::open((dir / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (fd_ < 0) return;
+    const std::string pid_text = std::to_string(::getpid()) + "\n";  // for people and tests
+    if (::ftruncate(fd_, 0) != 0 || ::write(fd_, pid_text.data(), pid_text.size()) < 0)
+      log::warning("supervisor: cannot write its pid into the lock file");
+  }
+  ~JobLock() { release(); }
+  void release() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  JobLock(const JobLock&) = delete;
+  JobLock& operator=(const JobLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Points this process's output and working folder at the job's bookkeeping folder, as
+// spawn_supervisor does for a new process: a supervisor that takes another job logs into that one's.
+void move_into(const fs::path& dir) {
+  const int fd = ::open((dir / "supervisor.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::close(fd);
+  }
+  if (::chdir(dir.c_str()) != 0) log::warning("supervisor: cannot enter " + dir.string());
 }
 
 // False when the job is gone.
@@ -243,75 +276,128 @@ void finish_from_outcome(JobRow& job, const runtime::JobOutcome& outcome, std::i
   finish_job(job, false, code, errors, now_us);
 }
 
-// Inside a write transaction: frees the job's nodes and records how its run ended. True when the
-// job was requeued (its supervisor waits for nodes again).
-bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunResult& result) {
-  Store& store = cp.store();
-  auto j = load_job_by_key(store, job_key);
-  for (auto c : result.processes_gone ? free_nodes(store, job_key) : release_nodes(store, job_key)) cp.docs.refresh(c);
-  if (!j) return false;
-  const std::int64_t now = to_us(cp.clock().now());
-  if (result.stopped == StopReason::kRequeue) {
-    set_state(*j, JobState::kQueued, now);
-    j->doc["executionInfo"] = nullptr;
-    save_job(store, *j);
-    return true;
-  }
-  if (result.stopped == StopReason::kTerminated || j->state == JobState::kTerminating) {
-    finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
+// How the run ended, in the job's document: terminated, its nodes lost, or its own outcome.
+void record_outcome(JobRow& job, const RunResult& result, std::int64_t now) {
+  if (result.stopped == StopReason::kTerminated || job.state == JobState::kTerminating) {
+    finish_job(job, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
   } else if (result.stopped == StopReason::kNodesLost) {
-    finish_job(*j, false, std::nullopt,
+    finish_job(job, false, std::nullopt,
                job_error("NodesDeallocated",
                          "The cluster was resized below the job's node count (nodeDeallocationOption terminate)."),
                now);
   } else {
-    finish_from_outcome(*j, result.outcome, now);
+    finish_from_outcome(job, result.outcome, now);
   }
-  save_job(store, *j);
-  return false;
 }
 
-}  // namespace
+// Inside a write transaction: records how the job's run ended, frees its nodes and gives them to
+// the cluster's queue (the keys placed go to `placed`). True when the job was requeued (its
+// supervisor waits for nodes again).
+bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunResult& result,
+                std::vector<std::string>& placed) {
+  Store& store = cp.store();
+  auto j = load_job_by_key(store, job_key);
+  const std::int64_t now = to_us(cp.clock().now());
+  const bool requeued = j && result.stopped == StopReason::kRequeue;
+  if (j) {
+    if (requeued) {
+      set_state(*j, JobState::kQueued, now);
+      j->doc["executionInfo"] = nullptr;
+    } else {
+      record_outcome(*j, result, now);
+    }
+    save_job(store, *j);
+  }
+  for (auto c : result.processes_gone ? free_nodes(store, job_key) : release_nodes(store, job_key)) {
+    cp.docs.refresh(c);
+    for (auto& key : cp.scheduler.place_queued(c, now)) placed.push_back(std::move(key));
+  }
+  return requeued;
+}
 
 
-int Supervisor::run(const std::string& job_key) {
-  const SupervisorDeps cp{cx_, reconciler_, docs_};
-  if (!is_job_key(job_key))  // the key names a folder under the home: never a path
-    throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
+// The first of the jobs just placed that has no supervisor, claimed for this process to run next
+// (removed from `placed`); nullopt when none or when this process is not to take one.
+std::optional<std::string> take_one(const SupervisorDeps& cp, std::vector<std::string>& placed, bool adopt) {
+  if (!adopt) return std::nullopt;
+  for (auto it = placed.begin(); it != placed.end(); ++it) {
+    if (supervisor_alive(cp.layout(), *it) || !claim_supervisor_start(cp.layout(), *it)) continue;
+    std::string key = std::move(*it);
+    placed.erase(it);
+    return key;
+  }
+  return std::nullopt;
+}
+
+// How many jobs one supervisor process runs, one after another, before it leaves the next start
+// to a fresh process: a bound on whatever a long life could gather (memory, a leaked descriptor).
+constexpr int kMaxJobsPerSupervisor = 32;
+
+// Supervises one job from its lock to its end (requeues included). With `adopt`, one of the jobs
+// placed on the nodes it freed is returned instead of a new supervisor process starting for it:
+// this process supervises it next, saving a process start per job on a busy cluster.
+std::optional<std::string> supervise_one(const SupervisorDeps& cp, const std::string& job_key, bool adopted,
+                                         bool adopt) {
   Store& store = cp.store();
   const fs::path dir = state_dir(cp.layout(), job_key);
   fs::create_directories(dir);
-  if (!hold_lock(dir)) return 0;  // another supervisor has it
+  if (adopted) move_into(dir);
+  JobLock lock(dir);
+  if (!lock.held()) return std::nullopt;  // another supervisor has it
+  leave_job_cgroup();  // started from inside another job: it must not end with that job
   std::error_code not_there;
   fs::remove(dir / kSupervisorStartingFile, not_there);  // the lock says it from now on
-  ::prctl(PR_SET_NAME, "batchai-sup");  // what top and perf show: supervisors apart from commands
-  if (!record_supervisor_pid(store, job_key)) return 0;
+  if (!record_supervisor_pid(store, job_key)) return std::nullopt;
   JobWake wake(dir / kJobWakeFile);  // made before the first read below: no wake-up is lost
   for (;;) {
     // 1. wait for nodes; 2. the plan over them
     const auto job = wait_for_nodes(cp, job_key, wake);
-    if (!job) return 0;
+    if (!job) return std::nullopt;
     auto run = place_or_fail(cp, *job);
-    if (!run) return 0;
+    if (!run) return std::nullopt;
     record_run_place(store, job_key, *run);  // where `job file list` looks, before anything runs
     if (run->typed.container_settings) {
       std::ofstream(run->plan.stdouterr_dir / "stderr.txt", std::ios::app)
           << "batchai: no container engine is used locally; the job ran on the host instead of in image '"
           << run->typed.container_settings->image << "'.\n";
     }
-    // 3. run it; 4. record the outcome and free the nodes
+    // 3. run it; 4. record the outcome, free the nodes and place the queue on them
     const RunResult result = run_on_nodes(cp, job_key, dir, *run);
+    std::vector<std::string> placed;
     const bool again = write_despite_full_disk(dir / "reserve", [&] {
-      return store.write([&] { return record_end(cp, job_key, result); });
+      placed.clear();
+      return store.write([&] { return record_end(cp, job_key, result, placed); });
     });
     std::error_code ec;
     fs::remove(dir / "reserve", ec);
+    std::optional<std::string> next;
+    if (!again) {
+      lock.release();  // the end is stored: whoever looks now finds the job ended and its lock free
+      next = take_one(cp, placed, adopt);
+    }
     try {
-      cp.reconcile();  // the next queued job can start now
+      cp.scheduler.start_placed(placed, cp.cx.now_us());
+      cp.reconcile();
     } catch (const Error& e) {
       log::warning(std::string("supervisor: reconcile after the job failed: ") + e.what());
     }
-    if (!again) return 0;
+    if (!again) return next;
+  }
+}
+
+}  // namespace
+
+
+int Supervisor::run(const std::string& first_key) {
+  const SupervisorDeps cp{cx_, reconciler_, scheduler_, docs_};
+  ::prctl(PR_SET_NAME, "batchai-sup");  // what top and perf show: supervisors apart from commands
+  std::string job_key = first_key;
+  for (int served = 1;; ++served) {
+    if (!is_job_key(job_key))  // the key names a folder under the home: never a path
+      throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
+    auto next = supervise_one(cp, job_key, served > 1, served < kMaxJobsPerSupervisor);
+    if (!next) return 0;
+    job_key = std::move(*next);
   }
 }
 

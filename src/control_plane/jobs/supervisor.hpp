@@ -3,7 +3,8 @@
 // runs the launch plan with runtime::supervise_job inside the job's containment (cgroup or
 // child subreaper, marker variable) while a watcher thread stops every job process on
 // terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
-// frees the nodes and reconciles.
+// frees the nodes and reconciles. Then it lets the job's lock go and, up to a bound, supervises
+// the job that reconcile would have started a new supervisor process for.
 #pragma once
 #include <string>
 
@@ -12,17 +13,19 @@ namespace batchai::control_plane {
 class ClusterDocs;
 class Context;
 class Reconciler;
+class Scheduler;
 
 class Supervisor {
  public:
-  Supervisor(const Context& cx, Reconciler& reconciler, const ClusterDocs& docs)
-      : cx_(cx), reconciler_(reconciler), docs_(docs) {}
+  Supervisor(const Context& cx, Reconciler& reconciler, Scheduler& scheduler, const ClusterDocs& docs)
+      : cx_(cx), reconciler_(reconciler), scheduler_(scheduler), docs_(docs) {}
   // Returns the process exit code (0 unless the supervisor itself could not work).
   int run(const std::string& job_key);
 
  private:
   const Context& cx_;
   Reconciler& reconciler_;
+  Scheduler& scheduler_;
   const ClusterDocs& docs_;
 };
 

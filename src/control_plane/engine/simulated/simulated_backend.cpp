@@ -150,15 +150,16 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
   for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(cx_.launcher(), node.path());
 }
 
-// A job among its cluster's first queued jobs (no more queued jobs than the cluster has nodes)
-// would get a ready supervisor from the scheduler anyway (scheduler.hpp): it is started now, so
-// that it starts up while Jobs::create places the job. The others get theirs from the scheduler.
+// A job that idle nodes wait for (no more queued jobs than the cluster has idle nodes) gets its
+// supervisor now, so that it starts up while Jobs::create places the job. The others get theirs
+// when they get their nodes: from the supervisor of the job that freed them, which runs them
+// itself, or from the scheduler (scheduler.hpp).
 void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& cluster) {
   Store& store = cx_.store();
   const bool among_first = store.read([&] {
     auto st = store.prepare(
         "SELECT (SELECT count(*) FROM jobs WHERE cluster_id = ?1 AND state = 'queued') <= "
-        "max(1, (SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state <> 'leaving'))");
+        "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL)");
     st.bind(1, cluster.id);
     return st.step() && st.integer(0) != 0;
   });
