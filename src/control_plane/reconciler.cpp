@@ -16,6 +16,11 @@ namespace batchai::control_plane {
 using namespace detail;
 
 void Reconciler::reconcile(const ClusterScope& scope) {
+  reconcile_before_schedule(scope);
+  scheduler_.step();
+}
+
+void Reconciler::reconcile_before_schedule(const ClusterScope& scope) {
   ++count_;
   const std::int64_t now = cx_.now_us();
   Store& store = cx_.store();
@@ -35,7 +40,6 @@ void Reconciler::reconcile(const ClusterScope& scope) {
   std::map<ClusterKind, std::vector<std::int64_t>> by_kind;
   for (const auto& [id, kind] : scope.clusters) by_kind[kind].push_back(id);
   for (const auto& [kind, ids] : by_kind) backends_.of(kind).reconcile(ids);
-  scheduler_.step();
 }
 
 void Reconciler::schedule() { scheduler_.step(); }

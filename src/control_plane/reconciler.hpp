@@ -37,6 +37,9 @@ class Reconciler {
   Reconciler(const Context& cx, const Backends& backends, const ClusterDocs& docs, Scheduler& scheduler)
       : cx_(cx), backends_(backends), docs_(docs), scheduler_(scheduler) {}
   void reconcile(const ClusterScope& scope = {});
+  // reconcile() without the scheduler's step, for a command that runs the step itself once its
+  // own change is written (job create: one step instead of two).
+  void reconcile_before_schedule(const ClusterScope& scope = {});
   // Only the scheduler's step: queued jobs that can start now get their nodes (a new job, right
   // after its row is written), without the rest of a reconcile.
   void schedule();

@@ -108,7 +108,7 @@ ClusterRow cluster_of_new_job(Store& store, const JobCreateOptions& o, const Jso
 }  // namespace
 
 Json Jobs::create(const JobCreateOptions& o) {
-  reconciler_.reconcile();
+  reconciler_.reconcile_before_schedule();  // the scheduler's step runs once the job is written
   validate_resource_name(o.name, "job_name");
   Store& store = cx_.store();
   // 1. the job must not exist (the experiment must)
