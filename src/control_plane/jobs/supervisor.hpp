@@ -3,8 +3,8 @@
 // runs the launch plan with runtime::supervise_job inside the job's containment (cgroup or
 // child subreaper, marker variable) while a watcher thread stops every job process on
 // terminate/delete/lost nodes, kills what is left, records the outcome (even on a full disk),
-// frees the nodes and reconciles. Then it lets the job's lock go and, up to a bound, supervises
-// the job that reconcile would have started a new supervisor process for.
+// frees the nodes and places the cluster's queue on them in the same transaction. Then it lets
+// the job's lock go and, up to a bound, supervises one of the jobs it placed itself.
 #pragma once
 #include <string>
 
