@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "job_harness.hpp"
 
@@ -184,6 +185,55 @@ TEST_F(JobsFaults, SupervisorsRunJobAfterJobWithinTheirBound) {
   for (const auto& [job, pid] : pids) ++jobs_per_process[pid];
   EXPECT_LE(jobs_per_process.size(), 3u) << "one process per job is " << kJobs + 1;
   for (const auto& [pid, count] : jobs_per_process) EXPECT_LE(count, 32) << "supervisor " << pid;
+  EXPECT_EQ(held_supervisor_locks(home_), 0);
+}
+
+// A supervisor whose job ends with nothing queued waits a moment for its cluster's next job: jobs
+// submitted one after another on an idle cluster are run by a few processes (before: one each).
+// Then jobs submitted from four shells at once, handed to waiting supervisors or to new ones,
+// each run exactly once.
+TEST_F(JobsFaults, WaitingSupervisorsTakeTheNextJobsOnce) {
+  make_cluster("c1", 2);
+  const fs::path ran = work_ / "ran.log";
+  auto appends = [&](const std::string& name) {
+    return Json{{"nodeCount", 1},
+                {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                {"customToolkitSettings", {{"commandLine", "echo " + name + " >> " + ran.string()}}}};
+  };
+  constexpr int kOneByOne = 10;
+  for (int i = 0; i < kOneByOne; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    create(name, appends(name));
+    ASSERT_EQ(run("batchai job wait " + scope_ + " -n " + name + " --interval 0").code, 0);
+  }
+  std::map<std::string, int> jobs_per_process;
+  for (const auto& [job, pid] : supervisor_pids(home_)) ++jobs_per_process[pid];
+  EXPECT_LE(jobs_per_process.size(), 5u) << "one process per job is " << kOneByOne;
+
+  constexpr int kShells = 4, kPerShell = 6;
+  std::vector<std::string> commands;
+  for (int s = 0; s < kShells; ++s) {
+    std::string line;
+    for (int k = 0; k < kPerShell; ++k) {
+      const std::string name = "p" + std::to_string(s) + "x" + std::to_string(k);
+      line += std::string(BATCHAI_EXE) + " job create " + scope_ + " -n " + name + " -c c1 -f " +
+              job_file(name, appends(name)) + " >/dev/null 2>&1; ";
+    }
+    commands.push_back(line);
+  }
+  std::vector<std::thread> shells;
+  for (const auto& line : commands) shells.emplace_back([line] { EXPECT_EQ(std::system(line.c_str()), 0); });
+  for (auto& t : shells) t.join();
+  for (int s = 0; s < kShells; ++s)
+    for (int k = 0; k < kPerShell; ++k) {
+      const std::string name = "p" + std::to_string(s) + "x" + std::to_string(k);
+      EXPECT_EQ(wait_state(name, {"succeeded", "failed"}, std::chrono::seconds(60))["executionState"], "succeeded") << name;
+    }
+  std::map<std::string, int> runs;
+  std::ifstream in(ran);
+  for (std::string line; std::getline(in, line);) ++runs[line];
+  EXPECT_EQ(runs.size(), static_cast<std::size_t>(kOneByOne + kShells * kPerShell));
+  for (const auto& [name, count] : runs) EXPECT_EQ(count, 1) << name << " ran " << count << " times";
   EXPECT_EQ(held_supervisor_locks(home_), 0);
 }
 

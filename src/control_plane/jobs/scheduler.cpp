@@ -11,6 +11,7 @@
 #include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/log.hpp"
+#include "jobs/idle_supervisors.hpp"
 #include "jobs/job_wake.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
@@ -65,13 +66,18 @@ void Scheduler::step() {
   auto& queued = pending.clusters_with_queue;
   std::sort(queued.begin(), queued.end());
   queued.erase(std::unique(queued.begin(), queued.end()), queued.end());
-  std::vector<std::string> started;  // woken once their nodes are committed
+  std::set<std::string> placed;
   for (std::int64_t cluster : queued) {
     if (cluster == 0) continue;
-    for (auto& key : place_queued(cluster, now)) started.push_back(std::move(key));
+    auto keys = place_queued(cluster, now);
+    supervise(keys, now, true, cluster);  // their nodes are committed
+    placed.insert(keys.begin(), keys.end());
   }
-  supervise(started, now, true);
-  supervise(pending.heads, now, false);  // waiting ones are not woken: nothing changed for them
+  // Heads placed just now were handled above (perhaps handed to a waiting supervisor).
+  auto& heads = pending.heads;
+  heads.erase(std::remove_if(heads.begin(), heads.end(), [&](const std::string& k) { return placed.count(k) != 0; }),
+              heads.end());
+  supervise(heads, now, false);  // waiting ones are not woken: nothing changed for them
   update_auto_scale_demand();
 }
 
@@ -150,8 +156,11 @@ bool Scheduler::still_unfinished(const std::string& job_key) {
   });
 }
 
-void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake) {
+void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake,
+                          std::optional<std::int64_t> placed_on) {
   for (const std::string& key : job_keys) {
+    // A supervisor waiting for the cluster's next job looks for it once it lets its place go.
+    if (placed_on && !supervisor_alive(cx_.layout(), key) && wake_idle_supervisor(cx_.layout(), *placed_on)) continue;
     // Alive, or being started by another process (it reads the job's state once it holds its lock).
     if (supervisor_alive(cx_.layout(), key) || !still_unfinished(key) || !claim_supervisor_start(cx_.layout(), key)) {
       if (wake) wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);

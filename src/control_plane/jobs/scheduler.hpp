@@ -9,6 +9,7 @@
 // change with time). The other queued jobs hold no process: a queue of thousands costs rows.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,11 @@ class Scheduler {
   // supervisor calls it inside the write transaction that frees its job's nodes, so no other
   // process sees them idle (and starts a supervisor for the job it could run itself).
   std::vector<std::string> place_queued(std::int64_t cluster, std::int64_t now);
-  // Starts or wakes the supervisors of jobs placed (as a step does for the jobs it places).
-  void start_placed(const std::vector<std::string>& job_keys, std::int64_t now) { supervise(job_keys, now, true); }
+  // Starts or wakes the supervisors of jobs placed on the cluster (as a step does for the jobs
+  // it places), or hands them to a supervisor waiting for the cluster's next job.
+  void start_placed(std::int64_t cluster, const std::vector<std::string>& job_keys, std::int64_t now) {
+    supervise(job_keys, now, true, cluster);
+  }
 
  private:
   struct Pending;
@@ -37,8 +41,10 @@ class Scheduler {
   void free_held_nodes(Pending& pending);
   // Starts a supervisor for each job where none holds the job's lock (or is being started), and
   // with `wake` wakes the ones there are; a job whose supervisor cannot be started fails (its
-  // nodes freed).
-  void supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake);
+  // nodes freed). Jobs placed on `placed_on` go to a supervisor waiting for that cluster's next
+  // job when one waits (idle_supervisors.hpp).
+  void supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake,
+                 std::optional<std::int64_t> placed_on = std::nullopt);
   bool still_unfinished(const std::string& job_key);
   void update_auto_scale_demand();
 

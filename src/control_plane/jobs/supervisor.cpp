@@ -20,6 +20,7 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
+#include "jobs/idle_supervisors.hpp"
 #include "jobs/job_wake.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
@@ -290,11 +291,15 @@ void record_outcome(JobRow& job, const RunResult& result, std::int64_t now) {
   }
 }
 
+// The cluster whose nodes a job's end freed and the jobs placed on them.
+struct Freed {
+  std::int64_t cluster = 0;
+  std::vector<std::string> placed;
+};
+
 // Inside a write transaction: records how the job's run ended, frees its nodes and gives them to
-// the cluster's queue (the keys placed go to `placed`). True when the job was requeued (its
-// supervisor waits for nodes again).
-bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunResult& result,
-                std::vector<std::string>& placed) {
+// the cluster's queue. True when the job was requeued (its supervisor waits for nodes again).
+bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunResult& result, Freed& freed) {
   Store& store = cp.store();
   auto j = load_job_by_key(store, job_key);
   const std::int64_t now = to_us(cp.clock().now());
@@ -310,7 +315,8 @@ bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunR
   }
   for (auto c : result.processes_gone ? free_nodes(store, job_key) : release_nodes(store, job_key)) {
     cp.docs.refresh(c);
-    for (auto& key : cp.scheduler.place_queued(c, now)) placed.push_back(std::move(key));
+    freed.cluster = c;  // a job's nodes are all of one cluster
+    for (auto& key : cp.scheduler.place_queued(c, now)) freed.placed.push_back(std::move(key));
   }
   return requeued;
 }
@@ -326,6 +332,42 @@ std::optional<std::string> take_one(const SupervisorDeps& cp, std::vector<std::s
     return key;
   }
   return std::nullopt;
+}
+
+// The running jobs of the cluster that have no supervisor; one of them claimed for this process
+// (removed from the list), the others left to start_placed.
+std::optional<std::string> claim_unsupervised(const SupervisorDeps& cp, std::int64_t cluster,
+                                              std::vector<std::string>& others) {
+  Store& store = cp.store();
+  std::vector<std::string> running = store.read([&] {
+    std::vector<std::string> keys;
+    auto st = store.prepare("SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'running'");
+    st.bind(1, cluster);
+    while (st.step()) keys.push_back(st.text(0));
+    return keys;
+  });
+  std::optional<std::string> mine;
+  for (auto& key : running) {
+    if (supervisor_alive(cp.layout(), key)) continue;
+    if (!mine && claim_supervisor_start(cp.layout(), key)) {
+      mine = std::move(key);
+      continue;
+    }
+    others.push_back(std::move(key));
+  }
+  return mine;
+}
+
+// A supervisor with nothing placed on the nodes it freed waits a moment for the cluster's next
+// job (idle_supervisors.hpp), then claims a running job of the cluster without a supervisor.
+std::optional<std::string> wait_for_next_job(const SupervisorDeps& cp, std::int64_t cluster) {
+  IdleSupervisorPlace place(cp.layout(), cluster);
+  if (!place.held()) return std::nullopt;
+  place.wait_then_leave(kIdleSupervisorWait);
+  std::vector<std::string> others;
+  auto mine = claim_unsupervised(cp, cluster, others);
+  if (!others.empty()) cp.scheduler.start_placed(cluster, others, cp.cx.now_us());
+  return mine;
 }
 
 // How many jobs one supervisor process runs, one after another, before it leaves the next start
@@ -362,21 +404,22 @@ std::optional<std::string> supervise_one(const SupervisorDeps& cp, const std::st
     }
     // 3. run it; 4. record the outcome, free the nodes and place the queue on them
     const RunResult result = run_on_nodes(cp, job_key, dir, *run);
-    std::vector<std::string> placed;
+    Freed freed;
     const bool again = write_despite_full_disk(dir / "reserve", [&] {
-      placed.clear();
-      return store.write([&] { return record_end(cp, job_key, result, placed); });
+      freed = Freed{};
+      return store.write([&] { return record_end(cp, job_key, result, freed); });
     });
     std::error_code ec;
     fs::remove(dir / "reserve", ec);
     std::optional<std::string> next;
     if (!again) {
       lock.release();  // the end is stored: whoever looks now finds the job ended and its lock free
-      next = take_one(cp, placed, adopt);
+      next = take_one(cp, freed.placed, adopt);
     }
     try {
-      cp.scheduler.start_placed(placed, cp.cx.now_us());
+      cp.scheduler.start_placed(freed.cluster, freed.placed, cp.cx.now_us());
       cp.reconcile();
+      if (!again && !next && adopt && freed.cluster != 0) next = wait_for_next_job(cp, freed.cluster);
     } catch (const Error& e) {
       log::warning(std::string("supervisor: reconcile after the job failed: ") + e.what());
     }

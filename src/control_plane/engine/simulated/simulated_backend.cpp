@@ -10,6 +10,7 @@
 #include "batchai/common/log.hpp"
 #include "batchai/common/port_forward.hpp"
 #include "batchai/common/process.hpp"
+#include "jobs/idle_supervisors.hpp"
 #include "jobs/job_processes.hpp"
 #include "jobs/job_rows.hpp"
 #include "node_folders.hpp"
@@ -151,7 +152,8 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
 }
 
 // A job that idle nodes wait for (no more queued jobs than the cluster has idle nodes) gets its
-// supervisor now, so that it starts up while Jobs::create places the job. The others get theirs
+// supervisor now, so that it starts up while Jobs::create places the job, unless a supervisor
+// waits for the cluster's next job (the placement hands the job to it). The others get theirs
 // when they get their nodes: from the supervisor of the job that freed them, which runs them
 // itself, or from the scheduler (scheduler.hpp).
 void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& cluster) {
@@ -163,7 +165,8 @@ void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& c
     st.bind(1, cluster.id);
     return st.step() && st.integer(0) != 0;
   });
-  if (among_first && claim_supervisor_start(cx_.layout(), job_key)) spawn_supervisor(cx_, job_key);
+  if (among_first && !idle_supervisor_waits(cx_.layout(), cluster.id) && claim_supervisor_start(cx_.layout(), job_key))
+    spawn_supervisor(cx_, job_key);
 }
 
 void SimulatedBackend::stop_job(const JobRow& job) { kill_job_processes(cx_, job.key, job.sup_pid); }
