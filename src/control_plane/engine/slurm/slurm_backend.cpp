@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/states.hpp"
 #include "jobs/job_rows.hpp"
 #include "slurm_clusters.hpp"
@@ -99,12 +100,32 @@ void SlurmBackend::stop_job(const JobRow& job) { cancel_slurm_job(env_, job, fal
 
 void SlurmBackend::terminate(const JobRow& job) { terminate_slurm_job(env_, job); }
 
+namespace {
+
+// The allocation's node names: as the job's runner recorded them, or, when squeue already says
+// the job runs but its runner has not started yet, Slurm's node list for it (as squeue gave it).
+Json allocation_nodes(const JobRow& job) {
+  Json names = job.private_data.value("nodes", Json());
+  if (names.is_array()) return names;
+  names = Json::array();
+  const Json s = job.private_data.value("slurm", Json());
+  if (!s.is_object() || !s.contains("nodeList") || !s["nodeList"].is_string()) return names;
+  try {
+    for (auto& name : slurm::expand_hostlist(s["nodeList"].get<std::string>())) names.push_back(std::move(name));
+  } catch (const std::exception&) {
+    // not a host list this version can read: no nodes until the runner records them
+  }
+  return names;
+}
+
+}  // namespace
+
 Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   // The allocation's nodes while the job runs, at the address they were last seen with (NodeAddr).
   Json out = Json::array();
-  if (!job.private_data.contains("nodes") || (job.state != JobState::kRunning && job.state != JobState::kTerminating)) return out;
+  if (job.state != JobState::kRunning && job.state != JobState::kTerminating) return out;
   const Json cluster_data = cluster != nullptr ? cluster->private_data : Json::object();
-  for (const auto& name : job.private_data["nodes"]) {
+  for (const auto& name : allocation_nodes(job)) {
     if (!name.is_string()) continue;
     const std::string node = name.get<std::string>();
     out.push_back({{"ipAddress", slurm_node_address(cluster_data, node)}, {"nodeId", node}, {"port", 22.0}});
