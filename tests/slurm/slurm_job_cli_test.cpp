@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -160,8 +161,12 @@ TEST_F(SlurmJobs, TrainerRunsAcrossTwoNodes) {
 TEST_F(SlurmJobs, PriorityOrderBehindAnotherUsersJob) {
   if (::geteuid() != 0) GTEST_SKIP() << "a raised priority (negative nice) needs a Slurm operator; CI runs as root";
   make_cluster(9);
-  const std::string blocker = output_of({"sbatch", "--parsable", "-p", "batchai", "-N", "3", "--exclusive",
-                                         "-o", "/dev/null", "--wrap", "sleep 4"});
+  // The other user's job holds the nodes until the test lets it go (at most a minute), however
+  // long the three creates take on a loaded machine.
+  const auto hold = cli_.write_file("blocker-holds", "");
+  const std::string blocker =
+      output_of({"sbatch", "--parsable", "-p", "batchai", "-N", "3", "--exclusive", "-o", "/dev/null", "--wrap",
+                 "for i in $(seq 300); do [ -e " + hold.string() + " ] || exit 0; sleep 0.2; done"});
   ASSERT_FALSE(blocker.empty());
   for (const std::string priority : {"low", "normal", "high"}) {
     json props = custom("sleep 1", 3);
@@ -169,6 +174,7 @@ TEST_F(SlurmJobs, PriorityOrderBehindAnotherUsersJob) {
     ASSERT_EQ(create_job(priority, props).exit_code, 0);
   }
   EXPECT_EQ(show("high")["executionState"], "queued");
+  std::filesystem::remove(hold);
   std::map<std::string, std::string> start;
   for (const std::string priority : {"low", "normal", "high"}) {
     json doc = wait_for(priority, {"succeeded", "failed"}, 90s);
