@@ -77,7 +77,9 @@ if command -v sqlite3 > /dev/null; then
       (SELECT $cols FROM clusters WHERE name_lc = 'c1');" || fail "filling the store"
   # timed <count> <words...>: completes 7 times and checks the count. The fastest wall time must
   # be within 50 ms; on a machine busier than its cores (a shared CI host), where wall time
-  # measures the neighbours, the fastest CPU time (this shell and batchai) must be instead.
+  # measures the neighbours, the fastest CPU time (this shell and batchai) may be instead. (Not
+  # CPU time alone there: neighbours slow a run down, never up, so a wall time within the bound
+  # shows it even when the CPU clock, ticking in whole milliseconds under contention, says 51.)
   timed() {
     local want="$1" walls=() cpus=() r line busy
     shift
@@ -96,10 +98,12 @@ if command -v sqlite3 > /dev/null; then
     busy="$(awk -v cores="$(nproc)" '{ print ($1 > cores) ? 1 : 0 }' /proc/loadavg)"
     echo "completing 'batchai ${*:2}' (${#COMPREPLY[@]} names): wall fastest ${walls[0]} us, median ${walls[3]} us;" \
          "CPU fastest ${cpus[0]} us; load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"
-    if [ "$busy" = 1 ]; then
-      (( cpus[0] <= 50000 )) || fail "completing '$*' takes ${cpus[0]} us of CPU (more than 50 ms)"
-    else
-      (( walls[0] <= 50000 )) || fail "completing '$*' takes ${walls[0]} us (more than 50 ms)"
+    if (( walls[0] > 50000 )); then
+      if [ "$busy" = 1 ]; then
+        (( cpus[0] <= 50000 )) || fail "completing '$*' takes ${cpus[0]} us of CPU and ${walls[0]} us (more than 50 ms)"
+      else
+        fail "completing '$*' takes ${walls[0]} us (more than 50 ms)"
+      fi
     fi
   }
   timed 10002 "$b" cluster show -g ""
