@@ -44,7 +44,22 @@ void* DeviceScratch::ensure(std::size_t bytes) {
   return data_;
 }
 
-CudaBackend::CudaBackend(const CudaBackendOptions& options) : options_(options) {
+namespace {
+cudnnTensorFormat_t resolve_layout(const CudaBackendOptions& o) {
+  switch (o.conv_layout) {
+    case ConvLayout::kNhwc:
+      return CUDNN_TENSOR_NHWC;
+    case ConvLayout::kNchw:
+      return CUDNN_TENSOR_NCHW;
+    case ConvLayout::kAuto:
+      break;
+  }
+  return o.allow_tf32 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+}  // namespace
+
+CudaBackend::CudaBackend(const CudaBackendOptions& options)
+    : options_(options), conv_layout_(resolve_layout(options)) {
   if (options_.device < 0) {
     device_ = select_local_device();
   } else {
@@ -83,7 +98,8 @@ CudnnConv& CudaBackend::conv(const train::ConvShape& s) {
   const auto key = std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, s.k);
   auto it = convs_.find(key);
   if (it == convs_.end()) {
-    it = convs_.emplace(key, std::make_unique<CudnnConv>(cudnn_, s, options_.allow_tf32, options_.find_algorithms))
+    it = convs_.emplace(key, std::make_unique<CudnnConv>(cudnn_, s, ConvChoice{options_.allow_tf32, options_.find_algorithms,
+                                                                             options_.deterministic, conv_layout_}))
              .first;
   }
   return *it->second;
@@ -151,17 +167,40 @@ void CudaBackend::fill(Buffer& dst, float value) {
   kernels::fill(dst.data, dst.size, value, stream_);
 }
 
+// Keras' (k, k, c, out) filter in the plan's layout: KRSC (its transpose) for NHWC, KCRS for NCHW.
+const float* CudaBackend::plan_filter(const CudnnConv& plan, const train::ConvShape& s, const float* keras) {
+  const int kkc = s.k * s.k * s.c;
+  float* out = filter_.floats(static_cast<std::size_t>(kkc) * s.out);
+  if (plan.layout() == CUDNN_TENSOR_NHWC) {
+    kernels::transpose(keras, kkc, s.out, out, stream_);
+  } else {
+    kernels::filter_to_kcrs(keras, s.k, s.c, s.out, out, stream_);
+  }
+  return out;
+}
+
+// In NCHW plans activations are transposed around cuDNN (they stay NHWC between layers); the
+// bias and ReLU then ride on the transpose back.
 void CudaBackend::conv2d_forward(const train::ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                  std::size_t b_off, Buffer& y, bool relu) {
   const int kkc = s.k * s.k * s.c;
   const std::size_t rows = static_cast<std::size_t>(s.n) * s.oh() * s.ow();
-  require(x.size >= static_cast<std::size_t>(s.n) * s.h * s.w * s.c && y.size >= rows * s.out, "conv2d_forward");
+  const std::size_t in = static_cast<std::size_t>(s.n) * s.h * s.w * s.c;
+  require(x.size >= in && y.size >= rows * s.out, "conv2d_forward");
   require(w.size >= w_off + static_cast<std::size_t>(kkc) * s.out && w.size >= b_off + s.out, "conv2d_forward");
   CudnnConv& plan = conv(s);
-  float* krsc = filter_.floats(static_cast<std::size_t>(kkc) * s.out);
-  kernels::transpose(w.data + w_off, kkc, s.out, krsc, stream_);
-  plan.forward(cudnn_, x.data, krsc, y.data, workspace_.ensure(plan.workspace_bytes()));
-  kernels::bias_act(y.data, rows, s.out, w.data + b_off, relu, stream_);
+  const float* filter = plan_filter(plan, s, w.data + w_off);
+  void* ws = workspace_.ensure(plan.workspace_bytes());
+  if (plan.layout() == CUDNN_TENSOR_NHWC) {
+    plan.forward(cudnn_, x.data, filter, y.data, ws);
+    kernels::bias_act(y.data, rows, s.out, w.data + b_off, relu, stream_);
+    return;
+  }
+  float* xt = nchw_in_.floats(in);
+  float* yt = nchw_out_.floats(rows * s.out);
+  kernels::batched_transpose(x.data, s.n, s.h * s.w, s.c, xt, nullptr, false, stream_);
+  plan.forward(cudnn_, xt, filter, yt, ws);
+  kernels::batched_transpose(yt, s.n, s.out, s.oh() * s.ow(), y.data, w.data + b_off, relu, stream_);
 }
 
 void CudaBackend::conv2d_backward(const train::ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -169,22 +208,32 @@ void CudaBackend::conv2d_backward(const train::ConvShape& s, const Buffer& x, co
                                   bool relu) {
   const int kkc = s.k * s.k * s.c;
   const std::size_t rows = static_cast<std::size_t>(s.n) * s.oh() * s.ow();
-  require(dy.size >= rows * s.out && y.size >= rows * s.out, "conv2d_backward");
+  const std::size_t in = static_cast<std::size_t>(s.n) * s.h * s.w * s.c;
+  require(dy.size >= rows * s.out && y.size >= rows * s.out && x.size >= in, "conv2d_backward");
   require(dw.size >= w_off + static_cast<std::size_t>(kkc) * s.out && dw.size >= b_off + s.out, "conv2d_backward");
-  require(dx == nullptr || dx->size >= static_cast<std::size_t>(s.n) * s.h * s.w * s.c, "conv2d_backward");
+  require(dx == nullptr || dx->size >= in, "conv2d_backward");
   CudnnConv& plan = conv(s);
   void* ws = workspace_.ensure(plan.workspace_bytes());
-  if (relu) kernels::relu_mask(dy.data, y.data, rows * s.out, stream_);
-  kernels::column_sums_add(dy.data, rows, s.out, dw.data + b_off,
+  kernels::column_sums_add(dy.data, relu ? y.data : nullptr, rows, s.out, dw.data + b_off,
                            column_scratch_.floats(kernels::column_sum_scratch(rows, s.out)), stream_);
-  // cuDNN writes the KRSC filter gradient; it is accumulated into Keras' layout by transposing.
-  float* dkrsc = filter_grad_.floats(static_cast<std::size_t>(kkc) * s.out);
-  plan.backward_filter(cudnn_, x.data, dy.data, dkrsc, ws);
-  kernels::transpose_add(dkrsc, s.out, kkc, dw.data + w_off, stream_);
+  // cuDNN writes the filter gradient in its layout; it is accumulated into Keras' layout.
+  float* dfilter = filter_grad_.floats(static_cast<std::size_t>(kkc) * s.out);
+  if (plan.layout() == CUDNN_TENSOR_NHWC) {
+    plan.backward_filter(cudnn_, x.data, dy.data, dfilter, ws);
+    kernels::transpose_add(dfilter, s.out, kkc, dw.data + w_off, stream_);
+    if (dx != nullptr) plan.backward_data(cudnn_, plan_filter(plan, s, w.data + w_off), dy.data, dx->data, ws);
+    return;
+  }
+  float* xt = nchw_in_.floats(in);
+  float* dyt = nchw_out_.floats(rows * s.out);
+  kernels::batched_transpose(dy.data, s.n, s.oh() * s.ow(), s.out, dyt, nullptr, false, stream_);
+  kernels::batched_transpose(x.data, s.n, s.h * s.w, s.c, xt, nullptr, false, stream_);
+  plan.backward_filter(cudnn_, xt, dyt, dfilter, ws);
+  kernels::filter_add_from_kcrs(dfilter, s.k, s.c, s.out, dw.data + w_off, stream_);
   if (dx != nullptr) {
-    float* krsc = filter_.floats(static_cast<std::size_t>(kkc) * s.out);
-    kernels::transpose(w.data + w_off, kkc, s.out, krsc, stream_);
-    plan.backward_data(cudnn_, krsc, dy.data, dx->data, ws);
+    float* dxt = xt;  // x's copy is spent once the filter gradient is queued (one stream)
+    plan.backward_data(cudnn_, plan_filter(plan, s, w.data + w_off), dyt, dxt, ws);
+    kernels::batched_transpose(dxt, s.n, s.c, s.h * s.w, dx->data, nullptr, false, stream_);
   }
 }
 
@@ -207,8 +256,7 @@ void CudaBackend::dense_backward(const train::DenseShape& s, const Buffer& x, co
   require(dy.size >= count && y.size >= count, "dense_backward");
   require(dw.size >= w_off + static_cast<std::size_t>(s.in) * s.out && dw.size >= b_off + s.out, "dense_backward");
   require(dx == nullptr || dx->size >= static_cast<std::size_t>(s.n) * s.in, "dense_backward");
-  if (relu) kernels::relu_mask(dy.data, y.data, count, stream_);
-  kernels::column_sums_add(dy.data, static_cast<std::size_t>(s.n), s.out, dw.data + b_off,
+  kernels::column_sums_add(dy.data, relu ? y.data : nullptr, static_cast<std::size_t>(s.n), s.out, dw.data + b_off,
                            column_scratch_.floats(kernels::column_sum_scratch(s.n, s.out)), stream_);
   const float one = 1.0f, zero = 0.0f;
   // dW (in, out) += X^T dY: column-major dW^T (out, in) += dY^T (out, n) * X (n, in).
@@ -287,11 +335,22 @@ bool env_is_false(const char* name) {
   return s == "0" || s == "false" || s == "off" || s == "no";
 }
 
+ConvLayout conv_layout_from_env() {
+  const char* v = std::getenv("BATCHAI_CUDNN_LAYOUT");
+  const std::string s = v == nullptr ? "" : v;
+  if (s == "nhwc") return ConvLayout::kNhwc;
+  if (s == "nchw") return ConvLayout::kNchw;
+  if (s.empty() || s == "auto") return ConvLayout::kAuto;
+  throw InvalidArgument("BATCHAI_CUDNN_LAYOUT must be nhwc, nchw or auto, not '" + s + "'");
+}
+
 std::unique_ptr<train::Backend> factory(int /*threads: device kernels ignore it*/) {
   if (device_count() == 0) return nullptr;
   CudaBackendOptions options;
   options.allow_tf32 = !env_is_false("BATCHAI_CUDA_TF32");
   options.find_algorithms = !env_is_false("BATCHAI_CUDNN_FIND");
+  options.deterministic = !env_is_false("BATCHAI_CUDNN_DETERMINISTIC");
+  options.conv_layout = conv_layout_from_env();
   return make_cuda_backend(options);
 }
 

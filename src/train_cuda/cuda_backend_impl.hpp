@@ -84,15 +84,18 @@ class CudaBackend final : public train::Backend {
     bool pending = false;
   };
   CudnnConv& conv(const train::ConvShape& s);
+  const float* plan_filter(const CudnnConv& plan, const train::ConvShape& s, const float* keras);
   float* pinned(Staging& staging, std::size_t count);
 
   CudaBackendOptions options_;
+  cudnnTensorFormat_t conv_layout_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::map<std::tuple<int, int, int, int, int, int, int>, std::unique_ptr<CudnnConv>> convs_;
   DeviceScratch workspace_, column_scratch_, filter_, filter_grad_;
+  DeviceScratch nchw_in_, nchw_out_;  // activations transposed for NCHW plans
   std::array<Staging, 2> uploads_{};  // alternated, so input and labels uploads overlap
   std::size_t next_upload_ = 0;
   Staging download_{};

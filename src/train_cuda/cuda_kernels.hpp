@@ -16,17 +16,25 @@ void multiply(const float* a, const float* b, float* y, std::size_t count, cudaS
 
 // Row-major (rows, cols): y[r, j] = act(y[r, j] + bias[j]), act = ReLU when `relu`.
 void bias_act(float* y, std::size_t rows, int cols, const float* bias, bool relu, cudaStream_t stream);
-// dy[i] = y[i] > 0 ? dy[i] : 0.
-void relu_mask(float* dy, const float* y, std::size_t count, cudaStream_t stream);
-// db[j] += sum over r of dy[r, j], in a fixed order (deterministic, no atomics). `scratch`
+// db[j] += sum over r of dy[r, j], in a fixed order (deterministic, no atomics). With `relu_y`
+// (the ReLU's output), dy is first masked in place: dy[i] = relu_y[i] > 0 ? dy[i] : 0. `scratch`
 // holds column_sum_scratch(rows, cols) floats.
 std::size_t column_sum_scratch(std::size_t rows, int cols);
-void column_sums_add(const float* dy, std::size_t rows, int cols, float* db, float* scratch, cudaStream_t stream);
+void column_sums_add(float* dy, const float* relu_y, std::size_t rows, int cols, float* db, float* scratch,
+                     cudaStream_t stream);
 
 // b (cols, rows) = a (rows, cols)^T; transpose_add: b += a^T. Used between Keras' (k,k,c,out)
 // kernels and cuDNN's NHWC filters (out,k,k,c).
 void transpose(const float* a, int rows, int cols, float* b, cudaStream_t stream);
 void transpose_add(const float* a, int rows, int cols, float* b, cudaStream_t stream);
+
+// For each of `batch` row-major matrices: b (cols, rows) = a (rows, cols)^T; NHWC <-> NCHW per
+// image. With `bias` (one per row of a), b = act(a^T + bias), act = ReLU when `relu`.
+void batched_transpose(const float* a, int batch, int rows, int cols, float* b, const float* bias, bool relu,
+                       cudaStream_t stream);
+// Keras' (k, k, c, out) filter to cuDNN's NCHW one (out, c, k, k), and its gradient back, added.
+void filter_to_kcrs(const float* keras, int k, int c, int out, float* kcrs, cudaStream_t stream);
+void filter_add_from_kcrs(const float* kcrs, int k, int c, int out, float* keras, cudaStream_t stream);
 
 // 2x2 max pooling, stride 2, floor, NHWC; backward routes dy to the first maximum (a, b, d, e
 // order as the CPU backend) and zeroes the rest of dx.

@@ -2,6 +2,8 @@
 #include "cudnn_conv.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include "batchai/common/errors.hpp"
@@ -14,15 +16,16 @@ namespace {
 constexpr std::size_t kWorkspaceLimit = std::size_t{256} << 20;
 constexpr int kMaxAlgorithms = 16;
 
-// The fastest usable result, preferring deterministic algorithms so reruns give the same
-// bits; perf arrays from cudnnFind*/Get*_v7 come sorted fastest first.
+// The fastest usable result; with `deterministic`, the fastest deterministic one if any (so
+// reruns give the same bits). Perf arrays from cudnnFind*/Get*_v7 come sorted fastest first.
 template <typename Perf>
-const Perf* pick(const Perf* results, int count, const char* direction, const train::ConvShape& s) {
+const Perf* pick(const Perf* results, int count, bool deterministic, const char* direction,
+                 const train::ConvShape& s) {
   const Perf* any = nullptr;
   for (int i = 0; i < count; ++i) {
     const Perf& p = results[i];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kWorkspaceLimit) continue;
-    if (p.determinism == CUDNN_DETERMINISTIC) return &p;
+    if (!deterministic || p.determinism == CUDNN_DETERMINISTIC) return &p;
     if (any == nullptr) any = &p;
   }
   if (any != nullptr) return any;
@@ -43,18 +46,57 @@ cudnnConvolutionDescriptor_t make_conv_desc(const train::ConvShape& s) {
 
 }  // namespace
 
-CudnnConv::CudnnConv(cudnnHandle_t handle, const train::ConvShape& s, bool allow_tf32, bool find) : shape_(s) {
+// Device memory cudnnFind*Ex times the algorithms on: the shape's tensors (contents irrelevant,
+// zeroed so timings do not depend on garbage) and a workspace of at most kWorkspaceLimit, less
+// where the device has little free. Freed once the plan is chosen.
+class SearchArea {
+ public:
+  explicit SearchArea(const train::ConvShape& s) {
+    std::size_t free_bytes = 0, total = 0;
+    BATCHAI_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    workspace_bytes = std::min(kWorkspaceLimit, free_bytes / 4);
+    x = alloc(static_cast<std::size_t>(s.n) * s.h * s.w * s.c * sizeof(float));
+    y = alloc(static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out * sizeof(float));
+    w = alloc(static_cast<std::size_t>(s.k) * s.k * s.c * s.out * sizeof(float));
+    workspace = alloc(workspace_bytes);
+  }
+  ~SearchArea() {
+    for (void* p : owned_) cudaFree(p);  // statuses ignored: destructors must not throw
+  }
+  SearchArea(const SearchArea&) = delete;
+  SearchArea& operator=(const SearchArea&) = delete;
+
+  void *x = nullptr, *y = nullptr, *w = nullptr, *workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+
+ private:
+  void* alloc(std::size_t bytes) {
+    void* p = nullptr;
+    if (bytes == 0) return p;
+    BATCHAI_CUDA_CHECK(cudaMalloc(&p, bytes));
+    owned_.push_back(p);
+    BATCHAI_CUDA_CHECK(cudaMemset(p, 0, bytes));
+    return p;
+  }
+  std::vector<void*> owned_;
+};
+
+CudnnConv::CudnnConv(cudnnHandle_t handle, const train::ConvShape& s, const ConvChoice& choice)
+    : shape_(s), choice_(choice) {
   if (s.n <= 0 || s.h <= 0 || s.w <= 0 || s.c <= 0 || s.out <= 0 || s.k <= 0 || s.oh() <= 0 || s.ow() <= 0) {
     throw InvalidArgument("invalid convolution shape for the CUDA backend");
   }
   BATCHAI_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
   BATCHAI_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
   BATCHAI_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc_));
-  BATCHAI_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, s.n, s.c, s.h, s.w));
-  BATCHAI_CUDNN_CHECK(
-      cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, s.n, s.out, s.oh(), s.ow()));
-  // NHWC filters are (out, k, k, c): the transpose of Keras' (k, k, c, out).
-  BATCHAI_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, s.out, s.c, s.k, s.k));
+  if (choice.layout != CUDNN_TENSOR_NHWC && choice.layout != CUDNN_TENSOR_NCHW) {
+    throw InvalidArgument("the CUDA backend convolves in NHWC or NCHW only");
+  }
+  const cudnnTensorFormat_t f = choice.layout;
+  BATCHAI_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, f, CUDNN_DATA_FLOAT, s.n, s.c, s.h, s.w));
+  BATCHAI_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc_, f, CUDNN_DATA_FLOAT, s.n, s.out, s.oh(), s.ow()));
+  // The filter format follows the tensors': (out, k, k, c) for NHWC, (out, c, k, k) for NCHW.
+  BATCHAI_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, f, s.out, s.c, s.k, s.k));
   fwd_desc_ = make_conv_desc(s);
   bwd_data_desc_ = make_conv_desc(s);
   bwd_filter_desc_ = make_conv_desc(s);
@@ -64,10 +106,12 @@ CudnnConv::CudnnConv(cudnnHandle_t handle, const train::ConvShape& s, bool allow
   if (n != s.n || c != s.out || h != s.oh() || w != s.ow()) {
     throw Error("cuDNN computes a different convolution output shape than the trainer (internal error)");
   }
-  const cudnnMathType_t math = allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  choose_forward(handle, math, find);
-  choose_backward_data(handle, math, find);
-  choose_backward_filter(handle, math, find);
+  const cudnnMathType_t math = choice.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  std::unique_ptr<SearchArea> area;
+  if (choice.find) area = std::make_unique<SearchArea>(s);
+  choose_forward(handle, math, area.get());
+  choose_backward_data(handle, math, area.get());
+  choose_backward_filter(handle, math, area.get());
 }
 
 CudnnConv::~CudnnConv() {
@@ -80,18 +124,19 @@ CudnnConv::~CudnnConv() {
   if (x_desc_ != nullptr) cudnnDestroyTensorDescriptor(x_desc_);
 }
 
-void CudnnConv::choose_forward(cudnnHandle_t handle, cudnnMathType_t math, bool find) {
+void CudnnConv::choose_forward(cudnnHandle_t handle, cudnnMathType_t math, const SearchArea* area) {
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(fwd_desc_, math));
   cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgorithms];
   int count = 0;
-  if (find) {
-    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(handle, x_desc_, w_desc_, fwd_desc_, y_desc_,
-                                                             kMaxAlgorithms, &count, perf));
+  if (area != nullptr) {
+    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle, x_desc_, area->x, w_desc_, area->w, fwd_desc_,
+                                                               y_desc_, area->y, kMaxAlgorithms, &count, perf,
+                                                               area->workspace, area->workspace_bytes));
   } else {
     BATCHAI_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc_, w_desc_, fwd_desc_, y_desc_,
                                                                kMaxAlgorithms, &count, perf));
   }
-  const auto* best = pick(perf, count, "forward", shape_);
+  const auto* best = pick(perf, count, choice_.deterministic, "forward", shape_);
   fwd_algo_ = best->algo;
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(fwd_desc_, best->mathType));
   std::size_t bytes = 0;
@@ -100,18 +145,19 @@ void CudnnConv::choose_forward(cudnnHandle_t handle, cudnnMathType_t math, bool 
   workspace_bytes_ = std::max(workspace_bytes_, bytes);
 }
 
-void CudnnConv::choose_backward_data(cudnnHandle_t handle, cudnnMathType_t math, bool find) {
+void CudnnConv::choose_backward_data(cudnnHandle_t handle, cudnnMathType_t math, const SearchArea* area) {
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(bwd_data_desc_, math));
   cudnnConvolutionBwdDataAlgoPerf_t perf[kMaxAlgorithms];
   int count = 0;
-  if (find) {
-    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(handle, w_desc_, y_desc_, bwd_data_desc_, x_desc_,
-                                                                  kMaxAlgorithms, &count, perf));
+  if (area != nullptr) {
+    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+        handle, w_desc_, area->w, y_desc_, area->y, bwd_data_desc_, x_desc_, area->x, kMaxAlgorithms, &count, perf,
+        area->workspace, area->workspace_bytes));
   } else {
     BATCHAI_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, w_desc_, y_desc_, bwd_data_desc_,
                                                                     x_desc_, kMaxAlgorithms, &count, perf));
   }
-  const auto* best = pick(perf, count, "backward-data", shape_);
+  const auto* best = pick(perf, count, choice_.deterministic, "backward-data", shape_);
   bwd_data_algo_ = best->algo;
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(bwd_data_desc_, best->mathType));
   std::size_t bytes = 0;
@@ -120,18 +166,19 @@ void CudnnConv::choose_backward_data(cudnnHandle_t handle, cudnnMathType_t math,
   workspace_bytes_ = std::max(workspace_bytes_, bytes);
 }
 
-void CudnnConv::choose_backward_filter(cudnnHandle_t handle, cudnnMathType_t math, bool find) {
+void CudnnConv::choose_backward_filter(cudnnHandle_t handle, cudnnMathType_t math, const SearchArea* area) {
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(bwd_filter_desc_, math));
   cudnnConvolutionBwdFilterAlgoPerf_t perf[kMaxAlgorithms];
   int count = 0;
-  if (find) {
-    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(handle, x_desc_, y_desc_, bwd_filter_desc_,
-                                                                    w_desc_, kMaxAlgorithms, &count, perf));
+  if (area != nullptr) {
+    BATCHAI_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        handle, x_desc_, area->x, y_desc_, area->y, bwd_filter_desc_, w_desc_, area->w, kMaxAlgorithms, &count, perf,
+        area->workspace, area->workspace_bytes));
   } else {
     BATCHAI_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, x_desc_, y_desc_, bwd_filter_desc_,
                                                                       w_desc_, kMaxAlgorithms, &count, perf));
   }
-  const auto* best = pick(perf, count, "backward-filter", shape_);
+  const auto* best = pick(perf, count, choice_.deterministic, "backward-filter", shape_);
   bwd_filter_algo_ = best->algo;
   BATCHAI_CUDNN_CHECK(cudnnSetConvolutionMathType(bwd_filter_desc_, best->mathType));
   std::size_t bytes = 0;

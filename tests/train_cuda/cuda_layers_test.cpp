@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "batchai/common/errors.hpp"
 #include "cuda_test_util.hpp"
@@ -17,17 +18,41 @@ using train::DenseShape;
 struct ConvCase {
   int n, h, w, c, out, pad;
   bool relu;
+  ConvLayout layout = ConvLayout::kAuto;
 };
 
 std::string conv_case_name(const ConvCase& t) {
   return "n" + std::to_string(t.n) + "_" + std::to_string(t.h) + "x" + std::to_string(t.w) + "x" +
          std::to_string(t.c) + "_to" + std::to_string(t.out) + (t.pad != 0 ? "_same" : "_valid") +
-         (t.relu ? "_relu" : "");
+         (t.relu ? "_relu" : "") + (t.layout == ConvLayout::kNhwc ? "_nhwc" : "_nchw");
+}
+
+// Every shape in both layouts cuDNN may convolve in (activations stay NHWC either way).
+std::vector<ConvCase> conv_cases() {
+  const ConvCase shapes[] = {
+      {4, 32, 32, 3, 32, 1, true},    // conv2d_1 (same)
+      {4, 32, 32, 32, 32, 0, true},   // conv2d_2 (valid)
+      {3, 15, 15, 32, 64, 1, false},  // same, no ReLU
+      {2, 15, 13, 64, 64, 0, true},   // valid, odd sizes
+      {300, 6, 6, 8, 16, 1, true},    // many rows
+      {33, 32, 32, 3, 8, 1, true},    // more rows than the bias gradient's blocks, unevenly split
+  };
+  std::vector<ConvCase> cases;
+  for (const auto layout : {ConvLayout::kNhwc, ConvLayout::kNchw}) {
+    for (ConvCase c : shapes) {
+      c.layout = layout;
+      cases.push_back(c);
+    }
+  }
+  return cases;
 }
 // Readable parameters in failure messages (the default prints raw bytes, padding included).
 void PrintTo(const ConvCase& t, std::ostream* os) { *os << conv_case_name(t); }
 
-class CudaConv : public CudaVsCpu, public ::testing::WithParamInterface<ConvCase> {};
+class CudaConv : public CudaVsCpu, public ::testing::WithParamInterface<ConvCase> {
+ protected:
+  CudaConv() { layout_ = GetParam().layout; }
+};
 
 TEST_P(CudaConv, ForwardMatchesCpu) {
   const ConvCase t = GetParam();
@@ -80,11 +105,7 @@ TEST_P(CudaConv, BackwardWithoutDxMatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaConv,
-                         ::testing::Values(ConvCase{4, 32, 32, 3, 32, 1, true},    // conv2d_1 (same)
-                                           ConvCase{4, 32, 32, 32, 32, 0, true},   // conv2d_2 (valid)
-                                           ConvCase{3, 15, 15, 32, 64, 1, false},  // same, no ReLU
-                                           ConvCase{2, 15, 13, 64, 64, 0, true},   // valid, odd sizes
-                                           ConvCase{300, 6, 6, 8, 16, 1, true}),   // many rows (chunks)
+                         ::testing::ValuesIn(conv_cases()),
                          [](const ::testing::TestParamInfo<ConvCase>& p) { return conv_case_name(p.param); });
 
 TEST_F(CudaVsCpu, DenseForwardBackwardMatchCpu) {

@@ -55,6 +55,33 @@ TEST_F(CudaVsCpu, TutorialTrainingStepMatchesCpu) {
   EXPECT_LT(relative_error(gpu_model.logits(batch), cpu_model.logits(batch)), kTolerance);
 }
 
+// With deterministic algorithms (the default) a backend gives the same step the same bits every
+// time, in either layout cuDNN convolves in (a new process may measure and pick other algorithms:
+// BATCHAI_CUDNN_FIND=0 fixes the choice too); the two layouts agree to fp32 rounding.
+TEST_F(CudaVsCpu, TrainingStepRepeatsBitForBitInEachLayout) {
+  const int batch = 64;  // more rows than one block of the bias gradient folds
+  std::vector<std::vector<float>> grads_by_layout;
+  for (const auto layout : {ConvLayout::kNhwc, ConvLayout::kNchw}) {
+    CudaBackendOptions options;
+    options.allow_tf32 = false;
+    options.conv_layout = layout;
+    auto backend = make_cuda_backend(options);
+    std::vector<std::vector<float>> runs;
+    for (int run = 0; run < 2; ++run) {
+      train::Model model(*backend, train::tutorial_network(), batch);
+      model.init_glorot(7);
+      const auto x = random_vector(static_cast<std::size_t>(batch) * model.input_size(), 41, 0.0f, 1.0f);
+      std::vector<float> labels(batch);
+      for (int i = 0; i < batch; ++i) labels[static_cast<std::size_t>(i)] = static_cast<float>(i % 10);
+      model.train_batch(x.data(), labels.data(), batch, true, 5, 3);
+      runs.push_back(model.get_grads());
+    }
+    EXPECT_EQ(runs[0], runs[1]) << (layout == ConvLayout::kNhwc ? "NHWC" : "NCHW");
+    grads_by_layout.push_back(runs[0]);
+  }
+  EXPECT_LT(relative_error(grads_by_layout[0], grads_by_layout[1]), kTolerance);
+}
+
 TEST_F(CudaVsCpu, PartialBatchesReuseBuffers) {
   // Batches smaller than the model's maximum (the last batch of an epoch) take new cuDNN plans.
   train::Model cpu_model(*cpu_, train::tutorial_network(), 8);

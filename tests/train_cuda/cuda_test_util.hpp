@@ -45,6 +45,7 @@ class CudaVsCpu : public ::testing::Test {
     cpu_ = train::make_backend(train::BackendKind::kCpu, 1);
     CudaBackendOptions options;
     options.allow_tf32 = false;  // TF32 would cost ~3 decimal digits; the comparison wants fp32
+    options.conv_layout = layout_;
     gpu_ = make_cuda_backend(options);
   }
   void TearDown() override {
@@ -73,6 +74,7 @@ class CudaVsCpu : public ::testing::Test {
   // Relative error between the two buffers of a pair.
   double error(const Pair& p) { return relative_error(get(*gpu_, *p.gpu), get(*cpu_, *p.cpu)); }
 
+  ConvLayout layout_ = ConvLayout::kAuto;  // set before SetUp by fixtures that choose one
   std::unique_ptr<train::Backend> cpu_, gpu_;
   std::deque<train::Buffer> cpu_buffers_, gpu_buffers_;  // a deque keeps Pair pointers valid
 };

@@ -1,6 +1,9 @@
 // Training throughput of the tutorial CNN on the CUDA backend: images/s of whole steps (host
 // upload of the batch, forward, loss, backward, RMSprop) at batch 32 and 256 on one GPU.
-// usage: cuda_bench [--batches 32,256] [--steps 200] [--warmup 20] [--tf32 0|1]
+// usage: cuda_bench [--batches 32,256] [--steps 200] [--warmup 20] [--tf32 0|1] [--deterministic 0|1]
+//                   [--layout auto|nhwc|nchw] [--profile-steps N]
+// --profile-steps N runs N more steps per batch size between cudaProfilerStart and Stop, for
+// `ncu --profile-from-start off` (one kernel list per step, cuDNN's algorithm search left out).
 // Prints "no CUDA device" and exits 0 where there is none (no figures are invented).
 #include <chrono>
 #include <cstdio>
@@ -9,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <cuda_profiler_api.h>
 
 #include "model.hpp"
 #include "batchai/train_cuda/cuda_backend.hpp"
@@ -20,8 +25,9 @@ using namespace batchai;
 
 struct Options {
   std::vector<int> batches{32, 256};
-  int steps = 200, warmup = 20;
-  bool tf32 = true;
+  int steps = 200, warmup = 20, profile_steps = 0;
+  bool tf32 = true, deterministic = true;
+  std::string layout = "auto";
 };
 
 Options parse(int argc, char** argv) {
@@ -38,6 +44,12 @@ Options parse(int argc, char** argv) {
       o.warmup = std::stoi(value);
     } else if (key == "--tf32") {
       o.tf32 = value != "0";
+    } else if (key == "--deterministic") {
+      o.deterministic = value != "0";
+    } else if (key == "--layout") {
+      o.layout = value;
+    } else if (key == "--profile-steps") {
+      o.profile_steps = std::stoi(value);
     } else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       std::exit(2);
@@ -67,6 +79,12 @@ double run(train::Backend& backend, int batch, const Options& o) {
   for (int t = 0; t < o.steps; ++t) step(static_cast<std::uint64_t>(o.warmup + t));
   backend.download(&sink, model.params(), 1, 0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.profile_steps > 0) {
+    cudaProfilerStart();
+    for (int t = 0; t < o.profile_steps; ++t) step(static_cast<std::uint64_t>(o.warmup + o.steps + t));
+    backend.download(&sink, model.params(), 1, 0);
+    cudaProfilerStop();
+  }
   backend.release(ms);
   return static_cast<double>(batch) * o.steps / seconds;
 }
@@ -82,10 +100,15 @@ int main(int argc, char** argv) {
   try {
     train_cuda::CudaBackendOptions options;
     options.allow_tf32 = o.tf32;
+    options.deterministic = o.deterministic;
+    options.conv_layout = o.layout == "nhwc"   ? train_cuda::ConvLayout::kNhwc
+                          : o.layout == "nchw" ? train_cuda::ConvLayout::kNchw
+                                               : train_cuda::ConvLayout::kAuto;
     auto backend = train_cuda::make_cuda_backend(options);
     const int device = train_cuda::select_local_device();
-    std::printf("batchai cuda backend on %s, TF32 %s, %d steps after %d warm-up steps\n",
-                train_cuda::device_description(device).c_str(), o.tf32 ? "on" : "off", o.steps, o.warmup);
+    std::printf("batchai cuda backend on %s, TF32 %s, %s algorithms, layout %s, %d steps after %d warm-up steps\n",
+                train_cuda::device_description(device).c_str(), o.tf32 ? "on" : "off",
+                o.deterministic ? "deterministic" : "fastest", o.layout.c_str(), o.steps, o.warmup);
     for (const int batch : o.batches) {
       const double rate = run(*backend, batch, o);
       std::printf("batchai  batch %4d: %10.0f images/s  (%.3f ms/step)\n", batch, rate, 1e3 * batch / rate);

@@ -4,6 +4,8 @@ as tests/bench/cuda/cuda_bench (whole steps: host->device copy of the batch, for
 backward, RMSprop with rho 0.9 / eps 1e-7). Synthetic data; figures only, no accuracy.
 
 usage: pytorch_gpu.py [--batches 32 256] [--steps 200] [--warmup 20] [--tf32 0|1] [--channels-last]
+                      [--profile-steps N]
+--profile-steps N: N more steps per batch size between cudaProfilerStart and Stop (for ncu).
 """
 import argparse
 import os
@@ -50,7 +52,14 @@ def run(torch, batch, args):
     for _ in range(args.steps):
         step()
     torch.cuda.synchronize()
-    return batch * args.steps / (time.perf_counter() - t0)
+    rate = batch * args.steps / (time.perf_counter() - t0)
+    if args.profile_steps > 0:
+        torch.cuda.profiler.start()
+        for _ in range(args.profile_steps):
+            step()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    return rate
 
 
 def main():
@@ -60,6 +69,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--tf32", type=int, default=1)
     parser.add_argument("--channels-last", action="store_true")
+    parser.add_argument("--profile-steps", type=int, default=0)
+    parser.add_argument("--layout", default=None, help="ignored here (cuda_bench's option)")
+    parser.add_argument("--deterministic", type=int, default=None,
+                        help="1: torch.backends.cudnn.deterministic; unset: PyTorch's default (fastest)")
     args = parser.parse_args()
     try:
         import torch
@@ -71,10 +84,13 @@ def main():
         return 0
     torch.backends.cudnn.benchmark = True  # per-shape algorithm search, as our cudnnFind*
     torch.backends.cudnn.allow_tf32 = bool(args.tf32)
+    if args.deterministic is not None:
+        torch.backends.cudnn.deterministic = bool(args.deterministic)
     torch.backends.cuda.matmul.allow_tf32 = bool(args.tf32)
-    print("pytorch %s on %s, cuDNN %s, TF32 %s, %s, %d steps after %d warm-up steps" % (
+    print("pytorch %s on %s, cuDNN %s, TF32 %s, %s, %s algorithms, %d steps after %d warm-up steps" % (
         torch.__version__, torch.cuda.get_device_name(0), torch.backends.cudnn.version(),
         "on" if args.tf32 else "off", "channels_last" if args.channels_last else "NCHW",
+        "deterministic" if torch.backends.cudnn.deterministic else "fastest",
         args.steps, args.warmup))
     for batch in args.batches:
         rate = run(torch, batch, args)
