@@ -1,10 +1,14 @@
 #include "access_log.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -17,8 +21,15 @@ namespace {
 
 constexpr std::size_t kMaxPathBytes = 512;  // of the request's path, before escaping
 
+// O_NONBLOCK only for the open (a FIFO without a reader fails with ENXIO instead of waiting for
+// one); writes then block as usual, on the writer thread.
 int open_log(const std::filesystem::path& path) {
-  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  return fd;
 }
 
 // Printable ASCII but space and backslash as is; everything else as \xHH.
@@ -42,16 +53,112 @@ void append_escaped(std::string& out, std::string_view text, std::size_t limit) 
 
 }  // namespace
 
-AccessLog::AccessLog(std::filesystem::path path, std::uint64_t max_bytes)
-    : path_(std::move(path)), max_bytes_(max_bytes) {
-  fd_ = open_log(path_);
-  if (fd_ < 0) throw SystemError("Cannot open the access log " + path_.string() + ": " + std::strerror(errno) + ".");
-  struct stat st {};
-  if (::fstat(fd_, &st) == 0) size_ = static_cast<std::uint64_t>(st.st_size);
+struct AccessLog::State {
+  std::filesystem::path path;
+  std::uint64_t max_bytes = 0;
+  std::size_t max_queued_bytes = 0;
+  int fd = -1;            // the writer thread's alone once it runs
+  std::uint64_t size = 0;  // likewise
+
+  std::mutex mutex;
+  std::condition_variable wake, finished;
+  std::deque<std::string> lines;
+  std::size_t queued_bytes = 0;
+  std::uint64_t dropped = 0, unreported = 0;
+  bool stop = false, done = false;
+
+  ~State() {
+    if (fd >= 0) ::close(fd);
+  }
+  void write_line(const std::string& line);
+  void rotate();
+  void run();
+};
+
+AccessLog::AccessLog(std::filesystem::path path, std::uint64_t max_bytes, std::size_t max_queued_bytes)
+    : state_(std::make_shared<State>()) {
+  State& st = *state_;
+  st.path = std::move(path);
+  st.max_bytes = max_bytes;
+  st.max_queued_bytes = max_queued_bytes;
+  st.fd = open_log(st.path);
+  if (st.fd < 0) throw SystemError("Cannot open the access log " + st.path.string() + ": " + std::strerror(errno) + ".");
+  struct stat info {};
+  if (::fstat(st.fd, &info) == 0) st.size = static_cast<std::uint64_t>(info.st_size);
+  writer_ = std::thread([state = state_] { state->run(); });
 }
 
 AccessLog::~AccessLog() {
-  if (fd_ >= 0) ::close(fd_);
+  std::unique_lock lock(state_->mutex);
+  state_->stop = true;
+  state_->wake.notify_one();
+  const bool finished = state_->finished.wait_for(lock, kDrainWait, [&] { return state_->done; });
+  lock.unlock();
+  if (finished) {
+    writer_.join();
+  } else {
+    writer_.detach();  // blocked in write(): it holds its own reference to the state
+  }
+}
+
+void AccessLog::record(const AccessEntry& entry) {
+  try {
+    std::string line = format(entry, std::chrono::system_clock::now());
+    line += '\n';
+    std::lock_guard lock(state_->mutex);
+    if (state_->queued_bytes + line.size() > state_->max_queued_bytes) {
+      ++state_->dropped;
+      ++state_->unreported;
+    } else {
+      state_->queued_bytes += line.size();
+      state_->lines.push_back(std::move(line));
+    }
+    state_->wake.notify_one();
+  } catch (...) {
+    // out of memory formatting a line: the line is dropped, the request is not
+  }
+}
+
+std::uint64_t AccessLog::dropped() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->dropped;
+}
+
+void AccessLog::State::run() {
+  // A write to a pipe whose reader left must fail with EPIPE, not end the server.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+  std::unique_lock lock(mutex);
+  for (;;) {
+    wake.wait(lock, [&] { return stop || !lines.empty() || unreported > 0; });
+    if (stop && lines.empty() && unreported == 0) break;
+    std::deque<std::string> batch;
+    batch.swap(lines);
+    queued_bytes = 0;
+    const std::uint64_t lost = unreported;
+    unreported = 0;
+    lock.unlock();
+    try {
+      if (lost > 0) {
+        std::string note = format({"-", "-", "(access-log)", 0, lost, {}}, std::chrono::system_clock::now());
+        write_line(note + " " + std::to_string(lost) + " lines dropped: the log could not keep up\n");
+      }
+    } catch (...) {
+    }
+    for (const std::string& line : batch) write_line(line);
+    lock.lock();
+  }
+  done = true;
+  finished.notify_all();
+}
+
+void AccessLog::State::write_line(const std::string& line) {
+  if (size + line.size() > max_bytes) rotate();
+  if (fd < 0) return;
+  const ssize_t n = ::write(fd, line.data(), line.size());  // O_APPEND: one line, whole
+  if (n > 0) size += static_cast<std::uint64_t>(n);
 }
 
 std::string AccessLog::format(const AccessEntry& e, std::chrono::system_clock::time_point at) {
@@ -79,40 +186,26 @@ std::string AccessLog::format(const AccessEntry& e, std::chrono::system_clock::t
   return line;
 }
 
-void AccessLog::record(const AccessEntry& entry) {
-  try {
-    std::string line = format(entry, std::chrono::system_clock::now());
-    line += '\n';
-    std::lock_guard lock(mutex_);
-    if (size_ + line.size() > max_bytes_) rotate_locked();
-    if (fd_ < 0) return;
-    const ssize_t n = ::write(fd_, line.data(), line.size());  // O_APPEND: one line, whole
-    if (n > 0) size_ += static_cast<std::uint64_t>(n);
-  } catch (...) {
-    // out of memory formatting a line: the line is dropped, the request is not
-  }
-}
-
 // The current file becomes FILE.1 (replacing the one before); writing goes on in a new FILE.
-void AccessLog::rotate_locked() {
-  std::filesystem::path old = path_;
+void AccessLog::State::rotate() {
+  std::filesystem::path old = path;
   old += ".1";
-  if (::rename(path_.c_str(), old.c_str()) == 0) {
-    const int fd = open_log(path_);
-    if (fd >= 0) {
-      ::close(fd_);
-      fd_ = fd;
-      size_ = 0;
+  if (::rename(path.c_str(), old.c_str()) == 0) {
+    const int fresh = open_log(path);
+    if (fresh >= 0) {
+      ::close(fd);
+      fd = fresh;
+      size = 0;
       return;
     }
   }
   // It cannot rotate: it starts the file it writes over rather than grow past the bound.
-  if (fd_ >= 0 && ::ftruncate(fd_, 0) == 0) {
-    size_ = 0;
+  if (fd >= 0 && ::ftruncate(fd, 0) == 0) {
+    size = 0;
     return;
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  if (fd >= 0) ::close(fd);
+  fd = -1;
 }
 
 }  // namespace batchai::serve

@@ -3,7 +3,9 @@
 // latency from the client's. Bounded: past max_bytes the file becomes FILE.1 (one kept) and a new
 // one starts. Paths are written without their query (links carry tokens and signatures there)
 // nor a file link's signed part, and with every byte that is not printable ASCII escaped, so a
-// client cannot forge lines.
+// client cannot forge lines. Lines are written by a thread of the log's own: a slow or stalled
+// file (a full pipe, a hung network mount) never holds up the thread that answers; past a bounded
+// queue lines are dropped, counted, and the count written once the file takes lines again.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace batchai::serve {
 
@@ -27,26 +30,30 @@ struct AccessEntry {
 
 class AccessLog {
  public:
-  // Opens (appends to) `path`, 0600, made if missing; throws SystemError when it cannot.
-  AccessLog(std::filesystem::path path, std::uint64_t max_bytes);
+  static constexpr std::size_t kDefaultQueueBytes = std::size_t{1} << 20;
+  static constexpr std::chrono::seconds kDrainWait{2};
+
+  // Opens (appends to) `path`, 0600, made if missing; throws SystemError when it cannot (a FIFO
+  // without a reader included: the open does not wait for one).
+  AccessLog(std::filesystem::path path, std::uint64_t max_bytes, std::size_t max_queued_bytes = kDefaultQueueBytes);
+  // Writes what is queued, waiting at most kDrainWait for a stalled file; past that the writer
+  // thread is left to finish (or stay blocked) on its own.
   ~AccessLog();
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
-  // Any thread. Never throws; a line that cannot be written is dropped.
+  // Any thread. Never throws and never waits for the file; a line the queue has no room for is
+  // dropped and counted.
   void record(const AccessEntry& entry);
+  std::uint64_t dropped() const;
 
   // The line record() writes, without its newline (for tests).
   static std::string format(const AccessEntry& entry, std::chrono::system_clock::time_point at);
 
  private:
-  void rotate_locked();
-
-  std::filesystem::path path_;
-  std::uint64_t max_bytes_;
-  std::mutex mutex_;
-  int fd_ = -1;
-  std::uint64_t size_ = 0;
+  struct State;  // shared with the writer thread, which may outlive the log (see ~AccessLog)
+  std::shared_ptr<State> state_;
+  std::thread writer_;
 };
 
 }  // namespace batchai::serve

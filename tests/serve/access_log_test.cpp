@@ -2,10 +2,13 @@
 // the server's own time on it; no query, no link signature, no forged line; bounded by rotation.
 #include "access_log.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -67,6 +70,57 @@ TEST(AccessLogFile, ALinkInItsPlaceIsNotFollowed) {
   fs::create_symlink(dir / "elsewhere", dir / "access.log");
   EXPECT_THROW(AccessLog(dir / "access.log", 1000), batchai::Error);
   EXPECT_FALSE(fs::exists(dir / "elsewhere"));
+  fs::remove_all(dir);
+}
+
+TEST(AccessLogFile, AFifoWithoutAReaderIsRefusedAtOnce) {
+  const fs::path dir = make_temp_dir("batchai-access-log");
+  const fs::path fifo = dir / "access.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(AccessLog(fifo, 1 << 20), batchai::Error);  // a blocking open would wait forever
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  fs::remove_all(dir);
+}
+
+// The slow peer of the log is its file: a FIFO whose reader takes nothing stands for a stalled
+// disk or a hung mount. record() must not wait for it, the queue must stay bounded, shutting
+// the log down must not hang, and the lines lost are counted in the file once it moves again.
+TEST(AccessLogFile, AStalledFileNeverHoldsUpTheCaller) {
+  const fs::path dir = make_temp_dir("batchai-access-log");
+  const fs::path fifo = dir / "access.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  std::string seen;
+  auto drain = [&] {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(reader, buf, sizeof buf)) > 0;) seen.append(buf, static_cast<std::size_t>(n));
+  };
+  auto log = std::make_unique<AccessLog>(fifo, std::uint64_t{1} << 30, 16 * 1024);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20000; ++i) log->record({"127.0.0.1", "GET", "/stalled/" + std::to_string(i), 200, 1, {}});
+  // ~1.2 MB against a 64 KiB pipe and a 16 KiB queue: most lines cannot go anywhere.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_GT(log->dropped(), 10000u);
+  // The file moves again: the writer reports what it lost before the next lines.
+  for (int i = 0; i < 300 && seen.find("lines dropped") == std::string::npos; ++i) {
+    drain();
+    if (i == 10) log->record({"127.0.0.1", "GET", "/after", 200, 1, {}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(seen.find("lines dropped: the log could not keep up"), std::string::npos);
+  // Stalled again, with lines queued, when the log is shut down: it waits its bound, no more.
+  for (int round = 0; round < 100; ++round) {  // offered in steps, so the writer fills the pipe
+    for (int i = 0; i < 300; ++i) log->record({"127.0.0.1", "GET", "/at-exit/" + std::to_string(i), 200, 1, {}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  log.reset();
+  const auto took = std::chrono::steady_clock::now() - t1;
+  EXPECT_GE(took, AccessLog::kDrainWait - std::chrono::milliseconds(100)) << "the file was not stalled";
+  EXPECT_LT(took, AccessLog::kDrainWait + std::chrono::seconds(1));
+  ::close(reader);  // the writer left behind now fails with EPIPE and ends (SIGPIPE is blocked there)
   fs::remove_all(dir);
 }
 

@@ -159,10 +159,11 @@ bool Scheduler::still_unfinished(const std::string& job_key) {
 void Scheduler::supervise(const std::vector<std::string>& job_keys, std::int64_t now, bool wake,
                           std::optional<std::int64_t> placed_on) {
   for (const std::string& key : job_keys) {
+    const bool alive = supervisor_alive(cx_.layout(), key);
     // A supervisor waiting for the cluster's next job looks for it once it lets its place go.
-    if (placed_on && !supervisor_alive(cx_.layout(), key) && wake_idle_supervisor(cx_.layout(), *placed_on)) continue;
+    if (placed_on && !alive && wake_idle_supervisor(cx_.layout(), *placed_on)) continue;
     // Alive, or being started by another process (it reads the job's state once it holds its lock).
-    if (supervisor_alive(cx_.layout(), key) || !still_unfinished(key) || !claim_supervisor_start(cx_.layout(), key)) {
+    if (alive || !still_unfinished(key) || !claim_supervisor_start(cx_.layout(), key)) {
       if (wake) wake_job(state_dir(cx_.layout(), key) / kJobWakeFile);
       continue;
     }
