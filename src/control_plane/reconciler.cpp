@@ -1,5 +1,7 @@
 #include "reconciler.hpp"
 
+#include "batchai/common/log.hpp"
+
 #include <map>
 
 #include "cluster_docs.hpp"
@@ -16,8 +18,14 @@ namespace batchai::control_plane {
 using namespace detail;
 
 void Reconciler::reconcile(const ClusterScope& scope) {
-  reconcile_before_schedule(scope);
-  scheduler_.step();
+  try {
+    reconcile_before_schedule(scope);
+    scheduler_.step();
+  } catch (const StateDiskFull& e) {
+    // A full disk must not hide the state it holds: what is stored is still shown (a command that
+    // changes state fails at its own write with the same message).
+    log::warning(std::string("The state could not be brought up to date: ") + e.what());
+  }
 }
 
 void Reconciler::reconcile_before_schedule(const ClusterScope& scope) {

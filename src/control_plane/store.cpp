@@ -18,6 +18,8 @@ constexpr int kBusyTimeoutMs = 30000;
 constexpr int kBeginRetries = 200;
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  if (db != nullptr && sqlite3_errcode(db) == SQLITE_FULL)
+    throw StateDiskFull(what + ": " + sqlite3_errmsg(db) + ". Free space where $BATCHAI_HOME is.");
   throw SystemError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory") +
                     ". Check that $BATCHAI_HOME is writable and not on a network file system.");
 }
@@ -167,6 +169,8 @@ void Store::commit() {
     }
     std::string message = sqlite3_errmsg(db_);
     rollback();
+    if ((rc & 0xff) == SQLITE_FULL)
+      throw StateDiskFull("Cannot commit to the state database: " + message + ". Free space where $BATCHAI_HOME is.");
     throw SystemError("Cannot commit to the state database: " + message);
   }
 }

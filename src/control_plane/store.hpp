@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "batchai/common/errors.hpp"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -63,6 +65,13 @@ class Statement {
  private:
   sqlite3_stmt* stmt_;
   sqlite3* db_;
+};
+
+// The state database could not be written because its disk is full (SQLITE_FULL). Reads still
+// work: commands that only show state answer from what is stored (Reconciler::reconcile).
+class StateDiskFull : public SystemError {
+ public:
+  using SystemError::SystemError;
 };
 
 class Store {

@@ -2,6 +2,7 @@
 // what its job file declares (never the submitter's AZURE_STORAGE_KEY), mounts refuse a
 // storage key that is not their account's (job and cluster create, as the storage commands
 // do), and a job that fills the disk fails saying so, recorded by its surviving supervisor.
+#include <signal.h>
 #include <sys/mount.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <thread>
 
 #include "job_harness.hpp"
 
@@ -119,28 +121,48 @@ TEST_F(JobsIsolation, MountsRefuseAKeyThatIsNotTheAccounts) {
   EXPECT_EQ(run("batchai cluster show -g rg -w ws -n bad2").code, 3);
 }
 
-// A 24 MB tmpfs holds the whole BATCHAI_HOME; the job fills it. Needs mount(2) (root with
-// CAP_SYS_ADMIN); skipped where the machine does not allow it.
-TEST_F(JobsIsolation, AJobThatFillsTheDiskFailsSayingSoAndItsSupervisorRecordsIt) {
-  const fs::path small = work_ / "small";
-  fs::create_directories(small);
-  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=24m") != 0)
-    GTEST_SKIP() << "cannot mount a small tmpfs here: " << std::strerror(errno);
-  const fs::path saved_home = home_;
-  home_ = small / "home";
-  ::setenv("BATCHAI_HOME", home_.c_str(), 1);
-  struct Guard {
-    std::function<void()> at_end;
-    ~Guard() { at_end(); }
-  } cleanup{[&] {  // the filled folder is unmounted whatever happens
-    run("batchai workspace delete -g rg -n ws -y");
-    ::umount2(small.c_str(), MNT_DETACH);
-    home_ = saved_home;
-    ::setenv("BATCHAI_HOME", saved_home.c_str(), 1);
-  }};
-  ASSERT_EQ(run("group create -n rg -l eastus").code, 0);
-  ASSERT_EQ(run("batchai workspace create -g rg -n ws -l eastus").code, 0);
-  ASSERT_EQ(run("batchai experiment create -g rg -w ws -n exp1").code, 0);
+// A 24 MB tmpfs holds the whole BATCHAI_HOME, so a job (or the test) can fill the disk the state
+// lives on. Needs mount(2) (root with CAP_SYS_ADMIN); skipped where the machine does not allow it.
+class JobsOnASmallDisk : public JobsFixture {
+ protected:
+  void SetUp() override {
+    JobsFixture::SetUp();
+    small_ = work_ / "small";
+    fs::create_directories(small_);
+    if (::mount("tmpfs", small_.c_str(), "tmpfs", 0, "size=24m") != 0)
+      GTEST_SKIP() << "cannot mount a small tmpfs here: " << std::strerror(errno);
+    mounted_ = true;
+    saved_home_ = home_;
+    home_ = small_ / "home";
+    ::setenv("BATCHAI_HOME", home_.c_str(), 1);
+    ASSERT_EQ(run("group create -n rg -l eastus").code, 0);
+    ASSERT_EQ(run("batchai workspace create -g rg -n ws -l eastus").code, 0);
+    ASSERT_EQ(run("batchai experiment create -g rg -w ws -n exp1").code, 0);
+  }
+  void TearDown() override {
+    if (mounted_) {  // the filled folder is unmounted whatever happened
+      run("batchai workspace delete -g rg -n ws -y");
+      ::umount2(small_.c_str(), MNT_DETACH);
+      home_ = saved_home_;
+      ::setenv("BATCHAI_HOME", saved_home_.c_str(), 1);
+    }
+    JobsFixture::TearDown();
+  }
+  // Writes zeros beside the home until the disk is full; returns the file.
+  fs::path fill_disk() {
+    const fs::path filler = small_ / "filler";
+    std::ofstream out(filler, std::ios::binary);
+    const std::string block(1 << 16, '\0');
+    while (out.write(block.data(), static_cast<std::streamsize>(block.size()))) {
+    }
+    return filler;
+  }
+
+  fs::path small_, saved_home_;
+  bool mounted_ = false;
+};
+
+TEST_F(JobsOnASmallDisk, AJobThatFillsTheDiskFailsSayingSoAndItsSupervisorRecordsIt) {
   make_cluster("c1", 1);
   create("fill", {{"nodeCount", 1},
                   {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
@@ -153,6 +175,40 @@ TEST_F(JobsIsolation, AJobThatFillsTheDiskFailsSayingSoAndItsSupervisorRecordsIt
   EXPECT_NE(error["message"].get<std::string>().find("is full (no space left on device)"), std::string::npos)
       << job.dump();
   std::cout << "[disk-full] " << error["code"].get<std::string>() << ": " << error["message"].get<std::string>() << "\n";
+}
+
+// A full disk must not hide the state it holds: a command that only shows state answers from
+// what is stored (with a warning) even when bringing it up to date would need a write; a command
+// that changes state fails saying why; once space is back, the next command catches up.
+TEST_F(JobsOnASmallDisk, AFullDiskStillShowsWhatIsStored) {
+  make_cluster("c1", 1);
+  create("orphan", {{"nodeCount", 1},
+                    {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                    {"customToolkitSettings", {{"commandLine", "exec -a " + marker_ + " sleep 300"}}}});
+  ASSERT_EQ(wait_state("orphan", {"running"})["executionState"], "running");
+  pid_t supervisor = 0;
+  for (const auto& dir : fs::directory_iterator(home_ / "jobs")) std::ifstream(dir.path() / "supervisor.lock") >> supervisor;
+  ASSERT_GT(supervisor, 1);
+  const fs::path filler = fill_disk();
+  // Its supervisor gone, the next reconcile must write the job's failure: the disk takes nothing.
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Result shown = run("batchai job show " + scope_ + " -n orphan");
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_EQ(Json::parse(shown.out)["executionState"], "running");  // what is stored
+  EXPECT_NE(shown.err.find("could not be brought up to date"), std::string::npos) << shown.err;
+  EXPECT_NE(shown.err.find("disk is full"), std::string::npos) << shown.err;
+  Result created = run("batchai job create " + scope_ + " -c c1 -n second -f " +
+                       job_file("second", {{"nodeCount", 1},
+                                                    {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                                                    {"customToolkitSettings", {{"commandLine", "true"}}}}));
+  EXPECT_NE(created.code, 0);
+  EXPECT_NE(created.err.find("disk is full"), std::string::npos) << created.err;
+  fs::remove(filler);
+  Json job = show("orphan");
+  EXPECT_EQ(job["executionState"], "failed");
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "SupervisorDied") << job.dump();
+  EXPECT_TRUE(no_processes_within(marker_, std::chrono::seconds(5)));
 }
 
 }  // namespace
