@@ -52,6 +52,7 @@ cudnnConvolutionDescriptor_t make_conv_desc(const train::ConvShape& s) {
 class SearchArea {
  public:
   explicit SearchArea(const train::ConvShape& s) {
+    owned_.reserve(4);
     std::size_t free_bytes = 0, total = 0;
     BATCHAI_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
     workspace_bytes = std::min(kWorkspaceLimit, free_bytes / 4);
@@ -59,9 +60,6 @@ class SearchArea {
     y = alloc(static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out * sizeof(float));
     w = alloc(static_cast<std::size_t>(s.k) * s.k * s.c * s.out * sizeof(float));
     workspace = alloc(workspace_bytes);
-  }
-  ~SearchArea() {
-    for (void* p : owned_) cudaFree(p);  // statuses ignored: destructors must not throw
   }
   SearchArea(const SearchArea&) = delete;
   SearchArea& operator=(const SearchArea&) = delete;
@@ -74,11 +72,15 @@ class SearchArea {
     void* p = nullptr;
     if (bytes == 0) return p;
     BATCHAI_CUDA_CHECK(cudaMalloc(&p, bytes));
-    owned_.push_back(p);
+    owned_.emplace_back(p);  // reserved: cannot throw
     BATCHAI_CUDA_CHECK(cudaMemset(p, 0, bytes));
     return p;
   }
-  std::vector<void*> owned_;
+  // Freed also when the constructor throws half way (statuses ignored: no throwing there).
+  struct Free {
+    void operator()(void* p) const { cudaFree(p); }
+  };
+  std::vector<std::unique_ptr<void, Free>> owned_;
 };
 
 CudnnConv::CudnnConv(cudnnHandle_t handle, const train::ConvShape& s, const ConvChoice& choice)
