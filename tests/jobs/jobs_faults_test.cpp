@@ -237,6 +237,49 @@ TEST_F(JobsFaults, WaitingSupervisorsTakeTheNextJobsOnce) {
   EXPECT_EQ(held_supervisor_locks(home_), 0);
 }
 
+// True when some process holds one of the home's waiting places (idle_supervisors.hpp).
+bool a_waiting_place_is_held(const fs::path& home) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(home / "supervisors", ec)) {
+    if (entry.path().extension() != ".lock") continue;
+    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(fd);
+    if (held) return true;
+  }
+  return false;
+}
+
+// A job handed to a waiting supervisor that dies before it claims the job is not left to the
+// minute's grace (and then failed): the next command's scheduler starts a supervisor for it.
+TEST_F(JobsFaults, AJobHandedToAWaiterThatDiesGetsAnotherSupervisor) {
+  make_cluster("c1", 1);
+  const Json trivial = {{"nodeCount", 1},
+                        {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
+                        {"customToolkitSettings", {{"commandLine", "true"}}}};
+  create("first", trivial);
+  ASSERT_EQ(run("batchai job wait " + scope_ + " -n first --interval 0").code, 0);
+  const auto pids = supervisor_pids(home_);
+  ASSERT_EQ(pids.size(), 1u);
+  const pid_t waiter = static_cast<pid_t>(std::stol(pids.begin()->second));
+  // Caught while it waits for the cluster's next job (it waits a few hundred milliseconds).
+  if (::kill(waiter, SIGSTOP) != 0) GTEST_SKIP() << "the supervisor left before the test could stop it";
+  if (!a_waiting_place_is_held(home_)) {
+    ::kill(waiter, SIGCONT);
+    GTEST_SKIP() << "the supervisor was stopped after it had left its waiting place";
+  }
+  create("second", trivial);  // handed to the stopped waiter: no process is started for it
+  ASSERT_EQ(::kill(waiter, SIGKILL), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  Json job = wait_state("second", {"succeeded", "failed"}, std::chrono::seconds(40));
+  EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "left to the start grace";
+  int others = 0;  // the second job's supervisor is a new process
+  for (const auto& [key, pid] : supervisor_pids(home_)) others += pid != std::to_string(waiter) ? 1 : 0;
+  EXPECT_EQ(others, 1);
+}
+
 TEST_F(JobsFaults, ExperimentDeleteEndsItsJobs) {
   make_cluster("c1", 1);
   create("e", sleeper(marker_));

@@ -28,6 +28,9 @@ namespace {
 
 // A supervisor that never took its lock within this time of its job's start is taken as never started.
 constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
+// A placed job's supervisor (started, or a waiting one woken) holds its lock within milliseconds;
+// one still without any after this gets a supervisor started (its waiter died, say).
+constexpr std::int64_t kHandOffUs = 2LL * 1000 * 1000;
 
 // What the scheduler reads of a queued job on each step: every command runs a step, so these are
 // read from the jobs_schedule index alone (a queue of hundreds of documents parsed each time was
@@ -51,6 +54,7 @@ bool comes_first(const QueuedEntry& a, const QueuedEntry& b) {
 
 struct Scheduler::Pending {
   std::vector<std::string> dead;  // keys of running jobs whose supervisor is gone
+  std::vector<std::string> unsupervised;  // placed a while ago, never supervised, within the grace
   // The first queued job of each cluster batchai schedules where nothing else would start it:
   // its supervisor waits ready, reconciling (a resize's nodes come with time).
   std::vector<std::string> heads;
@@ -78,6 +82,7 @@ void Scheduler::step() {
   heads.erase(std::remove_if(heads.begin(), heads.end(), [&](const std::string& k) { return placed.count(k) != 0; }),
               heads.end());
   supervise(heads, now, false);  // waiting ones are not woken: nothing changed for them
+  supervise(pending.unsupervised, now, false);
   update_auto_scale_demand();
 }
 
@@ -113,9 +118,14 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
         std::int64_t started_us = st.integer(2);
         if (!st.is_null(3))
           if (auto t = parse_iso(st.text(3))) started_us = to_us(*t);
-        const bool dead = st.is_null(1) ? now - started_us > kSupervisorStartGraceUs && !supervisor_alive(cx_.layout(), key)
-                                        : !supervisor_alive(cx_.layout(), key);
-        if (dead) p.dead.push_back(std::move(key));
+        if (st.is_null(1)) {
+          if (now - started_us <= kHandOffUs || supervisor_alive(cx_.layout(), key)) continue;
+          // Never supervised: started again while the grace lasts (the claim keeps a start in
+          // progress from doubling), failed after it.
+          (now - started_us > kSupervisorStartGraceUs ? p.dead : p.unsupervised).push_back(std::move(key));
+        } else if (!supervisor_alive(cx_.layout(), key)) {
+          p.dead.push_back(std::move(key));
+        }
       }
     }
     // The head of a cluster's queue waits with a supervisor only where no supervisor of a running
