@@ -1,9 +1,8 @@
 #include "reconciler.hpp"
 
-#include "batchai/common/log.hpp"
-
 #include <map>
 
+#include "batchai/common/log.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"

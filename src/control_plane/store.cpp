@@ -16,10 +16,11 @@ constexpr int kBusyTimeoutMs = 30000;
 // BEGIN IMMEDIATE already waits kBusyTimeoutMs in SQLite's busy handler; these retries cover
 // the rare SQLITE_BUSY returned without waiting (WAL recovery, schema changes).
 constexpr int kBeginRetries = 200;
+constexpr const char* kDiskFullHint = ". Free space where $BATCHAI_HOME is.";
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
   if (db != nullptr && sqlite3_errcode(db) == SQLITE_FULL)
-    throw StateDiskFull(what + ": " + sqlite3_errmsg(db) + ". Free space where $BATCHAI_HOME is.");
+    throw StateDiskFull(what + ": " + sqlite3_errmsg(db) + kDiskFullHint);
   throw SystemError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory") +
                     ". Check that $BATCHAI_HOME is writable and not on a network file system.");
 }
@@ -170,7 +171,7 @@ void Store::commit() {
     std::string message = sqlite3_errmsg(db_);
     rollback();
     if ((rc & 0xff) == SQLITE_FULL)
-      throw StateDiskFull("Cannot commit to the state database: " + message + ". Free space where $BATCHAI_HOME is.");
+      throw StateDiskFull("Cannot commit to the state database: " + message + kDiskFullHint);
     throw SystemError("Cannot commit to the state database: " + message);
   }
 }
