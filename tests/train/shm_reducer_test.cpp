@@ -41,7 +41,8 @@ struct Segment {
 // their exit statuses (-signal when killed); a rank still running after `limit` is killed and
 // reported as 124.
 std::vector<int> run_ranks(int ranks, double timeout_s, const std::function<int(ShmReducer&)>& body,
-                           std::chrono::seconds limit = std::chrono::seconds(20)) {
+                           std::chrono::seconds limit = std::chrono::seconds(20),
+                           SlotWrites writes = SlotWrites::kAuto) {
   Segment segment(ranks);
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) {
@@ -49,7 +50,7 @@ std::vector<int> run_ranks(int ranks, double timeout_s, const std::function<int(
     if (pid == 0) {
       int status = kUncaught;
       try {
-        ShmReducer reducer(segment.data, r, ranks, kChunk, timeout_s);
+        ShmReducer reducer(segment.data, r, ranks, kChunk, timeout_s, {}, writes);
         status = body(reducer);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "rank %d: uncaught: %s\n", r, e.what());
@@ -80,48 +81,58 @@ std::vector<int> run_ranks(int ranks, double timeout_s, const std::function<int(
 
 float value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (static_cast<int>(i % 1013) - 500)); }
 
+const SlotWrites kEveryWay[] = {SlotWrites::kCached, SlotWrites::kStreaming, SlotWrites::kAuto};
+
 TEST(ShmReducer, SumsForManyLengthsAtOneToFourRanks) {
-  for (int ranks = 1; ranks <= 4; ++ranks) {
-    const auto statuses = run_ranks(ranks, 10, [ranks](ShmReducer& reducer) {
-      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, kChunk - 1, kChunk, kChunk + 1,
-                            5 * kChunk + 3, std::size_t{100003}}) {
-        std::vector<float> data(n);
-        for (std::size_t i = 0; i < n; ++i) data[i] = value(reducer.rank(), i);
-        reducer.allreduce(data.data(), n);
-        for (std::size_t i = 0; i < n; ++i) {
-          if (data[i] != static_cast<float>(ranks * (ranks + 1) / 2) * (static_cast<float>(i % 1013) - 500)) {
-            std::fprintf(stderr, "ranks %d n %zu i %zu: %g\n", ranks, n, i, double(data[i]));
-            return kWrongSum;
+  for (SlotWrites way : kEveryWay) {
+    for (int ranks = 1; ranks <= 4; ++ranks) {
+      const auto statuses = run_ranks(ranks, 10, [ranks](ShmReducer& reducer) {
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, kChunk - 1, kChunk, kChunk + 1,
+                              5 * kChunk + 3, std::size_t{100003}}) {
+          std::vector<float> data(n);
+          for (std::size_t i = 0; i < n; ++i) data[i] = value(reducer.rank(), i);
+          reducer.allreduce(data.data(), n);
+          for (std::size_t i = 0; i < n; ++i) {
+            if (data[i] != static_cast<float>(ranks * (ranks + 1) / 2) * (static_cast<float>(i % 1013) - 500)) {
+              std::fprintf(stderr, "ranks %d n %zu i %zu: %g\n", ranks, n, i, double(data[i]));
+              return kWrongSum;
+            }
+          }
+          std::vector<float> root(n, static_cast<float>(reducer.rank()));
+          reducer.broadcast(root.data(), n);
+          for (float v : root) {
+            if (v != 0.0f) return kWrongSum;
           }
         }
-        std::vector<float> root(n, static_cast<float>(reducer.rank()));
-        reducer.broadcast(root.data(), n);
-        for (float v : root) {
-          if (v != 0.0f) return kWrongSum;
-        }
-      }
-      return kOk;
-    });
-    EXPECT_EQ(statuses, std::vector<int>(std::size_t(ranks), kOk)) << ranks << " ranks";
+        return kOk;
+      }, std::chrono::seconds(20), way);
+      EXPECT_EQ(statuses, std::vector<int>(std::size_t(ranks), kOk)) << ranks << " ranks, way " << int(way);
+    }
   }
 }
 
 TEST(ShmReducer, EveryRankGetsTheSameBitsAsLocalRankOrderGives) {
-  // Sums that round: each rank compares with ((x0 + x1) + x2) computed here, bit for bit.
+  // Sums that round: each rank compares with ((x0 + x1) + x2) computed here, bit for bit, in
+  // enough calls that the chooser (kAuto) writes both ways, probes included.
   const int ranks = 3;
   const std::size_t n = 3 * kChunk + 5;
+  const int calls = 2 * static_cast<int>(SlotWriteChooser::kProbeEvery) + 1;
   auto x = [](int r, std::size_t i) { return 0.1f * static_cast<float>(r + 1) + 1e-3f * static_cast<float>(i); };
-  const auto statuses = run_ranks(ranks, 10, [&](ShmReducer& reducer) {
-    std::vector<float> data(n);
-    for (std::size_t i = 0; i < n; ++i) data[i] = x(reducer.rank(), i);
-    reducer.allreduce(data.data(), n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const float expected = (x(0, i) + x(1, i)) + x(2, i);
-      if (std::memcmp(&data[i], &expected, sizeof expected) != 0) return kWrongSum;
-    }
-    return kOk;
-  });
-  EXPECT_EQ(statuses, std::vector<int>(ranks, kOk));
+  for (SlotWrites way : kEveryWay) {
+    const auto statuses = run_ranks(ranks, 10, [&](ShmReducer& reducer) {
+      std::vector<float> data(n);
+      for (int call = 0; call < calls; ++call) {
+        for (std::size_t i = 0; i < n; ++i) data[i] = x(reducer.rank(), i);
+        reducer.allreduce(data.data(), n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const float expected = (x(0, i) + x(1, i)) + x(2, i);
+          if (std::memcmp(&data[i], &expected, sizeof expected) != 0) return kWrongSum;
+        }
+      }
+      return kOk;
+    }, std::chrono::seconds(20), way);
+    EXPECT_EQ(statuses, std::vector<int>(ranks, kOk)) << "way " << int(way);
+  }
 }
 
 // Ranks 0, 1 (and 3) loop on allreduce; rank 2 does `fail` after a few calls. The others must

@@ -67,6 +67,16 @@ std::size_t shm_chunk_bytes(int ranks) {
   return static_cast<std::size_t>(kb) << 10;
 }
 
+SlotWrites shm_slot_writes() {
+  const char* env = std::getenv("BATCHAI_SHM_WRITES");
+  if (env == nullptr) return SlotWrites::kAuto;
+  const std::string v = env;
+  if (v == "auto") return SlotWrites::kAuto;
+  if (v == "cached") return SlotWrites::kCached;
+  if (v == "streaming") return SlotWrites::kStreaming;
+  throw InvalidArgument("BATCHAI_SHM_WRITES='" + v + "': use auto (default), cached or streaming");
+}
+
 bool shm_allreduce_allowed() {
   const char* env = std::getenv("BATCHAI_SHM_ALLREDUCE");
   if (env == nullptr) return true;

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstddef>
 
+#include "shm_slot_writes.hpp"
+
 namespace batchai::train::detail {
 
 // BATCHAI_RING_CHUNK_KB: the MPI ring's pipelined message size (default 1 MiB, 0 = unchunked).
@@ -14,6 +16,9 @@ double comm_timeout_seconds();
 // host of `ranks` ranks (the segment holds two steps per rank). Default 1 MiB, less on hosts of
 // more than 8 ranks so that the segment stays within 16 MiB (Docker's /dev/shm is 64 MiB).
 std::size_t shm_chunk_bytes(int ranks);
+// BATCHAI_SHM_WRITES=auto|cached|streaming: how the shared-memory allreduce writes the slots the
+// other ranks read (shm_slot_writes.hpp); default auto, measured per size class.
+SlotWrites shm_slot_writes();
 // BATCHAI_SHM_ALLREDUCE=0 turns the shared-memory path off (the MPI ring is used instead).
 bool shm_allreduce_allowed();
 // BATCHAI_TEST_RANKS_PER_HOST=n (tests only): pretend ranks [0,n), [n,2n), ... are separate hosts.

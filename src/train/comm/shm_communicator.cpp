@@ -20,11 +20,12 @@ using detail::check_mpi;
 class ShmCommunicator final : public Communicator {
  public:
   ShmCommunicator(std::unique_ptr<Communicator> mpi, std::unique_ptr<detail::HostLayout> layout,
-                  std::unique_ptr<detail::ShmSegment> segment, std::size_t chunk_floats, double timeout_s)
+                  std::unique_ptr<detail::ShmSegment> segment, std::size_t chunk_floats, double timeout_s,
+                  detail::SlotWrites writes)
       : mpi_(std::move(mpi)), layout_(std::move(layout)), segment_(std::move(segment)) {
     if (segment_) {
       reducer_.emplace(segment_->data(), layout_->local_rank(), layout_->local_size(), chunk_floats, timeout_s,
-                       layout_->local_world_ranks());
+                       layout_->local_world_ranks(), writes);
     }
     if (layout_->hosts() > 1 && layout_->leaders() != MPI_COMM_NULL) {
       ring_.emplace(layout_->leaders(), detail::ring_chunk_bytes(), timeout_s);
@@ -63,6 +64,7 @@ class ShmCommunicator final : public Communicator {
 std::unique_ptr<Communicator> make_shm_communicator(std::string* why) {
   auto mpi = make_mpi_communicator(AllreduceAlgorithm::kMpi);
   const double timeout_s = detail::comm_timeout_seconds();
+  const detail::SlotWrites writes = detail::shm_slot_writes();
   auto layout = std::make_unique<detail::HostLayout>(MPI_COMM_WORLD);
   std::unique_ptr<detail::ShmSegment> segment;
   const int local_size = layout->local_size();
@@ -80,7 +82,7 @@ std::unique_ptr<Communicator> make_shm_communicator(std::string* why) {
     return nullptr;
   }
   return std::make_unique<ShmCommunicator>(std::move(mpi), std::move(layout), std::move(segment), chunk_floats,
-                                           timeout_s);
+                                           timeout_s, writes);
 }
 
 }  // namespace batchai::train

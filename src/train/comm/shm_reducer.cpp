@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <string>
@@ -27,7 +28,19 @@ constexpr std::int64_t kSpinNs = 50'000;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-std::size_t header_bytes(int ranks) { return round_up(sizeof(PeerLine) * static_cast<std::size_t>(ranks), 4096); }
+// The ranks' lines, then one line for the shared choice of slot writes.
+std::size_t header_bytes(int ranks) {
+  return round_up(sizeof(PeerLine) * (static_cast<std::size_t>(ranks) + 1), 4096);
+}
+std::atomic<std::uint32_t>* shared_way(void* segment, int ranks) {
+  return reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<char*>(segment) +
+                                                       sizeof(PeerLine) * static_cast<std::size_t>(ranks));
+}
+
+void write_slot(float* dst, const float* src, std::size_t n, bool streaming) {
+  if (streaming) stream_floats(dst, src, n);
+  else std::memcpy(dst, src, n * sizeof(float));
+}
 
 // Cores this process may run on.
 int usable_cpus() {
@@ -54,16 +67,16 @@ void add_into(float* __restrict dst, const float* __restrict a, std::size_t n) {
   for (; i < n; ++i) dst[i] += a[i];
 }
 
-// out = ((src[0] + src[1]) + src[2]) + ..., also copied to `copy`. `out` may be one of the
-// sources (this rank's own data), so each tile is summed in an L1-sized buffer first.
-void sum_sources(float* out, float* copy, const float* const* src, int n, std::size_t len) {
+// out = ((src[0] + src[1]) + src[2]) + ..., also copied to the slot `copy`. `out` may be one of
+// the sources (this rank's own data), so each tile is summed in an L1-sized buffer first.
+void sum_sources(float* out, float* copy, const float* const* src, int n, std::size_t len, bool streaming) {
   alignas(64) float tile[kTile];
   for (std::size_t t = 0; t < len; t += kTile) {
     const std::size_t m = std::min(kTile, len - t);
     add_pair(tile, src[0] + t, src[1] + t, m);
     for (int k = 2; k < n; ++k) add_into(tile, src[k] + t, m);
     std::memcpy(out + t, tile, m * sizeof(float));
-    std::memcpy(copy + t, tile, m * sizeof(float));
+    write_slot(copy + t, tile, m, streaming);
   }
 }
 
@@ -82,10 +95,11 @@ void ShmReducer::format(void* segment, int ranks, std::size_t /*chunk_floats*/) 
     lines[k].pid.store(0);
     lines[k].count.store(0);
   }
+  new (shared_way(segment, ranks)) std::atomic<std::uint32_t>(static_cast<std::uint32_t>(SlotWrites::kCached));
 }
 
 ShmReducer::ShmReducer(void* segment, int rank, int ranks, std::size_t chunk_floats, double timeout_s,
-                       std::vector<int> world_ranks)
+                       std::vector<int> world_ranks, SlotWrites writes)
     : base_(static_cast<char*>(segment)),
       lines_(static_cast<PeerLine*>(segment)),
       rank_(rank),
@@ -95,6 +109,8 @@ ShmReducer::ShmReducer(void* segment, int rank, int ranks, std::size_t chunk_flo
       // Spinning while the awaited rank has no core only delays it: sleep at once then.
       waiter_(rank, world_ranks_.empty() ? nullptr : world_ranks_.data(), ranks > usable_cpus() ? 0 : kSpinNs,
               timeout_s),
+      writes_(writes),
+      shared_way_(shared_way(segment, ranks)),
       sources_(static_cast<std::size_t>(ranks)) {
   if (chunk_ != chunk_floats) throw InvalidArgument("shared-memory chunk must be a multiple of 16 floats");
   lines_[rank_].pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_release);
@@ -113,6 +129,15 @@ void ShmReducer::wait_all(std::uint32_t target) const {
   }
 }
 
+SlotWrites ShmReducer::way_for(std::size_t count) {
+  if (writes_ != SlotWrites::kAuto) return writes_;
+  if (rank_ != 0) return static_cast<SlotWrites>(shared_way_->load(std::memory_order_relaxed));
+  // Ranks that start this call before the store write the old way: only its time is affected.
+  const SlotWrites way = chooser_.next(count * sizeof(float));
+  shared_way_->store(static_cast<std::uint32_t>(way), std::memory_order_relaxed);
+  return way;
+}
+
 std::size_t ShmReducer::slice_begin(std::size_t len, int k) const {
   const std::size_t per = round_up((len + static_cast<std::size_t>(ranks_) - 1) / static_cast<std::size_t>(ranks_),
                                    kSliceAlign);
@@ -122,6 +147,10 @@ std::size_t ShmReducer::slice_begin(std::size_t len, int k) const {
 void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
   if (ranks_ == 1 || count == 0) return;
   const bool first_reads = gather || rank_ == 0;
+  const SlotWrites way = way_for(count);
+  const bool streaming = way == SlotWrites::kStreaming;
+  const bool timed = writes_ == SlotWrites::kAuto && rank_ == 0;
+  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (std::size_t off = 0; off < count; off += chunk_) {
     const std::size_t len = std::min(chunk_, count - off);
     const std::uint32_t s = seq_++;
@@ -133,8 +162,9 @@ void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
     wait_all(base - 3);  // everyone is done with chunk s-2, which used this set
     // Everything but this rank's own slice, which only this rank reads (from `data`).
     float* mine = slot(rank_, set);
-    std::memcpy(mine, chunk, my_begin * sizeof(float));
-    std::memcpy(mine + my_end, chunk + my_end, (len - my_end) * sizeof(float));
+    write_slot(mine, chunk, my_begin, streaming);
+    write_slot(mine + my_end, chunk + my_end, len - my_end, streaming);
+    if (streaming) streaming_fence();
     if (off == 0) lines_[rank_].count.store(count, std::memory_order_relaxed);
     post(base + 1);
     wait_all(base + 1);
@@ -152,7 +182,8 @@ void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
     }
     if (my_end > my_begin) {
       for (int k = 0; k < ranks_; ++k) sources_[std::size_t(k)] = (k == rank_ ? chunk : slot(k, set)) + my_begin;
-      sum_sources(chunk + my_begin, mine + my_begin, sources_.data(), ranks_, my_end - my_begin);
+      sum_sources(chunk + my_begin, mine + my_begin, sources_.data(), ranks_, my_end - my_begin, streaming);
+      if (streaming) streaming_fence();
     }
     post(base + 2);
     if (first_reads) {
@@ -164,6 +195,10 @@ void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
       }
     }
     post(base + 3);
+  }
+  if (timed) {
+    chooser_.record(count * sizeof(float), way,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 }
 

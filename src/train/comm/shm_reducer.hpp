@@ -3,13 +3,16 @@
 // reduces its slice of the chunk (all ranks' values, added in local-rank order) and writes the sum
 // into its slot, then copies the other ranks' summed slices out. Two chunks' slots alternate, so
 // a chunk can be written while slower ranks still read the previous one. Every element is summed
-// by one rank in a fixed order, so all ranks receive the same bits, run after run.
+// by one rank in a fixed order, so all ranks receive the same bits, run after run, whichever way
+// the slots are written (shm_slot_writes.hpp).
 #pragma once
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
 #include "shm_peers.hpp"
+#include "shm_slot_writes.hpp"
 
 namespace batchai::train::detail {
 
@@ -23,8 +26,9 @@ class ShmReducer {
 
   // Attaches local rank `rank` to a formatted segment and registers this process for the others'
   // liveness checks. `world_ranks` (optional, `ranks` entries, kept) names ranks in messages.
+  // `writes`: how slots are written; kAuto lets local rank 0 choose and publish it per call.
   ShmReducer(void* segment, int rank, int ranks, std::size_t chunk_floats, double timeout_s,
-             std::vector<int> world_ranks = {});
+             std::vector<int> world_ranks = {}, SlotWrites writes = SlotWrites::kAuto);
   ShmReducer(const ShmReducer&) = delete;  // the waiter points into world_ranks_
   ShmReducer& operator=(const ShmReducer&) = delete;
 
@@ -40,6 +44,8 @@ class ShmReducer {
   std::size_t chunk_floats() const { return chunk_; }
 
  private:
+  // The way this call writes its slots (local rank 0 with kAuto: chosen and published here).
+  SlotWrites way_for(std::size_t count);
   // Segment offset of slot `set` (0/1) of local rank `k`.
   float* slot(int k, unsigned set) const;
   void wait_all(std::uint32_t target) const;  // every other rank's phase reaches `target`
@@ -53,6 +59,9 @@ class ShmReducer {
   std::size_t chunk_;
   std::vector<int> world_ranks_;
   PeerWaiter waiter_;
+  SlotWrites writes_;
+  std::atomic<std::uint32_t>* shared_way_;  // in the segment: local rank 0's latest choice
+  SlotWriteChooser chooser_;                // local rank 0's, with kAuto
   // Chunks done since attaching: the same on every rank, as all ranks run the same collectives.
   std::uint32_t seq_ = 0;
   std::vector<const float*> sources_;  // scratch: the ranks' pointers for one slice

@@ -2,8 +2,9 @@
 // side, sizes 4 KB .. 64 MB, printing time, algbw (bytes / time) and busbw (algbw * 2(n-1)/n, the
 // per-link rate NCCL reports). Run under mpiexec (see run.sh). Options: --min-kb, --max-kb,
 // --factor, --chunk-kb a,b,c (ring chunk sizes to compare; 0 = unchunked), --shm-kb a,b (the
-// shared-memory communicator's chunk sizes; default = its own; none = leave it out), --seconds (time budget per
-// measurement).
+// shared-memory communicator's chunk sizes; default = its own; none = leave it out), --shm-writes
+// a,b (BATCHAI_SHM_WRITES of each shared-memory column: auto, cached, streaming; default auto),
+// --seconds (time budget per measurement).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,7 @@ struct Options {
   std::size_t factor = 4;
   std::vector<std::string> chunk_kb = {"1024"};
   std::vector<std::string> shm_kb = {"default"};
+  std::vector<std::string> shm_writes = {"auto"};
   double seconds = 0.5;
 };
 
@@ -53,12 +55,13 @@ Options parse(int argc, char** argv) {
     if (key == "--min-kb") o.min_bytes = std::stoul(val) << 10;
     else if (key == "--max-kb") o.max_bytes = std::stoul(val) << 10;
     else if (key == "--factor") o.factor = std::max<std::size_t>(2, std::stoul(val));
+    else if (key == "--shm-writes") o.shm_writes = split(val);
     else if (key == "--seconds") o.seconds = std::stod(val);
     else if (key == "--chunk-kb") o.chunk_kb = split(val);
     else if (key == "--shm-kb") o.shm_kb = val == "none" ? std::vector<std::string>{} : split(val);
     else {
       throw batchai::InvalidArgument("unknown option " + key +
-                                     " (use --min-kb, --max-kb, --factor, --chunk-kb, --shm-kb, --seconds)");
+                                     " (use --min-kb, --max-kb, --factor, --chunk-kb, --shm-kb, --shm-writes, --seconds)");
     }
   }
   return o;
@@ -117,13 +120,16 @@ int main(int argc, char** argv) {
       labels.push_back("ring" + kb + "k_us");
     }
     for (const auto& kb : o.shm_kb) {
-      if (kb == "default") ::unsetenv("BATCHAI_SHM_CHUNK_KB");
-      else ::setenv("BATCHAI_SHM_CHUNK_KB", kb.c_str(), 1);
-      std::string why;
-      auto shm = batchai::train::make_shm_communicator(&why);
-      if (!shm) throw batchai::Error("no shared-memory communicator: " + why);
-      rings.push_back(std::move(shm));
-      labels.push_back(kb == "default" ? "shm_us" : "shm" + kb + "k_us");
+      for (const auto& writes : o.shm_writes) {
+        if (kb == "default") ::unsetenv("BATCHAI_SHM_CHUNK_KB");
+        else ::setenv("BATCHAI_SHM_CHUNK_KB", kb.c_str(), 1);
+        ::setenv("BATCHAI_SHM_WRITES", writes.c_str(), 1);
+        std::string why;
+        auto shm = batchai::train::make_shm_communicator(&why);
+        if (!shm) throw batchai::Error("no shared-memory communicator: " + why);
+        rings.push_back(std::move(shm));
+        labels.push_back((kb == "default" ? "shm" : "shm" + kb + "k") + (writes == "auto" ? "" : "-" + writes) + "_us");
+      }
     }
     std::vector<float> buf(o.max_bytes / sizeof(float), 0.0f);  // zeros: sums stay finite
     if (mpi.rank() == 0) {
