@@ -55,13 +55,25 @@ TEST(SlotWriteChooser, FollowsAChangeOfWhichWayIsFaster) {
   const auto cached_fast = [](SlotWrites w) { return w == SlotWrites::kCached ? 1e-3 : 3e-3; };
   const auto cached_slow = [](SlotWrites w) { return w == SlotWrites::kCached ? 5e-3 : 3e-3; };
   run_calls(chooser, 4 << 20, 100, cached_fast);
-  run_calls(chooser, 4 << 20, 10, cached_slow);  // the cores moved apart: the average catches up
+  run_calls(chooser, 4 << 20, 10, cached_slow);  // the cores moved apart: switched after kWindow calls
   const int calls = 5 * static_cast<int>(SlotWriteChooser::kProbeEvery);
   EXPECT_EQ(run_calls(chooser, 4 << 20, calls, cached_slow), calls - 5);  // streaming, probing cached
   // ...and back at the first probe of the cached way.
   const int probe_every = static_cast<int>(SlotWriteChooser::kProbeEvery);
   EXPECT_LE(run_calls(chooser, 4 << 20, 2 * probe_every, cached_fast), probe_every + 1);
   EXPECT_EQ(run_calls(chooser, 4 << 20, calls, cached_fast), 5);
+}
+
+TEST(SlotWriteChooser, OneSlowCallDoesNotSwitch) {
+  SlotWriteChooser chooser;
+  const auto cached_fast = [](SlotWrites w) { return w == SlotWrites::kCached ? 1e-3 : 3e-3; };
+  run_calls(chooser, 1 << 20, 20, cached_fast);
+  ASSERT_EQ(chooser.next(1 << 20), SlotWrites::kCached);
+  chooser.record(1 << 20, SlotWrites::kCached, 0.1);  // held up by another process
+  EXPECT_EQ(chooser.next(1 << 20), SlotWrites::kCached);
+  // Slow for good: with the held-up call, kWindow slow calls switch to streaming.
+  const auto cached_slow = [](SlotWrites w) { return w == SlotWrites::kCached ? 0.1 : 3e-3; };
+  EXPECT_EQ(run_calls(chooser, 1 << 20, 8, cached_slow), 8 - static_cast<int>(SlotWriteChooser::kWindow - 1));
 }
 
 TEST(SlotWriteChooser, SizeClassesChooseApart) {

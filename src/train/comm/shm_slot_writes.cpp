@@ -1,6 +1,7 @@
 // Cached or streaming slot writes, and the chooser between them (shm_slot_writes.hpp).
 #include "shm_slot_writes.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -34,29 +35,29 @@ std::size_t SlotWriteChooser::class_of(std::size_t bytes) {
   return bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes) - 1);
 }
 
+double SlotWriteChooser::Way::least() const {
+  const std::uint32_t n = std::min(samples, kWindow);
+  return *std::min_element(seconds_per_byte.begin(), seconds_per_byte.begin() + n);
+}
+
 SlotWrites SlotWriteChooser::next(std::size_t bytes) {
   SizeClass& c = classes_[class_of(bytes)];
   ++c.calls;
-  if (c.samples[0] < kWarmUp || c.samples[1] < kWarmUp) {
-    return c.samples[1] < c.samples[0] ? SlotWrites::kStreaming : SlotWrites::kCached;
+  const Way& cached = c.ways[0];
+  const Way& streaming = c.ways[1];
+  if (cached.samples < kWarmUp || streaming.samples < kWarmUp) {
+    return streaming.samples < cached.samples ? SlotWrites::kStreaming : SlotWrites::kCached;
   }
-  const bool streaming_faster = c.seconds_per_byte[1] < c.seconds_per_byte[0];
+  const bool streaming_faster = streaming.least() < cached.least();
   const bool probe = c.calls % kProbeEvery == 0;
   return streaming_faster != probe ? SlotWrites::kStreaming : SlotWrites::kCached;
 }
 
 void SlotWriteChooser::record(std::size_t bytes, SlotWrites way, double seconds) {
   if (bytes == 0 || way == SlotWrites::kAuto) return;
-  SizeClass& c = classes_[class_of(bytes)];
-  const auto k = static_cast<std::size_t>(way);
-  const double per_byte = seconds / static_cast<double>(bytes);
-  // The slower way is measured only by probes, far apart: its average would be stale (the cores
-  // may have moved since), so each probe's time replaces it.
-  const bool probed = c.samples[0] >= kWarmUp && c.samples[1] >= kWarmUp &&
-                      c.seconds_per_byte[k] > c.seconds_per_byte[1 - k];
-  double& average = c.seconds_per_byte[k];
-  average = c.samples[k] == 0 || probed ? per_byte : average + kWeight * (per_byte - average);
-  ++c.samples[k];
+  Way& w = classes_[class_of(bytes)].ways[static_cast<std::size_t>(way)];
+  w.seconds_per_byte[w.samples % kWindow] = seconds / static_cast<double>(bytes);
+  ++w.samples;
 }
 
 }  // namespace batchai::train::detail

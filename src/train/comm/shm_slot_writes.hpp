@@ -22,14 +22,15 @@ void stream_floats(float* dst, const float* src, std::size_t n);
 void streaming_fence();
 
 // Picks cached or streaming writes for each call of a size (log2 classes of bytes) from the
-// calls' measured times: a few of each first, then the faster of the two by a moving average,
-// with one call of the other every kProbeEvery so that a change of placement is noticed (a
-// probe's time replaces the slower way's average, so one probe can switch back).
+// calls' measured times: a few of each first, then the faster of the two, with one call of the
+// other every kProbeEvery so that a change of placement is noticed. A way's time is the least of
+// its last kWindow calls: a call held up by another process (noise only ever adds) does not
+// switch, a change that lasts kWindow calls does, and one probe can switch back.
 class SlotWriteChooser {
  public:
   static constexpr std::uint32_t kWarmUp = 3;       // calls of each way before choosing
   static constexpr std::uint32_t kProbeEvery = 32;  // then one call of the other way in this many
-  static constexpr double kWeight = 0.3;            // of the newest time in the moving average
+  static constexpr std::uint32_t kWindow = 4;       // calls whose least time is the way's time
 
   // The way to write for the next call of `bytes`.
   SlotWrites next(std::size_t bytes);
@@ -37,9 +38,13 @@ class SlotWriteChooser {
   void record(std::size_t bytes, SlotWrites way, double seconds);
 
  private:
+  struct Way {
+    std::array<double, kWindow> seconds_per_byte{};
+    std::uint32_t samples = 0;
+    double least() const;
+  };
   struct SizeClass {
-    std::array<double, 2> seconds_per_byte{};
-    std::array<std::uint32_t, 2> samples{};
+    std::array<Way, 2> ways{};  // by SlotWrites: cached, streaming
     std::uint32_t calls = 0;
   };
   static std::size_t class_of(std::size_t bytes);
