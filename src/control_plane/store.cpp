@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <chrono>
 #include <thread>
@@ -23,6 +24,12 @@ constexpr const char* kDiskFullHint = ". Free space where $BATCHAI_HOME is.";
     throw StateDiskFull(what + ": " + sqlite3_errmsg(db) + kDiskFullHint);
   throw SystemError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory") +
                     ". Check that $BATCHAI_HOME is writable and not on a network file system.");
+}
+
+// Whether the file system that holds `path` has no block left for an unprivileged writer.
+bool no_space_left(const std::filesystem::path& path) {
+  struct statvfs fs {};
+  return ::statvfs(path.c_str(), &fs) == 0 && fs.f_bavail == 0;
 }
 
 }  // namespace
@@ -108,8 +115,15 @@ std::shared_ptr<Store> Store::open(const std::filesystem::path& db_path, const s
   if (rc != SQLITE_OK) fail(store->db_, "Cannot open the state database '" + db_path.string() + "'");
   ::chmod(db_path.c_str(), 0600);
   sqlite3_busy_timeout(store->db_, kBusyTimeoutMs);
-  // journal_mode=WAL needs a short write lock the first time; the busy handler covers it.
-  store->exec("PRAGMA journal_mode=WAL");
+  // journal_mode=WAL needs a short write lock the first time; the busy handler covers it. On a
+  // full disk with no WAL left by a connection, creating the WAL index fails as an I/O error.
+  try {
+    store->exec("PRAGMA journal_mode=WAL");
+  } catch (const SystemError&) {
+    if (no_space_left(db_path.parent_path()))
+      throw StateDiskFull("Cannot open the state database: the disk is full" + std::string(kDiskFullHint));
+    throw;
+  }
   store->exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
   store->migrate(migrations);
   return store;

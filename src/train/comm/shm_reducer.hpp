@@ -6,8 +6,8 @@
 // by one rank in a fixed order, so all ranks receive the same bits, run after run, whichever way
 // the slots are written (shm_slot_writes.hpp).
 #pragma once
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
