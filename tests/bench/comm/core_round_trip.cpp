@@ -58,6 +58,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "core_round_trip: needs two different CPUs\n");
     return 2;
   }
+  // Unpinned, both threads could share one CPU and each spin would last a time slice: refuse.
+  if (!pin(b) || !pin(a)) {
+    std::fprintf(stderr, "core_round_trip: cannot run on CPUs %d and %d (affinity)\n", a, b);
+    return 2;
+  }
   double best = 1e300;
   for (int r = 0; r < kRounds; ++r) best = std::min(best, round_ns(a, b));
   std::printf("cpu %d <-> cpu %d: %.0f ns per round trip\n", a, b, best);
