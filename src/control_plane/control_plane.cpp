@@ -121,7 +121,14 @@ std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, Services ser
   return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(services));
 }
 
+bool ControlPlane::state_read_only() const { return store_->read_only(); }
+
 int ControlPlane::supervise(const std::string& job_key) {
+  // A supervisor lives as long as its job and must record it: a store that opened read-only on a
+  // full disk would refuse every write for that whole time, so it stops here as open() used to.
+  if (state_read_only())
+    throw StateDiskFull("Cannot supervise the job: the state database cannot be written, the disk is full. "
+                        "Free space where $BATCHAI_HOME is.");
   return Supervisor(parts_->cx, parts_->reconciler, parts_->scheduler, parts_->docs).run(job_key);
 }
 

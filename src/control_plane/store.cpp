@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -30,6 +31,30 @@ constexpr const char* kDiskFullHint = ". Free space where $BATCHAI_HOME is.";
 bool no_space_left(const std::filesystem::path& path) {
   struct statvfs fs {};
   return ::statvfs(path.c_str(), &fs) == 0 && fs.f_bavail == 0;
+}
+
+// `path` as an SQLite URI with `immutable=1`: every byte but unreserved ones and '/' is
+// percent-encoded, so a '?', '#' or '%' in $BATCHAI_HOME stays part of the file name.
+std::string immutable_uri(const std::filesystem::path& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const unsigned char c : path.string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+// A write-ahead log that holds committed pages the database file lacks.
+bool wal_has_pages(const std::filesystem::path& db_path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(db_path.string() + "-wal", ec);
+  return !ec && size > 0;
 }
 
 }  // namespace
@@ -120,12 +145,29 @@ std::shared_ptr<Store> Store::open(const std::filesystem::path& db_path, const s
   try {
     store->exec("PRAGMA journal_mode=WAL");
   } catch (const SystemError&) {
-    if (no_space_left(db_path.parent_path()))
+    if (!no_space_left(db_path.parent_path())) throw;
+    if (wal_has_pages(db_path))
       throw StateDiskFull("Cannot open the state database: the disk is full" + std::string(kDiskFullHint));
-    throw;
+    return open_read_only(db_path, migrations);
   }
   store->exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON");
   store->migrate(migrations);
+  return store;
+}
+
+// With no WAL left the file holds every commit, and an immutable open creates nothing (no WAL,
+// no index): commands that show state still answer; every write fails saying the disk is full.
+std::shared_ptr<Store> Store::open_read_only(const std::filesystem::path& db_path,
+                                             const std::vector<Migration>& migrations) {
+  std::shared_ptr<Store> store(new Store(db_path));
+  store->disk_full_ = true;
+  const int rc = sqlite3_open_v2(immutable_uri(db_path).c_str(), &store->db_,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) fail(store->db_, "Cannot open the state database '" + db_path.string() + "' to read it");
+  store->exec("PRAGMA foreign_keys=ON");
+  if (!migrations.empty() && store->schema_version() < migrations.back().version)
+    throw StateDiskFull("Cannot bring the state database to this version: the disk is full" +
+                        std::string(kDiskFullHint));
   return store;
 }
 
@@ -162,6 +204,8 @@ std::int64_t Store::last_insert_rowid() const { return sqlite3_last_insert_rowid
 int Store::changes() const { return sqlite3_changes(db_); }
 
 void Store::begin(bool immediate) {
+  if (immediate && disk_full_)
+    throw StateDiskFull("Cannot write to the state database: the disk is full" + std::string(kDiskFullHint));
   const char* sql = immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED";
   for (int attempt = 0;; ++attempt) {
     int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);

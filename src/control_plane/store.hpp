@@ -68,7 +68,8 @@ class Statement {
 };
 
 // The state database could not be written because its disk is full (SQLITE_FULL). Reads still
-// work: commands that only show state answer from what is stored (Reconciler::reconcile).
+// work: commands that only show state answer from what is stored (Reconciler::reconcile), also
+// when the disk had no room left for the WAL (Store::open then opens the file read-only).
 class StateDiskFull : public SystemError {
  public:
   using SystemError::SystemError;
@@ -79,11 +80,16 @@ class Store {
   // Opens (creating it and its folder) the database and brings its schema to the latest version.
   static std::shared_ptr<Store> open(const std::filesystem::path& db_path,
                                      const std::vector<Migration>& migrations = control_plane_migrations());
+  // What open() falls back to on a full disk with no WAL left: the file, read-only and immutable
+  // (nothing is created beside it). Reads work; every write throws StateDiskFull.
+  static std::shared_ptr<Store> open_read_only(const std::filesystem::path& db_path,
+                                               const std::vector<Migration>& migrations = control_plane_migrations());
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  bool read_only() const { return disk_full_; }
   int schema_version();
 
   // A cached prepared statement for `sql`, ready to bind.
@@ -146,6 +152,7 @@ class Store {
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
   int depth_ = 0;
+  bool disk_full_ = false;  // opened read-only because the disk had no room for the WAL
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
 

@@ -15,7 +15,9 @@ ControlPlanePool::Lease ControlPlanePool::borrow() {
 }
 
 void ControlPlanePool::give_back(std::unique_ptr<control_plane::ControlPlane> cp) {
-  if (!cp) return;
+  // One opened read-only on a full disk is not kept: the next request opens again and writes
+  // once there is room.
+  if (!cp || cp->state_read_only()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   idle_.push_back(std::move(cp));
 }

@@ -200,6 +200,11 @@ TEST_F(JobsOnASmallDisk, AFullDiskStillShowsWhatIsStored) {
   EXPECT_NE(shown.err.find("disk is full"), std::string::npos) << shown.err;
   // The show, the last connection, removed the WAL: fill what that freed, or a small create fits.
   const fs::path refill = fill_disk("refill");
+  // No room for a new WAL now: the state is read from the file as it is.
+  Result shown_again = run("batchai job show " + scope_ + " -n orphan");
+  ASSERT_EQ(shown_again.code, 0) << shown_again.err;
+  EXPECT_EQ(Json::parse(shown_again.out)["executionState"], "running");
+  EXPECT_NE(shown_again.err.find("disk is full"), std::string::npos) << shown_again.err;
   Result created = run("batchai job create " + scope_ + " -c c1 -n second -f " +
                        job_file("second", {{"nodeCount", 1},
                                                     {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},

@@ -103,6 +103,9 @@ class ControlPlane {
   void reconcile(const ClusterScope& scope);
   // How many times a reconcile ran (tests: one command reconciles once).
   std::uint64_t reconcile_count() const;
+  // Whether the store was opened read-only because the disk had no room for its WAL (every
+  // write fails saying so): a long-lived holder opens again rather than keep this one.
+  bool state_read_only() const;
 
   // --- for tools and tests ---
   const Settings& settings() const { return settings_; }
