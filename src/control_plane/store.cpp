@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include <cctype>
 #include <chrono>
 #include <thread>
 
 #include "batchai/common/errors.hpp"
+#include "batchai/common/percent_encoding.hpp"
 
 namespace batchai::control_plane {
 namespace {
@@ -33,21 +33,10 @@ bool no_space_left(const std::filesystem::path& path) {
   return ::statvfs(path.c_str(), &fs) == 0 && fs.f_bavail == 0;
 }
 
-// `path` as an SQLite URI with `immutable=1`: every byte but unreserved ones and '/' is
-// percent-encoded, so a '?', '#' or '%' in $BATCHAI_HOME stays part of the file name.
+// `path` as an SQLite URI with `immutable=1`; percent-encoded, so a '?', '#' or '%' in
+// $BATCHAI_HOME stays part of the file name.
 std::string immutable_uri(const std::filesystem::path& path) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string uri = "file:";
-  for (const unsigned char c : path.string()) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
-      uri += static_cast<char>(c);
-    } else {
-      uri += '%';
-      uri += kHex[c >> 4];
-      uri += kHex[c & 15];
-    }
-  }
-  return uri + "?immutable=1";
+  return "file:" + percent_encode_path(path.string()) + "?immutable=1";
 }
 
 // A write-ahead log that holds committed pages the database file lacks.

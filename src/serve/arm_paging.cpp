@@ -1,8 +1,7 @@
 #include "arm_paging.hpp"
 
-#include <cctype>
-
 #include "batchai/common/errors.hpp"
+#include "batchai/common/percent_encoding.hpp"
 #include "encoding.hpp"
 #include "wire.hpp"
 
@@ -12,22 +11,6 @@ namespace {
 [[noreturn]] void bad_token() {
   throw InvalidArgument("The $skiptoken is not one this server made: start the list again without it.",
                         "InvalidSkipToken");
-}
-
-// A path segment percent-encoded again (RFC 3986 unreserved characters pass as they are).
-std::string encode_segment(const std::string& seg) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : seg) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -57,9 +40,9 @@ std::string skip_token(const std::string& key) { return base64url_encode(key); }
 
 std::string next_link(const Call& call, const control_plane::PageRequest& asked, const std::string& key) {
   std::string link = call.base;
-  for (const auto& seg : call.segs) link += "/" + encode_segment(seg);
+  for (const auto& seg : call.segs) link += "/" + percent_encode_segment(seg);
   // api-version was checked against the served list, so it is plain text.
-  link += "?api-version=" + encode_segment(call.query("api-version"));
+  link += "?api-version=" + percent_encode_segment(call.query("api-version"));
   link += "&maxresults=" + std::to_string(asked.limit);
   link += "&$skiptoken=" + skip_token(key);
   return link;

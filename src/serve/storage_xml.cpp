@@ -1,8 +1,8 @@
 #include "storage_xml.hpp"
 
-#include <cctype>
 #include <ctime>
 
+#include "batchai/common/percent_encoding.hpp"
 #include "batchai/common/utf8.hpp"
 #include "shared_key.hpp"
 
@@ -33,18 +33,7 @@ bool needs_encoding(const std::string& name) {
 std::string name_element(const std::string& name) {
   const std::string valid = to_valid_utf8(name);
   if (!needs_encoding(valid)) return element("Name", valid);
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out = "<Name Encoded=\"true\">";
-  for (unsigned char c : valid) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    }
-  }
-  return out + "</Name>";
+  return "<Name Encoded=\"true\">" + percent_encode_path(valid) + "</Name>";
 }
 
 std::string text_at(const Json& doc, const char* key) {
