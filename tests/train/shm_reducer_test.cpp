@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,6 +154,34 @@ std::vector<int> run_with_failing_rank(int ranks, double timeout_s, const std::f
     }
     return kNoError;
   });
+}
+
+TEST(ShmReducer, EveryRankWritesACallTheWayRankZeroChoseForIt) {
+  // Rank 0 comes late to every call, so the others start first: they must still write each call
+  // the way rank 0 published for it (its times measure that way, not a mix of the two).
+  const int ranks = 3;
+  const int calls = static_cast<int>(SlotWriteChooser::kProbeEvery) + 8;  // warm-up, choice, a probe
+  const std::size_t n = 2 * kChunk + 7;
+  auto* ways = static_cast<std::uint32_t*>(::mmap(nullptr, sizeof(std::uint32_t) * ranks * calls,
+                                                  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(ways, MAP_FAILED);
+  const auto statuses = run_ranks(ranks, 10, [&](ShmReducer& reducer) {
+    std::vector<float> data(n, 1.0f);
+    for (int call = 0; call < calls; ++call) {
+      if (reducer.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      reducer.allreduce(data.data(), n);
+      ways[reducer.rank() * calls + call] = static_cast<std::uint32_t>(reducer.last_way());
+    }
+    return kOk;
+  });
+  ASSERT_EQ(statuses, std::vector<int>(ranks, kOk));
+  std::set<std::uint32_t> seen;
+  for (int call = 0; call < calls; ++call) {
+    seen.insert(ways[call]);
+    for (int r = 1; r < ranks; ++r) EXPECT_EQ(ways[r * calls + call], ways[call]) << "rank " << r << ", call " << call;
+  }
+  EXPECT_EQ(seen.size(), 2u) << "the calls did not use both ways";
+  ::munmap(ways, sizeof(std::uint32_t) * ranks * calls);
 }
 
 TEST(ShmReducer, ARankThatExitsMidCollectiveEndsTheOthersWithAnError) {

@@ -28,11 +28,12 @@ constexpr std::int64_t kSpinNs = 50'000;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
-// The ranks' lines, then one line for the shared choice of slot writes.
+// The ranks' lines, then the shared choice of slot writes, one word per size class.
+constexpr std::size_t kWaysBytes = sizeof(std::atomic<std::uint32_t>) * SlotWriteChooser::kClasses;
 std::size_t header_bytes(int ranks) {
-  return round_up(sizeof(PeerLine) * (static_cast<std::size_t>(ranks) + 1), 4096);
+  return round_up(sizeof(PeerLine) * static_cast<std::size_t>(ranks) + kWaysBytes, 4096);
 }
-std::atomic<std::uint32_t>* shared_way(void* segment, int ranks) {
+std::atomic<std::uint32_t>* shared_ways(void* segment, int ranks) {
   return reinterpret_cast<std::atomic<std::uint32_t>*>(static_cast<char*>(segment) +
                                                        sizeof(PeerLine) * static_cast<std::size_t>(ranks));
 }
@@ -95,7 +96,9 @@ void ShmReducer::format(void* segment, int ranks, std::size_t /*chunk_floats*/) 
     lines[k].pid.store(0);
     lines[k].count.store(0);
   }
-  new (shared_way(segment, ranks)) std::atomic<std::uint32_t>(static_cast<std::uint32_t>(SlotWrites::kCached));
+  std::atomic<std::uint32_t>* ways = shared_ways(segment, ranks);
+  for (std::size_t c = 0; c < SlotWriteChooser::kClasses; ++c)
+    new (&ways[c]) std::atomic<std::uint32_t>(static_cast<std::uint32_t>(SlotWrites::kCached));
 }
 
 ShmReducer::ShmReducer(void* segment, int rank, int ranks, std::size_t chunk_floats, double timeout_s,
@@ -110,7 +113,7 @@ ShmReducer::ShmReducer(void* segment, int rank, int ranks, std::size_t chunk_flo
       waiter_(rank, world_ranks_.empty() ? nullptr : world_ranks_.data(), ranks > usable_cpus() ? 0 : kSpinNs,
               timeout_s),
       writes_(writes),
-      shared_way_(shared_way(segment, ranks)),
+      shared_ways_(shared_ways(segment, ranks)),
       sources_(static_cast<std::size_t>(ranks)) {
   if (chunk_ != chunk_floats) throw InvalidArgument("shared-memory chunk must be a multiple of 16 floats");
   lines_[rank_].pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_release);
@@ -131,11 +134,18 @@ void ShmReducer::wait_all(std::uint32_t target) const {
 
 SlotWrites ShmReducer::way_for(std::size_t count) {
   if (writes_ != SlotWrites::kAuto) return writes_;
-  if (rank_ != 0) return static_cast<SlotWrites>(shared_way_->load(std::memory_order_relaxed));
-  // Ranks that start this call before the store write the old way: only its time is affected.
-  const SlotWrites way = chooser_.next(count * sizeof(float));
-  shared_way_->store(static_cast<std::uint32_t>(way), std::memory_order_relaxed);
-  return way;
+  // Rank 0 published this call's way before it posted the end of the last chunk (3 * seq_), so
+  // every rank writes this call the same way and rank 0's time measures that way, not a mix.
+  if (rank_ != 0) waiter_.wait(lines_, 0, 3 * seq_);
+  const std::size_t c = SlotWriteChooser::class_of(count * sizeof(float));
+  return static_cast<SlotWrites>(shared_ways_[c].load(std::memory_order_acquire));
+}
+
+void ShmReducer::choose_next(std::size_t count, SlotWrites way, std::chrono::steady_clock::time_point start) {
+  const std::size_t bytes = count * sizeof(float);
+  chooser_.record(bytes, way, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  shared_ways_[SlotWriteChooser::class_of(bytes)].store(static_cast<std::uint32_t>(chooser_.next(bytes)),
+                                                        std::memory_order_release);
 }
 
 std::size_t ShmReducer::slice_begin(std::size_t len, int k) const {
@@ -148,6 +158,7 @@ void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
   if (ranks_ == 1 || count == 0) return;
   const bool first_reads = gather || rank_ == 0;
   const SlotWrites way = way_for(count);
+  last_way_ = way;
   const bool streaming = way == SlotWrites::kStreaming;
   const bool timed = writes_ == SlotWrites::kAuto && rank_ == 0;
   const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -194,11 +205,8 @@ void ShmReducer::allreduce(float* data, std::size_t count, bool gather) {
         std::memcpy(chunk + b, slot(k, set) + b, (e - b) * sizeof(float));
       }
     }
+    if (timed && off + len == count) choose_next(count, way, start);
     post(base + 3);
-  }
-  if (timed) {
-    chooser_.record(count * sizeof(float), way,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 }
 

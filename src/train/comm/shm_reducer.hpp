@@ -7,6 +7,7 @@
 // the slots are written (shm_slot_writes.hpp).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -40,12 +41,17 @@ class ShmReducer {
   void broadcast(float* data, std::size_t count);
 
   int rank() const { return rank_; }
+  // How this rank wrote its slots in its last allreduce (tests: every rank writes a call alike).
+  SlotWrites last_way() const { return last_way_; }
   int ranks() const { return ranks_; }
   std::size_t chunk_floats() const { return chunk_; }
 
  private:
-  // The way this call writes its slots (local rank 0 with kAuto: chosen and published here).
+  // The way this call writes its slots: with kAuto, what local rank 0 published for its size.
   SlotWrites way_for(std::size_t count);
+  // Local rank 0, at the end of an auto call: records its time and publishes the way of the
+  // size's next call, before its last post (the other ranks wait for that post to read it).
+  void choose_next(std::size_t count, SlotWrites way, std::chrono::steady_clock::time_point start);
   // Segment offset of slot `set` (0/1) of local rank `k`.
   float* slot(int k, unsigned set) const;
   void wait_all(std::uint32_t target) const;  // every other rank's phase reaches `target`
@@ -60,8 +66,9 @@ class ShmReducer {
   std::vector<int> world_ranks_;
   PeerWaiter waiter_;
   SlotWrites writes_;
-  std::atomic<std::uint32_t>* shared_way_;  // in the segment: local rank 0's latest choice
+  std::atomic<std::uint32_t>* shared_ways_;  // in the segment: local rank 0's choice per size class
   SlotWriteChooser chooser_;                // local rank 0's, with kAuto
+  SlotWrites last_way_ = SlotWrites::kCached;
   // Chunks done since attaching: the same on every rank, as all ranks run the same collectives.
   std::uint32_t seq_ = 0;
   std::vector<const float*> sources_;  // scratch: the ranks' pointers for one slice

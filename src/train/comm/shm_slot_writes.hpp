@@ -32,6 +32,10 @@ class SlotWriteChooser {
   static constexpr std::uint32_t kProbeEvery = 32;  // then one call of the other way in this many
   static constexpr std::uint32_t kWindow = 4;       // calls whose least time is the way's time
 
+  static constexpr std::size_t kClasses = 64;
+  // The size class of a call of `bytes`: floor(log2(bytes)), 0 for none.
+  static std::size_t class_of(std::size_t bytes);
+
   // The way to write for the next call of `bytes`.
   SlotWrites next(std::size_t bytes);
   // The call of `bytes` written `way` took `seconds`.
@@ -47,8 +51,7 @@ class SlotWriteChooser {
     std::array<Way, 2> ways{};  // by SlotWrites: cached, streaming
     std::uint32_t calls = 0;
   };
-  static std::size_t class_of(std::size_t bytes);
-  std::array<SizeClass, 64> classes_{};
+  std::array<SizeClass, kClasses> classes_{};
 };
 
 }  // namespace batchai::train::detail
