@@ -4,8 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <regex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace batchai {
 namespace {
@@ -18,6 +19,41 @@ class OffsetClock final : public Clock {
 
  private:
   Micros offset_;
+};
+
+// A cursor over the fixed text forms parsed here (hand-written: compiling a std::regex costs more
+// than a supervisor's other work for a trivial job).
+struct Scan {
+  std::string_view text;
+  std::size_t at = 0;
+
+  bool done() const { return at == text.size(); }
+  bool eat(char c) {
+    if (at < text.size() && text[at] == c) return ++at, true;
+    return false;
+  }
+  bool eat_word(std::string_view word) {
+    if (text.substr(at, word.size()) != word) return false;
+    at += word.size();
+    return true;
+  }
+  // A run of at least `least` and at most `most` digits (taking no more than `most`).
+  std::optional<std::string_view> digits(std::size_t least, std::size_t most = std::string_view::npos) {
+    std::size_t end = at;
+    while (end < text.size() && end - at < most && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end - at < least) return std::nullopt;
+    const std::string_view run = text.substr(at, end - at);
+    at = end;
+    return run;
+  }
+  // The same, as a number (runs of at most 18 digits).
+  std::optional<long long> number(std::size_t least, std::size_t most) {
+    const auto run = digits(least, most);
+    if (!run) return std::nullopt;
+    long long value = 0;
+    for (char c : *run) value = value * 10 + (c - '0');
+    return value;
+  }
 };
 
 std::tm to_utc_tm(TimePoint t) {
@@ -60,32 +96,37 @@ std::string format_iso(TimePoint t) { return format_with(t, 'T'); }
 std::string format_python_str(TimePoint t) { return format_with(t, ' '); }
 
 std::optional<TimePoint> parse_iso(std::string_view text) {
-  static const std::regex re(
-      R"(^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$)");
-  std::cmatch m;
-  if (!std::regex_match(text.begin(), text.end(), m, re)) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = std::stoi(m[1]) - 1900;
-  tm.tm_mon = std::stoi(m[2]) - 1;
-  tm.tm_mday = std::stoi(m[3]);
-  tm.tm_hour = std::stoi(m[4]);
-  tm.tm_min = std::stoi(m[5]);
-  tm.tm_sec = std::stoi(m[6]);
+  // YYYY-MM-DD[T ]hh:mm:ss[.f{1,9}][Z|(+|-)hh[:]mm]
+  Scan in{text};
+  const auto year = in.number(4, 4), mon = in.eat('-') ? in.number(2, 2) : std::nullopt,
+             day = in.eat('-') ? in.number(2, 2) : std::nullopt;
+  if (!year || !mon || !day || !(in.eat('T') || in.eat(' '))) return std::nullopt;
+  const auto hour = in.number(2, 2), min = in.eat(':') ? in.number(2, 2) : std::nullopt,
+             sec = in.eat(':') ? in.number(2, 2) : std::nullopt;
+  if (!hour || !min || !sec) return std::nullopt;
   long long micros = 0;
-  if (m[7].matched) {
-    std::string frac = m[7].str();
-    frac.resize(6, '0');
-    micros = std::stoll(frac.substr(0, 6));
+  if (in.eat('.')) {
+    const auto frac = in.digits(1, 9);
+    if (!frac) return std::nullopt;
+    for (std::size_t k = 0; k < 6; ++k) micros = micros * 10 + (k < frac->size() ? (*frac)[k] - '0' : 0);
   }
   long long offset_s = 0;
-  if (m[8].matched && m[8].str() != "Z") {
-    std::string off = m[8].str();
-    int sign = off[0] == '-' ? -1 : 1;
-    std::string digits;
-    for (char c : off.substr(1))
-      if (c != ':') digits += c;
-    offset_s = sign * (std::stoll(digits.substr(0, 2)) * 3600 + std::stoll(digits.substr(2, 2)) * 60);
+  if (!in.eat('Z') && !in.done()) {
+    const int sign = in.eat('-') ? -1 : in.eat('+') ? 1 : 0;
+    const auto oh = sign != 0 ? in.number(2, 2) : std::nullopt;
+    in.eat(':');
+    const auto om = oh ? in.number(2, 2) : std::nullopt;
+    if (!om) return std::nullopt;
+    offset_s = sign * (*oh * 3600 + *om * 60);
   }
+  if (!in.done()) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = static_cast<int>(*year) - 1900;
+  tm.tm_mon = static_cast<int>(*mon) - 1;
+  tm.tm_mday = static_cast<int>(*day);
+  tm.tm_hour = static_cast<int>(*hour);
+  tm.tm_min = static_cast<int>(*min);
+  tm.tm_sec = static_cast<int>(*sec);
   std::time_t secs = timegm(&tm) - offset_s;
   return TimePoint(Micros(static_cast<long long>(secs) * 1000000 + micros));
 }
@@ -108,44 +149,127 @@ std::string format_timedelta(Micros d) {
   return out;
 }
 
+namespace {
+
+// The parts of a duration as text: digit runs (empty when absent) and the fraction of a second.
+struct DurationParts {
+  std::string_view days, hours, minutes, seconds, fraction;
+};
+
+// ISO 8601: P[nD][T[nH][nM][n[.f]S]], not "P" alone and not ending in "T".
+std::optional<DurationParts> iso_duration(std::string_view text) {
+  Scan in{text};
+  DurationParts p;
+  if (!in.eat('P') || text.size() == 1 || text.back() == 'T') return std::nullopt;
+  if (auto d = in.digits(1)) {
+    if (!in.eat('D')) return std::nullopt;
+    p.days = *d;
+  }
+  if (in.eat('T')) {
+    auto d = in.digits(1);
+    if (d && in.eat('H')) {
+      p.hours = *d;
+      d = in.digits(1);
+    }
+    if (d && in.eat('M')) {
+      p.minutes = *d;
+      d = in.digits(1);
+    }
+    if (d) {
+      if (in.eat('.')) {
+        const auto f = in.digits(1);
+        if (!f) return std::nullopt;
+        p.fraction = *f;
+      }
+      if (!in.eat('S')) return std::nullopt;
+      p.seconds = *d;
+    }
+  }
+  if (!in.done()) return std::nullopt;
+  return p;
+}
+
+// Python's timedelta: [n day[s], ]h:mm:ss[.f{1,6}]
+std::optional<DurationParts> python_duration(std::string_view text) {
+  Scan in{text};
+  DurationParts p;
+  auto d = in.digits(1);
+  if (d && in.eat(' ')) {
+    if (!in.eat_word("day")) return std::nullopt;
+    in.eat('s');
+    if (!in.eat_word(", ")) return std::nullopt;
+    p.days = *d;
+    d = in.digits(1);
+  }
+  if (!d || !in.eat(':')) return std::nullopt;
+  p.hours = *d;
+  const auto m = in.digits(2, 2);
+  const auto sec = m && in.eat(':') ? in.digits(2, 2) : std::nullopt;
+  if (!sec) return std::nullopt;
+  p.minutes = *m;
+  p.seconds = *sec;
+  if (in.eat('.')) {
+    const auto f = in.digits(1, 6);
+    if (!f) return std::nullopt;
+    p.fraction = *f;
+  }
+  if (!in.done()) return std::nullopt;
+  return p;
+}
+
+// .NET TimeSpan: [d.]h[h]:mm:ss
+std::optional<DurationParts> dotnet_duration(std::string_view text) {
+  Scan in{text};
+  DurationParts p;
+  auto d = in.digits(1);
+  if (d && in.eat('.')) {
+    p.days = *d;
+    d = in.digits(1, 2);
+  }
+  if (!d || d->size() > 2 || !in.eat(':')) return std::nullopt;
+  p.hours = *d;
+  const auto m = in.digits(2, 2);
+  const auto sec = m && in.eat(':') ? in.digits(2, 2) : std::nullopt;
+  if (!sec || !in.done()) return std::nullopt;
+  p.minutes = *m;
+  p.seconds = *sec;
+  return p;
+}
+
+}  // namespace
+
 std::optional<Micros> parse_duration(std::string_view text, bool* too_long) {
   if (too_long != nullptr) *too_long = false;
-  // std::regex recurses per character: never hand it an unbounded string.
   if (text.size() > 64) return std::nullopt;
-  std::string s(text);
-  static const std::regex iso(R"(^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d+))?S)?)?$)");
-  static const std::regex py(R"(^(?:(\d+) days?, )?(\d+):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$)");
-  static const std::regex dotnet(R"(^(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})$)");
-  std::smatch m;
+  auto parts = iso_duration(text);
+  if (!parts) parts = python_duration(text);
+  if (!parts) parts = dotnet_duration(text);
+  if (!parts) return std::nullopt;
   // Each part, and the sum, is checked against kMaxDuration: "P99999999999D" must not wrap.
   long long total = 0;
   bool overflow = false;
-  auto add = [&](int group, long long unit_us) {
-    if (!m[group].matched || overflow) return;
-    const std::string digits = m[group].str();
+  auto add = [&](std::string_view digits, long long unit_us) {
     const auto first = digits.find_first_not_of('0');
-    if (first == std::string::npos) return;  // zero
+    if (digits.empty() || first == std::string_view::npos || overflow) return;  // absent or zero
+    long long value = 0;
+    overflow = digits.size() - first > 18;
+    for (std::size_t k = first; k < digits.size() && !overflow; ++k) value = value * 10 + (digits[k] - '0');
     long long part = 0;
-    overflow = digits.size() - first > 18 || __builtin_mul_overflow(std::stoll(digits.substr(first)), unit_us, &part) ||
+    overflow = overflow || __builtin_mul_overflow(value, unit_us, &part) ||
                __builtin_add_overflow(total, part, &total) || total > kMaxDuration.count();
   };
-  // A fraction of a second ("1.5S", ".500000") in microseconds, rounded to the nearest.
-  auto add_fraction = [&](int group) {
-    if (!m[group].matched || overflow) return;
-    std::string f = m[group].str();
-    const bool round_up = f.size() > 6 && f[6] >= '5';
-    f.resize(6, '0');
-    total += std::stoll(f) + (round_up ? 1 : 0);
-    overflow = total > kMaxDuration.count();
-  };
   constexpr long long kSecond = 1000000, kMinute = 60 * kSecond, kHour = 60 * kMinute, kDay = 24 * kHour;
-  const bool is_iso = std::regex_match(s, m, iso) && s != "P" && s.back() != 'T';
-  if (!is_iso && !std::regex_match(s, m, py) && !std::regex_match(s, m, dotnet)) return std::nullopt;
-  add(1, kDay);
-  add(2, kHour);
-  add(3, kMinute);
-  add(4, kSecond);
-  if (m.size() > 5) add_fraction(5);
+  add(parts->days, kDay);
+  add(parts->hours, kHour);
+  add(parts->minutes, kMinute);
+  add(parts->seconds, kSecond);
+  if (!parts->fraction.empty() && !overflow) {
+    // A fraction of a second ("1.5S", ".500000") in microseconds, rounded to the nearest.
+    long long micros = 0;
+    for (std::size_t k = 0; k < 6; ++k) micros = micros * 10 + (k < parts->fraction.size() ? parts->fraction[k] - '0' : 0);
+    total += micros + (parts->fraction.size() > 6 && parts->fraction[6] >= '5' ? 1 : 0);
+    overflow = total > kMaxDuration.count();
+  }
   if (overflow) {
     if (too_long != nullptr) *too_long = true;
     return std::nullopt;
