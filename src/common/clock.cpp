@@ -189,6 +189,18 @@ std::optional<DurationParts> iso_duration(std::string_view text) {
   return p;
 }
 
+// ":mm:ss" after the hours `hours` of a clock-style duration, into `p`.
+bool clock_time(Scan& in, std::string_view hours, DurationParts& p) {
+  if (!in.eat(':')) return false;
+  const auto minutes = in.digits(2, 2);
+  const auto seconds = minutes && in.eat(':') ? in.digits(2, 2) : std::nullopt;
+  if (!seconds) return false;
+  p.hours = hours;
+  p.minutes = *minutes;
+  p.seconds = *seconds;
+  return true;
+}
+
 // Python's timedelta: [n day[s], ]h:mm:ss[.f{1,6}]
 std::optional<DurationParts> python_duration(std::string_view text) {
   Scan in{text};
@@ -201,13 +213,7 @@ std::optional<DurationParts> python_duration(std::string_view text) {
     p.days = *d;
     d = in.digits(1);
   }
-  if (!d || !in.eat(':')) return std::nullopt;
-  p.hours = *d;
-  const auto m = in.digits(2, 2);
-  const auto sec = m && in.eat(':') ? in.digits(2, 2) : std::nullopt;
-  if (!sec) return std::nullopt;
-  p.minutes = *m;
-  p.seconds = *sec;
+  if (!d || !clock_time(in, *d, p)) return std::nullopt;
   if (in.eat('.')) {
     const auto f = in.digits(1, 6);
     if (!f) return std::nullopt;
@@ -226,13 +232,7 @@ std::optional<DurationParts> dotnet_duration(std::string_view text) {
     p.days = *d;
     d = in.digits(1, 2);
   }
-  if (!d || d->size() > 2 || !in.eat(':')) return std::nullopt;
-  p.hours = *d;
-  const auto m = in.digits(2, 2);
-  const auto sec = m && in.eat(':') ? in.digits(2, 2) : std::nullopt;
-  if (!sec || !in.done()) return std::nullopt;
-  p.minutes = *m;
-  p.seconds = *sec;
+  if (!d || d->size() > 2 || !clock_time(in, *d, p) || !in.done()) return std::nullopt;
   return p;
 }
 
