@@ -21,6 +21,21 @@ class OffsetClock final : public Clock {
   Micros offset_;
 };
 
+// The value of a run of at most 18 decimal digits (it cannot overflow).
+long long decimal(std::string_view digits) {
+  long long value = 0;
+  for (char c : digits) value = value * 10 + (c - '0');
+  return value;
+}
+
+// The microseconds of a fraction of a second given by its digits: the first six, padded with zeros.
+long long fraction_micros(std::string_view digits) {
+  const std::string_view six = digits.substr(0, 6);
+  long long micros = decimal(six);
+  for (std::size_t k = six.size(); k < 6; ++k) micros *= 10;
+  return micros;
+}
+
 // A cursor over the fixed text forms parsed here (hand-written: compiling a std::regex costs more
 // than a supervisor's other work for a trivial job).
 struct Scan {
@@ -49,10 +64,7 @@ struct Scan {
   // The same, as a number (runs of at most 18 digits).
   std::optional<long long> number(std::size_t least, std::size_t most) {
     const auto run = digits(least, most);
-    if (!run) return std::nullopt;
-    long long value = 0;
-    for (char c : *run) value = value * 10 + (c - '0');
-    return value;
+    return run ? std::optional<long long>(decimal(*run)) : std::nullopt;
   }
 };
 
@@ -108,7 +120,7 @@ std::optional<TimePoint> parse_iso(std::string_view text) {
   if (in.eat('.')) {
     const auto frac = in.digits(1, 9);
     if (!frac) return std::nullopt;
-    for (std::size_t k = 0; k < 6; ++k) micros = micros * 10 + (k < frac->size() ? (*frac)[k] - '0' : 0);
+    micros = fraction_micros(*frac);
   }
   long long offset_s = 0;
   if (!in.eat('Z') && !in.done()) {
@@ -240,7 +252,7 @@ std::optional<DurationParts> dotnet_duration(std::string_view text) {
 
 std::optional<Micros> parse_duration(std::string_view text, bool* too_long) {
   if (too_long != nullptr) *too_long = false;
-  if (text.size() > 64) return std::nullopt;
+  if (text.size() > 64) return std::nullopt;  // no duration form is longer
   auto parts = iso_duration(text);
   if (!parts) parts = python_duration(text);
   if (!parts) parts = dotnet_duration(text);
@@ -251,11 +263,8 @@ std::optional<Micros> parse_duration(std::string_view text, bool* too_long) {
   auto add = [&](std::string_view digits, long long unit_us) {
     const auto first = digits.find_first_not_of('0');
     if (digits.empty() || first == std::string_view::npos || overflow) return;  // absent or zero
-    long long value = 0;
-    overflow = digits.size() - first > 18;
-    for (std::size_t k = first; k < digits.size() && !overflow; ++k) value = value * 10 + (digits[k] - '0');
     long long part = 0;
-    overflow = overflow || __builtin_mul_overflow(value, unit_us, &part) ||
+    overflow = digits.size() - first > 18 || __builtin_mul_overflow(decimal(digits.substr(first)), unit_us, &part) ||
                __builtin_add_overflow(total, part, &total) || total > kMaxDuration.count();
   };
   constexpr long long kSecond = 1000000, kMinute = 60 * kSecond, kHour = 60 * kMinute, kDay = 24 * kHour;
@@ -265,9 +274,7 @@ std::optional<Micros> parse_duration(std::string_view text, bool* too_long) {
   add(parts->seconds, kSecond);
   if (!parts->fraction.empty() && !overflow) {
     // A fraction of a second ("1.5S", ".500000") in microseconds, rounded to the nearest.
-    long long micros = 0;
-    for (std::size_t k = 0; k < 6; ++k) micros = micros * 10 + (k < parts->fraction.size() ? parts->fraction[k] - '0' : 0);
-    total += micros + (parts->fraction.size() > 6 && parts->fraction[6] >= '5' ? 1 : 0);
+    total += fraction_micros(parts->fraction) + (parts->fraction.size() > 6 && parts->fraction[6] >= '5' ? 1 : 0);
     overflow = total > kMaxDuration.count();
   }
   if (overflow) {

@@ -8,7 +8,6 @@
 // VM's cores sit changes while it runs, so local rank 0 measures both and picks per size class.
 #pragma once
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
