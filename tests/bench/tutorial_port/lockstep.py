@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""Lockstep check: batchai's trainer and the independent PyTorch port (tutorial_port.py) take the same
+steps from the same start. The curves of run.sh can only agree within seed noise (different weights,
+orders, augmentation and dropout); here the randomness is taken out so that any difference in the
+network, loss, optimizer or averaging shows up directly:
+
+- tutorial_lockstep (lockstep_batchai.cpp, batchai's own Model / RmsProp / backend) draws the
+  Glorot weights, trains STEPS updates of RANKS x BATCH fixed images (step s, rank r: images
+  (s*RANKS + r)*BATCH ..., no augmentation, no dropout), averaging the ranks' gradients, and writes
+  the initial weights, the weights after the first update and every step's loss;
+- this script loads the same initial weights into the port's network (Keras layout to PyTorch's:
+  conv kernels (kh, kw, in, out) to (out, in, kh, kw), Dense kernels transposed, the first Dense's
+  rows reordered from Keras' (H, W, C) flatten to PyTorch's (C, H, W)) and trains the same batches
+  with the port's own loss (keras_categorical_crossentropy), optimizer (KerasRMSprop, lr 1e-4 *
+  RANKS, decay 1e-6) and averaging (sum over ranks / RANKS), dropout off: once in float64 (the
+  reference) and once in float32 (what float32 rounding alone does to the same steps).
+
+No two float32 trainers stay together for long at the tutorial's rate: RMSprop's normalised steps
+amplify rounding until the losses part within tens of steps. So the check is that batchai stays as
+close to the float64 run as the port's own float32 run does. It passes when
+- the loss before any update agrees with the float64 one within 1e-5;
+- at most 0.1% of the weights' first updates differ from the float64 ones by more than 0.1% of a
+  full first step (lr / sqrt(1 - rho), what a first RMSprop step moves any weight whose gradient is
+  well above epsilon: weights with gradients near zero are where rounding may decide), and
+- batchai's loss first leaves the float64 one by more than 1e-3 no earlier than half the step at
+  which the float32 port's does.
+--mutate breaks one piece of the port on purpose (seed 1: the first four are caught at once, decay
+is not):
+  flatten   the first Dense layer's rows left in Keras order (a wrong Flatten): the loss before any
+            update is 3.3e-3 off, 75% of the first updates
+  epsilon   RMSprop's epsilon inside the square root: 66% of the first updates off
+  lr        the learning rate not scaled by the number of ranks: 66%
+  sum       gradients summed over the ranks, not averaged: 42% (RMSprop divides the scale out
+            except where epsilon matters)
+  decay     no time decay of the learning rate: NOT caught (the rate differs by 1e-6 per update, far
+            below rounding here); the decay is checked by the lr column of run.sh's metrics, which
+            both trainers compute from the update count, and by the trainer's unit tests
+
+Usage: lockstep.py --data-dir DIR --out DIR [--exe build/tests/bench/tutorial_port/tutorial_lockstep]
+                   [--ranks 4] [--batch 32] [--steps 30] [--seed 1] [--threads 2] [--mutate WHAT]
+                   [--reuse]
+DIR holds the CIFAR-10 binary files, plain or .xz (then decompressed once into OUT/data). --reuse
+keeps batchai's half from an earlier run with the same OUT. Prints the comparison; exits 0 when it
+passes, 1 when not.
+"""
+import argparse
+import csv
+import json
+import lzma
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tutorial_port as tp  # noqa: E402
+
+MUTATIONS = ("flatten", "epsilon", "lr", "decay", "sum")
+
+
+def plain_data_dir(data_dir, out):
+    """batchai reads plain CIFAR-10 files: a folder of .xz ones is decompressed once into OUT/data."""
+    if os.path.exists(os.path.join(data_dir, "data_batch_1.bin")):
+        return data_dir
+    plain = os.path.join(out, "data")
+    os.makedirs(plain, exist_ok=True)
+    for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        if not os.path.exists(os.path.join(plain, name)):
+            with lzma.open(os.path.join(data_dir, name + ".xz")) as src, open(os.path.join(plain, name), "wb") as dst:
+                dst.write(src.read())
+    return plain
+
+
+def read_f32(path):
+    with open(path, "rb") as f:
+        return torch.frombuffer(bytearray(f.read()), dtype=torch.float32).clone()
+
+
+def keras_to_torch(flat, table, keep_flatten_order=False):
+    """The arena (Keras layout) as the port's parameter tensors, in nn.Sequential's order."""
+    tensors = []
+    for e in table:
+        t = flat[e["offset"]:e["offset"] + int(torch.tensor(e["shape"]).prod())].view(*e["shape"])
+        if e["weight"] == "kernel:0" and len(e["shape"]) == 4:
+            t = t.permute(3, 2, 0, 1)                       # (kh, kw, in, out) -> (out, in, kh, kw)
+        elif e["weight"] == "kernel:0" and e["shape"][0] == 64 * 6 * 6 and not keep_flatten_order:
+            t = t.view(6, 6, 64, -1).permute(3, 2, 0, 1).reshape(-1, 64 * 6 * 6)  # rows (h, w, c) -> cols (c, h, w)
+        elif e["weight"] == "kernel:0":
+            t = t.t()                                       # (in, out) -> (out, in)
+        tensors.append(t.contiguous())
+    return tensors
+
+
+def torch_to_keras(params, table, keep_flatten_order=False):
+    """The inverse of keras_to_torch: the port's parameters as one arena in Keras layout."""
+    out = []
+    for p, e in zip(params, table):
+        t = p.detach()
+        if e["weight"] == "kernel:0" and len(e["shape"]) == 4:
+            t = t.permute(2, 3, 1, 0)
+        elif e["weight"] == "kernel:0" and e["shape"][0] == 64 * 6 * 6 and not keep_flatten_order:
+            t = t.view(-1, 64, 6, 6).permute(2, 3, 1, 0)
+        elif e["weight"] == "kernel:0":
+            t = t.t()
+        out.append(t.reshape(-1))
+    return torch.cat(out)
+
+
+class EpsilonInside(tp.KerasRMSprop):
+    @torch.no_grad()
+    def step(self):
+        lr = self.current_lr()
+        for p, a in zip(self.params, self.accumulators):
+            a.mul_(self.rho).addcmul_(p.grad, p.grad, value=1.0 - self.rho)
+            p.sub_(lr * p.grad / (a + self.epsilon).sqrt())
+        self.iterations += 1
+
+
+def run_port(args, table, initial, x_train, y_train, dtype=torch.float32):
+    torch.manual_seed(0)  # nothing random is drawn; fixed anyway
+    model = tp.keras_cnn().to(dtype)
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    params = list(model.parameters())
+    keep = args.mutate == "flatten"
+    with torch.no_grad():
+        for p, t in zip(params, keras_to_torch(initial, table, keep)):
+            p.copy_(t.to(dtype))
+    lr = 1e-4 * (1 if args.mutate == "lr" else args.ranks)
+    decay = 0.0 if args.mutate == "decay" else 1e-6
+    opt = (EpsilonInside if args.mutate == "epsilon" else tp.KerasRMSprop)(
+        params, lr=lr, rho=0.9, epsilon=tp.KERAS_EPSILON, decay=decay)
+    n = x_train.shape[0]
+    losses, after_first = [], None
+    for s in range(args.steps):
+        total = [torch.zeros_like(p) for p in params]
+        loss_sum = 0.0
+        for r in range(args.ranks):
+            first = (s * args.ranks + r) * args.batch
+            idx = torch.arange(first, first + args.batch) % n
+            model.zero_grad()
+            loss = tp.keras_categorical_crossentropy(model(x_train[idx].to(dtype).div_(255.0)), y_train[idx])
+            loss.backward()
+            loss_sum += loss.item()
+            for t, p in zip(total, params):
+                t.add_(p.grad)
+        for t, p in zip(total, params):  # hvd.DistributedOptimizer: allreduce sum / size
+            p.grad.copy_(t if args.mutate == "sum" else t / args.ranks)
+        opt.step()
+        losses.append(loss_sum / args.ranks)
+        if s == 0:
+            after_first = torch_to_keras(params, table, keep).float()
+    return losses, after_first
+
+
+def update_disagreement(initial, ours, theirs, full_step):
+    """The share of weights whose first update differs from the reference's by more than 0.1% of a
+    full first step, and the largest difference in full steps."""
+    d = ((ours - initial).double() - (theirs - initial).double()).abs() / full_step
+    return (d > 1e-3).double().mean().item(), d.max().item()
+
+
+def onset(diffs, threshold):
+    """First step (1-based) whose loss differs by more than threshold; None when none does."""
+    return next((i + 1 for i, d in enumerate(diffs) if d > threshold), None)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--exe", default="build/tests/bench/tutorial_port/tutorial_lockstep")
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--mutate", choices=MUTATIONS)
+    ap.add_argument("--reuse", action="store_true", help="keep batchai's half from an earlier run in OUT")
+    args = ap.parse_args()
+    if args.ranks < 1 or args.batch < 1 or args.steps < 2:
+        ap.error("--ranks and --batch must be positive, --steps at least 2")
+
+    args.data_dir = plain_data_dir(args.data_dir, args.out)
+    if not (args.reuse and os.path.exists(os.path.join(args.out, "step-1.f32"))):
+        subprocess.run([args.exe, "--data-dir", args.data_dir, "--out", args.out, "--ranks", str(args.ranks),
+                        "--batch", str(args.batch), "--steps", str(args.steps), "--seed", str(args.seed),
+                        "--threads", str(args.threads)], check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(args.out, "table.json")) as f:
+        table = json.load(f)
+    initial = read_f32(os.path.join(args.out, "initial.f32"))
+    with open(os.path.join(args.out, "steps.csv")) as f:
+        ours = [float(row["loss"]) for row in csv.DictReader(f)]
+    if len(ours) != args.steps:
+        raise SystemExit(f"lockstep: {args.out}/steps.csv has {len(ours)} steps, not {args.steps} (drop --reuse)")
+
+    torch.set_num_threads(args.threads)
+    x_train, y_train, _, _ = tp.load_cifar10(args.data_dir)
+    ref, ref_first = run_port(args, table, initial, x_train, y_train, torch.float64)
+    p32, p32_first = run_port(args, table, initial, x_train, y_train, torch.float32)
+    d_ours = [abs(a - b) for a, b in zip(ours, ref)]
+    d_p32 = [abs(a - b) for a, b in zip(p32, ref)]
+
+    print(f"lockstep: {args.steps} steps of {args.ranks} x {args.batch} images, seed {args.seed}, lr {1e-4 * args.ranks:g}"
+          + (f"; the port mutated: {args.mutate}" if args.mutate else ""))
+    print("reference: the port in float64; beside batchai, the port in float32 shows what float32 rounding alone does")
+    print(f"loss before any update (step 1): batchai {ours[0]:.9f}  port float32 {p32[0]:.9f}  float64 {ref[0]:.9f}")
+    # A first RMSprop step moves every weight whose gradient is well above epsilon by lr / sqrt(1 - rho)
+    # whatever the gradient's size, so weights with gradients near zero, where float32 rounding decides
+    # the sign, differ by up to two full steps in any float32 run: counted, not averaged in.
+    full_step = 1e-4 * args.ranks / (1 - 0.9) ** 0.5
+    ours_share, ours_worst = update_disagreement(initial, read_f32(os.path.join(args.out, "step-1.f32")), ref_first,
+                                                 full_step)
+    p32_share, p32_worst = update_disagreement(initial, p32_first, ref_first, full_step)
+    print(f"first update, weights more than 0.1% of a full step off the float64 one: batchai {ours_share:.2e}"
+          f" (largest {ours_worst:.2f} steps), port float32 {p32_share:.2e} (largest {p32_worst:.2f} steps)")
+    print("step  |batchai - float64|  |port float32 - float64|")
+    for s in sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 30, 40, 50, args.steps}):
+        if s <= args.steps:
+            print(f"{s:4d}  {d_ours[s - 1]:18.2e}  {d_p32[s - 1]:24.2e}")
+    threshold = 1e-3
+    o_ours, o_p32 = onset(d_ours, threshold), onset(d_p32, threshold)
+    print(f"first step more than {threshold:g} off the float64 loss: batchai {o_ours or 'none'},"
+          f" port float32 {o_p32 or 'none'}")
+    # Both float32 trajectories leave the float64 one once rounding has been amplified (RMSprop's
+    # normalised steps make training chaotic within tens of steps at this rate); batchai must not
+    # leave it much earlier than the port's own float32 run does.
+    ok = d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
+        o_p32 is None and o_ours is None or (o_ours or args.steps + 1) >= max(2, (o_p32 or args.steps + 1) // 2))
+    print("lockstep: " + ("agree" if ok else "DIFFER"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
