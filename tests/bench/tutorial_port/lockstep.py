@@ -216,7 +216,7 @@ def main():
                                                  full_step)
     p32_share, p32_worst = update_disagreement(initial, p32_first, ref_first, full_step)
     print(f"first update, weights more than 0.1% of a full step off the float64 one: batchai {ours_share:.2e}"
-          f" (largest {ours_worst:.2f} steps), port float32 {p32_share:.2e} (largest {p32_worst:.2f} steps)")
+          f" (at most {ours_worst:.2g} steps off), port float32 {p32_share:.2e} (at most {p32_worst:.2g} steps off)")
     print("step  |batchai - float64|  |port float32 - float64|")
     for s in sorted({1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 30, 40, 50, args.steps}):
         if s <= args.steps:
