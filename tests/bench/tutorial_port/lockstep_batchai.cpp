@@ -1,37 +1,41 @@
-// batchai's half of the lockstep check (lockstep.py is the port's half): the tutorial's network,
-// loss, RMSprop and Horovod averaging as `batchai train` runs them, but on inputs both trainers can
-// share exactly: Glorot weights from --seed written out for the port to load, no augmentation, no
-// dropout, and fixed batches (step s, rank r trains images (s * ranks + r) * batch ..., wrapping
-// round the training set). Every step sums the ranks' gradients and scales by 1 / ranks, as the
-// trainer's allreduce does, in one process (the allreduce itself has its own tests).
+// batchai's half of the lockstep check (lockstep.py is the port's half), run under mpirun with one
+// process per rank: the training loop of `batchai train` itself (run_training, with the
+// communicator it chooses: shared memory between ranks on one host), with the randomness both
+// trainers can share taken out: no augmentation, no dropout, one step per epoch (so each epoch's
+// metrics row is one step's loss). The initial weights (Glorot from --seed, rank 0's broadcast) and
+// every rank's batches (batchai's own per-rank shuffle) are written out for the port to use.
 //
-// Usage: tutorial_lockstep --data-dir DIR --out DIR [--ranks 4] [--batch 32] [--steps 200] [--seed 1]
-//                          [--threads 2]
-// Writes OUT/table.json (each weight's Keras layer, name, shape and arena offset), OUT/initial.f32
-// and OUT/step-1.f32 (the arena before and after the first update, Keras layout, float32 in this
-// machine's byte order) and OUT/steps.csv (step, mean loss over the ranks' batches, accuracy).
+// Usage: mpirun -np RANKS tutorial_lockstep --data-dir DIR --out DIR [--batch 32] [--steps 30]
+//                                           [--seed 1] [--threads 1] [--allreduce ring|mpi]
+// Writes to OUT: table.json (each weight's Keras layer, name, shape and arena offset); initial.f32
+// and step-1.f32 (the arena before and after the first update, Keras layout, float32 in this
+// machine's byte order); order.i32 (int32 image indices [step][rank][image]); steps.csv (step, loss
+// averaged over the ranks' batches, accuracy); run/ and first/ (the trainer's own output).
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include "augment.hpp"
-#include "optimizer.hpp"
+#include "batchai/train/mpi_session.hpp"
+#include "comm/communicator_choice.hpp"
+#include "model.hpp"
 #include "train_data.hpp"
+#include "trainer.hpp"
 
 namespace bt = batchai::train;
 namespace fs = std::filesystem;
 
 namespace {
 
-void write_floats(const fs::path& path, const std::vector<float>& v) {
+template <typename T>
+void write_binary(const fs::path& path, const std::vector<T>& v) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
@@ -43,66 +47,92 @@ void write_table(const fs::path& path, const bt::ParamTable& table) {
   std::ofstream(path) << rows.dump(1) << "\n";
 }
 
+// metrics.csv (epoch,loss,acc,...) of a run of one-step epochs as steps.csv (step,loss,acc).
+void write_steps(const fs::path& metrics, const fs::path& steps) {
+  std::ifstream in(metrics);
+  std::ofstream out(steps);
+  std::string line;
+  std::getline(in, line);  // header
+  out << "step,loss,acc\n";
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string epoch, loss, acc;
+    std::getline(fields, epoch, ',');
+    std::getline(fields, loss, ',');
+    std::getline(fields, acc, ',');
+    out << epoch << ',' << loss << ',' << acc << '\n';
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"batchai's half of the lockstep check against the PyTorch port"};
+  bt::MpiSession session(&argc, &argv);
+  CLI::App app{"batchai's half of the lockstep check against the PyTorch port (run under mpirun)"};
   std::string data_dir, out_dir;
-  int ranks = 4, batch = 32, steps = 200, threads = 2;
+  int batch = 32, steps = 30, threads = 1;
   unsigned seed = 1;
+  std::string allreduce = "ring";
   app.add_option("--data-dir", data_dir, "CIFAR-10 binary files (plain)")->required();
   app.add_option("--out", out_dir, "Output folder")->required();
-  app.add_option("--ranks", ranks, "Simulated Horovod ranks")->check(CLI::Range(1, 64));
   app.add_option("--batch", batch, "Images per rank per step")->check(CLI::Range(1, 4096));
-  app.add_option("--steps", steps, "Optimizer updates")->check(CLI::Range(1, 1000000));
-  app.add_option("--seed", seed, "Seed of the Glorot initial weights");
-  app.add_option("--threads", threads, "CPU threads")->check(CLI::Range(1, 256));
+  app.add_option("--steps", steps, "Optimizer updates")->check(CLI::Range(1, 100000));
+  app.add_option("--seed", seed, "Seed of the initial weights and of each rank's data order");
+  app.add_option("--threads", threads, "CPU threads per rank")->check(CLI::Range(1, 256));
+  app.add_option("--allreduce", allreduce, "As batchai train's: ring (shared memory on one host) or mpi")
+      ->check(CLI::IsMember({"ring", "mpi"}));
   CLI11_PARSE(app, argc, argv);
 
+  // As run_train_main opens it.
+  const bt::AllreduceAlgorithm algorithm = bt::parse_allreduce_algorithm(allreduce);
+  auto comm = bt::open_communicator(
+      bt::choose_communicator(bt::describe_run(bt::BufferKind::kHost, session.size(), algorithm, false)), algorithm);
+  const int size = comm->size();
+  const fs::path out(out_dir);
   bt::TrainOptions o;
   o.data_dir = data_dir;
-  const bt::TrainData data = bt::load_train_data(o);
-  auto backend = bt::make_backend(bt::BackendKind::kCpu, threads);
-  bt::Model model(*backend, bt::tutorial_network(), batch);
-  bt::RmsPropConfig config;
-  config.lr = bt::default_lr(ranks);  // Horovod's 1e-4 * size; rho, epsilon, decay: Keras' defaults
-  bt::RmsProp opt(model, config);
-  model.init_glorot(seed);
+  o.batch_size = batch;
+  o.seed = seed;
+  o.threads = threads;
+  o.allreduce = allreduce;
+  o.augmentation = false;
+  o.dropout = false;
+  o.steps_per_epoch = 1;
+  o.validation_images = 1;  // the per-epoch validation is not compared: keep it trivial
+  o.quiet = true;
 
-  const fs::path out(out_dir);
-  fs::create_directories(out);
-  write_table(out / "table.json", model.table());
-  write_floats(out / "initial.f32", model.get_params());
-
-  const std::size_t n = model.param_count();
-  std::vector<float> x(static_cast<std::size_t>(batch) * bt::kCifarImageBytes), y(static_cast<std::size_t>(batch));
-  std::vector<int> idx(static_cast<std::size_t>(batch));
-  std::vector<float> sum(n);
-  bt::AugmentConfig plain;
-  plain.enabled = false;
-  std::ofstream csv(out / "steps.csv");
-  csv << "step,loss,acc\n";
-  for (int s = 0; s < steps; ++s) {
-    std::fill(sum.begin(), sum.end(), 0.0f);
-    double loss = 0.0, correct = 0.0;
-    for (int r = 0; r < ranks; ++r) {
-      const long long first = (static_cast<long long>(s) * ranks + r) * batch;
-      for (int k = 0; k < batch; ++k) idx[k] = static_cast<int>((first + k) % data.train.count);
-      bt::prepare_batch(data.train, idx.data(), batch, plain, 0, 0, x.data(), y.data());
-      const bt::BatchStats st = model.train_batch(x.data(), y.data(), batch, false, 0, 0);
-      loss += st.loss_sum / batch, correct += st.correct;
-      const std::vector<float> g = model.get_grads();
-      for (std::size_t i = 0; i < n; ++i) sum[i] += g[i];  // rank order, as the ring adds them
+  if (comm->rank() == 0) {
+    fs::create_directories(out);
+    auto backend = bt::make_backend(bt::BackendKind::kCpu, 1);
+    bt::Model model(*backend, bt::tutorial_network(), 1);
+    model.init_glorot(seed);  // what every rank draws; the trainer broadcasts rank 0's
+    write_table(out / "table.json", model.table());
+    write_binary(out / "initial.f32", model.get_params());
+    const int count = bt::load_train_data(o).train.count;
+    std::vector<std::int32_t> order;
+    order.reserve(static_cast<std::size_t>(steps) * size * batch);
+    for (int s = 0; s < steps; ++s) {
+      for (int r = 0; r < size; ++r) {
+        const bt::EpochPlan plan = bt::plan_epoch(count, batch, 1, false, r, size, seed, s);
+        order.insert(order.end(), plan.indices.begin(), plan.indices.begin() + plan.batch_begin[1]);
+      }
     }
-    backend->upload(model.grads(), sum.data(), n);
-    backend->scale(model.grads(), 1.0f / static_cast<float>(ranks));
-    opt.step();
-    char line[96];
-    std::snprintf(line, sizeof line, "%d,%.9g,%.6f\n", s + 1, loss / ranks, correct / (static_cast<double>(ranks) * batch));
-    csv << line;
-    if (s == 0) write_floats(out / "step-1.f32", model.get_params());
+    write_binary(out / "order.i32", order);
   }
-  std::cout << "lockstep: " << steps << " steps of " << ranks << " x " << batch << " images written to " << out_dir
-            << "\n";
+  comm->barrier();
+
+  std::ostringstream sink;
+  o.dir = (out / "first").string();
+  o.epochs = 1;
+  const bt::TrainResult first = bt::run_training(o, *comm, sink);
+  o.dir = (out / "run").string();
+  o.epochs = steps;
+  bt::run_training(o, *comm, sink);
+  if (comm->rank() == 0) {
+    write_binary(out / "step-1.f32", first.params);
+    write_steps(out / "run" / "metrics.csv", out / "steps.csv");
+    std::cout << "lockstep: " << steps << " steps of " << size << " ranks (" << comm->name() << ") x " << batch
+              << " images written to " << out_dir << "\n";
+  }
   return 0;
 }
