@@ -168,6 +168,14 @@ TEST_F(SlurmJobs, PriorityOrderBehindAnotherUsersJob) {
       output_of({"sbatch", "--parsable", "-p", "batchai", "-N", "3", "--exclusive", "-o", "/dev/null", "--wrap",
                  "for i in $(seq 300); do [ -e " + hold.string() + " ] || exit 0; sleep 0.2; done"});
   ASSERT_FALSE(blocker.empty());
+  // Until it runs it is only another pending job, and "high" (a negative nice) would go before it.
+  auto blocker_runs = [&] { return output_of({"squeue", "-h", "-j", blocker, "-o", "%T"}) == "RUNNING\n"; };
+  bool running = blocker_runs();
+  for (int i = 0; i < 300 && !running; ++i) {
+    std::this_thread::sleep_for(100ms);
+    running = blocker_runs();
+  }
+  ASSERT_TRUE(running) << "the other user's job never started";
   for (const std::string priority : {"low", "normal", "high"}) {
     json props = custom("sleep 1", 3);
     props["schedulingPriority"] = priority;
