@@ -124,7 +124,6 @@ class EpsilonInside(tp.KerasRMSprop):
 def run_port(args, table, initial, order, x_train, y_train, dtype=torch.float32):
     """The port's steps on batchai's batches (order: [step][rank][image] indices); the per-step mean
     loss over the ranks and the weights after the first update (Keras layout, float32)."""
-    torch.manual_seed(0)  # nothing random is drawn; fixed anyway
     model = tp.keras_cnn().to(dtype)
     for m in model.modules():
         if isinstance(m, nn.Dropout):
@@ -195,7 +194,7 @@ def main():
                         "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                         "--steps", str(args.steps), "--seed", str(args.seed), "--threads", "1",
                         "--allreduce", args.allreduce],
-                       check=True, stdout=subprocess.DEVNULL, env=env)
+                       check=True, stdout=subprocess.DEVNULL, env=env, timeout=600 + 20 * args.steps)
     with open(os.path.join(args.out, "table.json")) as f:
         table = json.load(f)
     initial = read_f32(os.path.join(args.out, "initial.f32"))

@@ -10,7 +10,7 @@
 // Writes to OUT: table.json (each weight's Keras layer, name, shape and arena offset); initial.f32
 // and step-1.f32 (the arena before and after the first update, Keras layout, float32 in this
 // machine's byte order); order.i32 (int32 image indices [step][rank][image]); steps.csv (step, loss
-// averaged over the ranks' batches, accuracy); run/ and first/ (the trainer's own output).
+// averaged over the ranks' batches, accuracy); run/ (the trainer's own output).
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -121,12 +121,13 @@ int main(int argc, char** argv) {
   }
   comm->barrier();
 
+  // The first update's weights, then the rest of the run resumed from its checkpoint (exact).
   std::ostringstream sink;
-  o.dir = (out / "first").string();
+  o.dir = (out / "run").string();
   o.epochs = 1;
   const bt::TrainResult first = bt::run_training(o, *comm, sink);
-  o.dir = (out / "run").string();
   o.epochs = steps;
+  o.resume = true;
   bt::run_training(o, *comm, sink);
   if (comm->rank() == 0) {
     write_binary(out / "step-1.f32", first.params);
