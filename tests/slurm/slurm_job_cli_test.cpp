@@ -175,7 +175,9 @@ TEST_F(SlurmJobs, PriorityOrderBehindAnotherUsersJob) {
     std::this_thread::sleep_for(100ms);
     running = blocker_runs();
   }
-  ASSERT_TRUE(running) << "the other user's job never started";
+  ASSERT_TRUE(running) << "the other user's job never started: "
+                       << output_of({"squeue", "-h", "-j", blocker, "-o", "%T %r"})
+                       << output_of({"sinfo", "-h", "-N", "-p", "batchai", "-o", "%N|%T|%E"});
   for (const std::string priority : {"low", "normal", "high"}) {
     json props = custom("sleep 1", 3);
     props["schedulingPriority"] = priority;
