@@ -149,6 +149,12 @@ constexpr const char* kV5Schedule = R"sql(
 CREATE INDEX jobs_schedule ON jobs(state, cluster_id, priority DESC, created_us, id, node_count, job_key, sup_pid);
 )sql";
 
+// A queued Slurm cancel names the job it is for: a restarted controller may have given the id to
+// another job meanwhile, which is never cancelled (slurm::is_same_job). NULL on older rows.
+constexpr const char* kV6SlurmCancelKey = R"sql(
+ALTER TABLE slurm_cancels ADD COLUMN job_key TEXT;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -158,6 +164,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {3, kV3Slurm},
       {4, kV4Dashboard},
       {5, kV5Schedule},
+      {6, kV6SlurmCancelKey},
   };
   return steps;
 }

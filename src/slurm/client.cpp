@@ -246,7 +246,7 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
   if (ids.empty()) return out;
   std::string list;
   for (JobId id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
-  Output queue = run({"squeue", "-h", "-t", "all", "-j", list, "-o", "%i|%T|%D|%N|%r"});
+  Output queue = run({"squeue", "-h", "-t", "all", "-j", list, "-o", kSqueueFormat});
   if (queue.exit_code != 0 && !contains(queue.err, "Invalid job id")) fail("squeue", queue);
   const std::set<JobId> wanted(ids.begin(), ids.end());
   std::vector<JobId> ended;  // asked of the completion record, then scontrol
@@ -282,8 +282,11 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
   return out;
 }
 
-void SlurmClient::cancel(JobId id) {
+void SlurmClient::cancel(JobId id, const fs::path& work_dir) {
   JobInfo info = job(id);  // NotFound for an unknown job: scancel itself reports success for those
+  if (!work_dir.empty() && !is_same_job(info, work_dir))
+    throw NotFound("Slurm's job " + std::to_string(id) + " is another job now (it runs in another folder): the controller lost the job's record and gave its id out again; it is not cancelled.",
+                   "SlurmJobLost");
   if (is_final_job_state(info.slurm_state)) return;
   run_checked({"scancel", std::to_string(id)});
 }

@@ -110,6 +110,13 @@ std::string node_list(std::string_view s, std::string_view what) {
   return std::string(s);
 }
 
+// A job's working folder: any bytes but NUL (it may be another user's job), at most 4096.
+std::string work_dir(std::string_view s, std::string_view what) {
+  if (s.size() > 4096 || s.find('\0') != std::string_view::npos) bad(what, s);
+  if (s == "(null)") return {};
+  return std::string(s);
+}
+
 // The fields scontrol and jobcomp share.
 JobInfo job_from_key_values(const std::map<std::string, std::string>& kv, std::string_view what,
                             std::string_view state_key, std::string_view count_key) {
@@ -127,6 +134,7 @@ JobInfo job_from_key_values(const std::map<std::string, std::string>& kv, std::s
   if (auto e = get("ExitCode")) job.exit = parse_exit_code(*e);
   if (auto n = get(count_key)) job.node_count = parse_number<int>(*n, 0, 1000000, what);
   if (auto l = get("NodeList")) job.node_list = node_list(*l, what);
+  if (auto w = get("WorkDir")) job.work_dir = work_dir(*w, what);
   return job;
 }
 
@@ -207,14 +215,26 @@ JobOutcome outcome_of(const JobInfo& job) {
 
 JobInfo parse_squeue_line(std::string_view line) {
   constexpr std::string_view what = "job queue (squeue)";
-  auto f = split_fields(line, 5, what);
+  const auto separator = line.rfind('\x1f');
+  if (separator == std::string_view::npos) bad(what, line);
+  auto f = split_fields(line.substr(0, separator), 5, what);
   JobInfo job;
   job.id = parse_job_id(f[0]);
   job.slurm_state = job_state(f[1], what);
   job.node_count = parse_number<int>(f[2], 0, 1000000, what);
   job.node_list = node_list(f[3], what);
-  job.reason = reason_text(f[4], what);
+  job.work_dir = work_dir(f[4], what);
+  job.reason = reason_text(line.substr(separator + 1), what);
   return job;
+}
+
+bool is_same_job(const JobInfo& job, const std::filesystem::path& dir) {
+  if (job.work_dir.empty()) return true;
+  auto last = [](std::filesystem::path p) {
+    while (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "a/b/" -> "a/b"
+    return p.filename();
+  };
+  return last(job.work_dir) == last(dir);
 }
 
 std::map<std::string, std::string> parse_key_values(std::string_view line) {

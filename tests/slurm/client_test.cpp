@@ -154,12 +154,33 @@ TEST(SlurmClientFake, MissingCommandsSaySo) {
 
 TEST(SlurmClientFake, JobFromSqueueWhileRunning) {
   FakeLauncher fake;
-  fake.answer = [](const auto&) { return Answer{0, "7|RUNNING|2|node[1-2]|None\n", ""}; };
+  fake.answer = [](const auto&) { return Answer{0, "7|RUNNING|2|node[1-2]|/home/a/jobs/k7\x1fNone\n", ""}; };
   SlurmClient client(fake, conf());
   auto j = client.job(7);
   EXPECT_EQ(j.slurm_state, "RUNNING");
-  EXPECT_EQ(joined(fake.specs[0].argv), "squeue -h -t all -j 7 -o %i|%T|%D|%N|%r");
+  EXPECT_EQ(j.work_dir, "/home/a/jobs/k7");
+  EXPECT_EQ(joined(fake.specs[0].argv), "squeue -h -t all -j 7 -o %i|%T|%D|%N|%Z\x1f%r");
   EXPECT_EQ(fake.specs.size(), 1u);
+}
+
+// A restarted controller that lost job 7 gave its id to a job of another folder: cancelling "our"
+// job 7 must not cancel that one.
+TEST(SlurmClientFake, AnIdThatNamesAJobOfAnotherFolderIsNotCancelled) {
+  FakeLauncher fake;
+  fake.answer = [](const std::vector<std::string>& argv) {
+    if (argv[0] == "squeue") return Answer{0, "7|RUNNING|1|node1|/home/b/jobs/theirs\x1fNone\n", ""};
+    return Answer{0, "", ""};
+  };
+  SlurmClient client(fake, conf());
+  try {
+    client.cancel(7, "/home/a/jobs/k7");
+    ADD_FAILURE() << "cancelled another job";
+  } catch (const NotFound& e) {
+    EXPECT_EQ(e.code(), "SlurmJobLost");
+  }
+  for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "scancel");
+  client.cancel(7, "/elsewhere/jobs/theirs/");  // the same last component: that job, cancelled
+  EXPECT_EQ(joined(fake.specs.back().argv), "scancel 7");
 }
 
 TEST(SlurmClientFake, UnknownJobIsNotFoundAndNotCancelled) {

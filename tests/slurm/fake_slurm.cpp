@@ -46,13 +46,17 @@ pid_t FakeSlurm::spawn(const ProcessSpec& spec) {
   if (cmd == "sbatch") {
     const unsigned long id = next_job_id++;
     queue[id] = "PENDING";
+    for (const std::string& arg : spec.argv)
+      if (arg.rfind("--chdir=", 0) == 0) work_dirs[id] = arg.substr(8);
     return real_->spawn(answer(spec, std::to_string(id) + "\n"));
   }
   if (cmd == "squeue") {
     std::ostringstream out;
     const auto asked = asked_ids(spec.argv);
     for (const auto& [id, state] : queue)
-      if (asked.count(id)) out << id << "|" << state << "|1|" << (state == "RUNNING" ? "node1" : "") << "|None\n";
+      if (asked.count(id))
+        out << id << "|" << state << "|1|" << (state == "RUNNING" ? "node1" : "") << "|" << work_dirs[id] << "\x1f"
+            << "None\n";
     return real_->spawn(answer(spec, out.str()));
   }
   return real_->spawn(answer(spec, ""));  // scancel, srun

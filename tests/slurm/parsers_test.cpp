@@ -83,21 +83,41 @@ TEST(SlurmParseExitCode, Forms) {
 }
 
 TEST(SlurmParseSqueue, Lines) {
-  auto j = parse_squeue_line("12|RUNNING|2|node[1-2]|None");
+  auto j = parse_squeue_line("12|RUNNING|2|node[1-2]|/home/a/jobs/k12\x1fNone");
   EXPECT_EQ(j.id, 12u);
   EXPECT_EQ(j.slurm_state, "RUNNING");
   EXPECT_EQ(j.node_count, 2);
   EXPECT_EQ(j.node_list, "node[1-2]");
+  EXPECT_EQ(j.work_dir, "/home/a/jobs/k12");
   EXPECT_TRUE(j.reason.empty());
   EXPECT_FALSE(j.exit);
-  auto p = parse_squeue_line("13|PENDING|3||Nodes required for job are DOWN, DRAINED | or reserved");
+  // '|' in both the folder and the reason: the folder ends at the unit separator
+  auto p = parse_squeue_line("13|PENDING|3||/home/a|b/jobs/k13\x1fNodes required for job are DOWN, DRAINED | or reserved");
   EXPECT_EQ(p.reason, "Nodes required for job are DOWN, DRAINED | or reserved");
+  EXPECT_EQ(p.work_dir, "/home/a|b/jobs/k13");
   EXPECT_TRUE(p.node_list.empty());
+  EXPECT_TRUE(parse_squeue_line("14|PENDING|1||(null)\x1fPriority").work_dir.empty());
   EXPECT_THROW(parse_squeue_line("12|RUNNING|2"), SystemError);
-  EXPECT_THROW(parse_squeue_line("x|RUNNING|2|n|None"), InvalidArgument);
-  EXPECT_THROW(parse_squeue_line("12|running|2|n|None"), SystemError);
-  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n;rm|None"), SystemError);
-  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n|bad\x01reason"), SystemError);
+  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n|None"), SystemError);  // no separator: another format
+  EXPECT_THROW(parse_squeue_line("x|RUNNING|2|n|/w\x1fNone"), InvalidArgument);
+  EXPECT_THROW(parse_squeue_line("12|running|2|n|/w\x1fNone"), SystemError);
+  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n;rm|/w\x1fNone"), SystemError);
+  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n|/w\x1f" "bad\x01reason"), SystemError);
+  EXPECT_THROW(parse_squeue_line("12|RUNNING|2|n|/" + std::string(5000, 'w') + "\x1fNone"), SystemError);
+}
+
+TEST(SlurmParseSqueue, TheSameJobIsTheOneRunInTheSameFolder) {
+  JobInfo j;
+  EXPECT_TRUE(is_same_job(j, "/home/a/jobs/k1"));  // a record without a folder
+  j.work_dir = "/home/a/jobs/k1";
+  EXPECT_TRUE(is_same_job(j, "/home/a/jobs/k1"));
+  EXPECT_TRUE(is_same_job(j, "/home/a/jobs/k1/"));
+  EXPECT_TRUE(is_same_job(j, "/other  home/jobs/k1"));  // Key=Value records fold spaces
+  EXPECT_FALSE(is_same_job(j, "/home/a/jobs/k2"));
+  j.work_dir = "/home/b/jobs/theirs";
+  EXPECT_FALSE(is_same_job(j, "/home/a/jobs/k1"));
+  j.work_dir = "/";
+  EXPECT_FALSE(is_same_job(j, "/home/a/jobs/k1"));
 }
 
 TEST(SlurmParseScontrol, JobLine) {

@@ -153,6 +153,34 @@ TEST_F(SlurmOutage, TerminateWhileSilentIsBoundedAndCancelsLater) {
   }), 0);
 }
 
+// A controller restarted without its state hands its ids out again. An id Slurm now shows in
+// another folder is another job's: batchai's job ends lost, and the other job is never taken for
+// it, nor cancelled by the cancel a terminate queued during the outage.
+TEST_F(SlurmOutage, AnIdGivenToAnotherJobIsNeitherTakenForTheJobNorCancelled) {
+  cp_->jobs().create(slurm_job("job3"));
+  slurm_->queue[43] = "RUNNING";
+  ASSERT_EQ(show("job3")["executionState"], "running");
+  slurm_->silent = true;
+  cp_->jobs().terminate({ws_, "exp", "job"});  // 42: the cancel waits for the controller
+  clock_->advance(11s);
+  slurm_->silent = false;
+  // the controller is back without either job; its new jobs 42 and 43 run in other folders
+  slurm_->work_dirs[42] = "/home/someone/jobs/their-first";
+  slurm_->work_dirs[43] = "/home/someone/jobs/their-second";
+  Json lost = show("job3");
+  EXPECT_EQ(lost["executionState"], "failed");
+  EXPECT_EQ(lost["executionInfo"]["errors"][0]["code"], "SlurmJobLost") << lost.dump();
+  EXPECT_EQ(show("job")["executionInfo"]["errors"][0]["code"], "JobTerminated");
+  for (const auto& argv : slurm_->commands()) EXPECT_NE(argv[0], "scancel") << argv.back();
+  EXPECT_EQ(cp_->store().read([&] {
+    auto st = cp_->store().prepare("SELECT count(*) FROM slurm_cancels");
+    st.step();
+    return st.integer(0);
+  }), 0);  // tried once, not kept
+  slurm_->work_dirs.erase(42);
+  slurm_->work_dirs.erase(43);
+}
+
 // Row 14: a restarted controller that says PENDING for a job whose run was claimed does not move
 // it back to queued; once the runner recorded its end, the job ends so.
 TEST_F(SlurmOutage, PendingAfterARestartDoesNotRequeueAClaimedRun) {

@@ -24,9 +24,11 @@ void wait_for_idle_partition();
 // The fixture's slurmctld killed (SIGKILL, as a crash: no state saved on the way out) and started
 // again on its saved state; the destructor restarts it when a test ends with it dead, so later
 // tests find a controller. A controller that comes back on a state saved before its last jobs
-// recovers them as they were (a finished allocation as still running) and hands their ids out
-// again (slurmd then drains a node for "Duplicate jobid"): the destructor also cancels every job
-// of the partition and waits for it to be idle, so the next test does not inherit those ghosts.
+// recovers them as they were (a finished allocation as still running) and would hand the ids of
+// the jobs it lost out again (slurmd then drains a node for "Duplicate jobid", and a later test
+// finds it unavailable): the restart takes those ids with cancelled placeholder jobs, and the
+// destructor cancels every job of the partition and waits for it to be idle, so the next test
+// inherits no ghosts.
 // Waits are bounded (a test failure past them).
 class ControllerOutage {
  public:
@@ -38,7 +40,10 @@ class ControllerOutage {
   void restart_controller();
 
  private:
+  void skip_lost_job_ids() const;
+
   bool dead_ = false;
+  long highest_job_id_ = 0;  // before the kill
 };
 
 }  // namespace batchai::slurm_testing

@@ -46,8 +46,10 @@ class SlurmClient {
   // The states of many jobs with one squeue and one pass over the completion record (what a
   // reconcile of every job of a cluster needs); a job no source knows is left out of the answer.
   std::map<JobId, JobInfo> jobs(const std::vector<JobId>& ids);
-  // scancel; a job that has already ended is left as it is. NotFound for an unknown job.
-  void cancel(JobId id);
+  // scancel; a job that has already ended is left as it is. NotFound for an unknown job, and for
+  // one that runs in a folder other than `work_dir` (is_same_job; empty: not checked): its id
+  // names another job now, which is never cancelled.
+  void cancel(JobId id, const std::filesystem::path& work_dir = {});
 
  private:
   struct Output {

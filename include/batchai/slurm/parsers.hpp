@@ -3,6 +3,7 @@
 // fit throws SystemError naming the command and what was wrong.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -48,12 +49,23 @@ struct JobInfo {
   std::optional<ExitStatus> exit;  // known once the job has ended (scontrol, completion record)
   int node_count = 0;
   std::string node_list;    // Slurm's compressed form, e.g. "node[1-2]"; empty while pending
+  std::string work_dir;     // the folder it runs in (squeue %Z, WorkDir=); empty when not given
 };
+
+// False when Slurm says job `job.id` runs in a folder other than `work_dir`: the id now names
+// another job (a controller that lost its state hands its ids out again). Only the last
+// components are compared: a batchai job's folder is named by its unique key, and Slurm's
+// Key=Value records fold repeated spaces. A record without a working folder counts as the job's.
+bool is_same_job(const JobInfo& job, const std::filesystem::path& work_dir);
 
 // The Batch AI outcome of what Slurm says of the job (map_job_state with its exit code).
 JobOutcome outcome_of(const JobInfo& job);
 
-// One line of `squeue -h -t all -j ID -o '%i|%T|%D|%N|%r'` (the reason last: it may hold '|').
+// The squeue format parse_squeue_line reads. The working folder may hold '|' and the reason too:
+// the folder ends at the last unit separator (0x1f; a reason holds no control characters, and
+// the folders batchai submits none either), the reason follows it.
+inline constexpr const char* kSqueueFormat = "%i|%T|%D|%N|%Z\x1f%r";
+// One line of `squeue -h -t all -j ID -o kSqueueFormat`.
 JobInfo parse_squeue_line(std::string_view line);
 
 // `Key=Value Key=Value ...` as `scontrol show job -o` and jobcomp/filetxt print them. A word

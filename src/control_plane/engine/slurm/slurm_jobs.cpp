@@ -303,6 +303,13 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
                    job_error("SlurmJobLost", "Slurm no longer knows job " + std::to_string(id) +
                                                  " (its controller lost its state); submit the job again."),
                    now);
+      } else if (!slurm::is_same_job(it->second, state_dir(env.layout(), key))) {
+        // The controller lost the job and gave its id to a new one, which is never taken for it.
+        finish_job(*job, false, std::nullopt,
+                   job_error("SlurmJobLost", "Slurm's job " + std::to_string(id) +
+                                                 " is another job now (its controller lost this job's record and "
+                                                 "gave its id out again); submit the job again."),
+                   now);
       } else if (slurm::is_final_job_state(it->second.slurm_state)) {
         finish_from_slurm(*job, it->second, now);
       } else {
@@ -318,7 +325,7 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
           // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
           if (run_claim(store, job->key)) {
             if (!finish_from_runner(*job, now)) continue;
-            queue_slurm_cancel(env, id);  // its run is over: Slurm must not start the batch script again
+            queue_slurm_cancel(env, id, key);  // its run is over: Slurm must not start the batch script again
           } else {
             set_state(*job, JobState::kQueued, now);  // requeued before its runner started
             job->doc["executionInfo"] = nullptr;
@@ -337,11 +344,11 @@ std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow
   const auto id = slurm_job_id(job);
   if (!id) return std::nullopt;
   if (silent_controller_entry(env, to_us(env.clock().now()))) {
-    queue_slurm_cancel(env, *id);  // scancel once the controller answers; the runner stops the tasks now
+    queue_slurm_cancel(env, *id, job.key);  // scancel once the controller answers; the runner stops the tasks now
     return std::nullopt;
   }
   try {
-    env.client(SlurmBudget()).cancel(*id);
+    env.client(SlurmBudget()).cancel(*id, state_dir(env.layout(), job.key));
     if (!wait) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
     for (;;) {
@@ -353,7 +360,7 @@ std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow
   } catch (const Error& e) {
     if (is_silent_controller(e)) {
       record_silent_controller(env, e);
-      queue_slurm_cancel(env, *id);
+      queue_slurm_cancel(env, *id, job.key);
     } else {
       log::warning("Cannot cancel Slurm job " + std::to_string(*id) + " of job '" + job.name + "': " + e.what());
     }

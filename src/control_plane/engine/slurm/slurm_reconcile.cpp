@@ -7,6 +7,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
+#include "jobs/job_processes.hpp"
 #include "jobs/job_rows.hpp"
 #include "slurm_jobs.hpp"
 #include "slurm_clusters.hpp"
@@ -14,6 +15,8 @@
 namespace batchai::control_plane::detail {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr const char* kSilentCode = "SlurmControllerUnreachable";
 
@@ -69,17 +72,20 @@ void mark_slurm_resources(Store& store, const Json& entry) {
 void run_queued_cancels(const SlurmEnv& env, const SlurmBudget& budget) {
   Store& store = env.store();
   const std::string key = env.controller_key();
-  std::vector<std::int64_t> ids = store.read([&] {
-    std::vector<std::int64_t> out;
-    auto st = store.prepare("SELECT slurm_job_id FROM slurm_cancels WHERE controller = ? ORDER BY since_us");
+  std::vector<std::pair<std::int64_t, std::string>> ids = store.read([&] {
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    auto st = store.prepare(
+        "SELECT slurm_job_id, coalesce(job_key, '') FROM slurm_cancels WHERE controller = ? ORDER BY since_us");
     st.bind(1, key);
-    while (st.step()) out.push_back(st.integer(0));
+    while (st.step()) out.emplace_back(st.integer(0), st.text(1));
     return out;
   });
-  for (std::int64_t id : ids) {
+  for (const auto& [id, job_key] : ids) {
     if (budget.spent()) return;
     try {
-      env.client(budget).cancel(static_cast<slurm::JobId>(id));
+      // a cancel queued before job keys were recorded is checked against nothing, as it was then
+      env.client(budget).cancel(static_cast<slurm::JobId>(id),
+                                job_key.empty() ? fs::path() : jobs_detail::state_dir(env.layout(), job_key));
     } catch (const NotFound&) {
       // Slurm forgot it: nothing left to cancel
     } catch (const Error& e) {
@@ -151,13 +157,15 @@ void record_silent_controller(const SlurmEnv& env, const Error& e) {
   });
 }
 
-void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id) {
+void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id, const std::string& job_key) {
   Store& store = env.store();
   store.write([&] {
-    store.prepare("INSERT OR IGNORE INTO slurm_cancels(controller, slurm_job_id, since_us) VALUES (?, ?, ?)")
+    store.prepare(
+             "INSERT OR IGNORE INTO slurm_cancels(controller, slurm_job_id, since_us, job_key) VALUES (?, ?, ?, ?)")
         .bind(1, env.controller_key())
         .bind(2, static_cast<std::int64_t>(slurm_job_id))
         .bind(3, to_us(env.clock().now()))
+        .bind(4, job_key)
         .run();
   });
 }

@@ -48,8 +48,9 @@ void refuse_while_silent(const SlurmEnv& env);
 // gets an `errors` entry saying its state is the last known one.
 void record_silent_controller(const SlurmEnv& env, const Error& e);
 
-// A Slurm job to cancel once its controller answers again (a terminate or delete it missed).
-void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id);
+// A Slurm job to cancel once its controller answers again (a terminate or delete it missed); it
+// is cancelled only while the id still names the job `job_key` submitted (slurm::is_same_job).
+void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id, const std::string& job_key);
 
 // Brings the named Slurm clusters (row ids) and their jobs up to date from Slurm: nodes (sinfo),
 // job states (squeue), submissions (sbatch), missed cancels; within kSlurmBudget, and nothing at
