@@ -6,9 +6,10 @@ network, loss, optimizer or averaging shows up directly:
 
 - tutorial_lockstep (lockstep_batchai.cpp) runs the training loop of `batchai train` itself
   (run_training under mpirun, RANKS processes, the communicator it chooses: shared memory on one
-  host) with augmentation and dropout off and one step per epoch, STEPS updates of RANKS x BATCH
-  images, and writes the initial weights (Glorot from --seed, rank 0's), every rank's batches
-  (batchai's own per-rank shuffle), the weights after the first update and every step's loss;
+  host) with dropout off (augmentation too, unless --augment) and one step per epoch, STEPS
+  updates of RANKS x BATCH images, and writes the initial weights (Glorot from --seed, rank 0's),
+  every rank's batches (batchai's own per-rank shuffle), the weights after the first update and
+  every step's loss;
 - this script loads the same initial weights into the port's network (Keras layout to PyTorch's:
   conv kernels (kh, kw, in, out) to (out, in, kh, kw), Dense kernels transposed, the first Dense's
   rows reordered from Keras' (H, W, C) flatten to PyTorch's (C, H, W)) and trains the same batches
@@ -38,9 +39,20 @@ is not):
             below rounding here); the decay is checked by the lr column of run.sh's metrics, which
             both trainers compute from the update count, and by the trainer's unit tests
 
+--augment turns batchai's augmentation on and checks it against the port's (the shifts and flips of
+Keras' ImageDataGenerator, tutorial_port.shift_flip_by): every image batchai trained on must be the
+port's transform of its source image for some whole-pixel shift in -3..3 rows and columns and a flip
+or none (tried all 98), and the shifts and flips found must follow Keras' draws (a uniform shift in
++-3.2 pixels rounds to 0, +-1, +-2 with 1/6.4 each and to +-3 with 0.7/6.4: chi-square, 6 degrees of
+freedom, below 22.46, p = 0.001; flips: within 3.29 standard deviations of one half). The port then
+trains on those same images (its own transform of its own source bytes), so the steps compare as
+without augmentation. Two mutations break the port's side of it:
+  fill      Keras' fill_mode 'constant' (zeros past the edge) instead of 'nearest': images unmatched
+  range     a shift range of 0.2 instead of 0.1: the shifts found do not follow the draws
+
 Usage: lockstep.py --data-dir DIR --out DIR [--exe build/tests/bench/tutorial_port/tutorial_lockstep]
                    [--ranks 4] [--batch 32] [--steps 30] [--seed 1] [--threads 2] [--allreduce ring|mpi]
-                   [--mutate WHAT] [--reuse]
+                   [--augment] [--mutate WHAT] [--reuse]
 (--threads: the port's; batchai's ranks take one thread each, as run.sh runs them.)
 DIR holds the CIFAR-10 binary files, plain or .xz (then decompressed once into OUT/data). --reuse
 keeps batchai's half from an earlier run with the same OUT. Prints the comparison; exits 0 when it
@@ -60,7 +72,9 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tutorial_port as tp  # noqa: E402
 
-MUTATIONS = ("flatten", "epsilon", "lr", "decay", "sum")
+MUTATIONS = ("flatten", "epsilon", "lr", "decay", "sum", "fill", "range")
+SHIFTS = range(-3, 4)  # whole-pixel shifts a uniform draw in +-3.2 pixels rounds to
+CHI2_6DOF_P001 = 22.458
 
 
 def plain_data_dir(data_dir, out):
@@ -121,9 +135,69 @@ class EpsilonInside(tp.KerasRMSprop):
         self.iterations += 1
 
 
-def run_port(args, table, initial, order, x_train, y_train, dtype=torch.float32):
-    """The port's steps on batchai's batches (order: [step][rank][image] indices); the per-step mean
-    loss over the ranks and the weights after the first update (Keras layout, float32)."""
+def match_augmentation(raw, trained, fill):
+    """For each source image (uint8 N, C, H, W) the port's whole-pixel transforms (row shift, column
+    shift, flip) that give the image batchai trained on (uint8, same layout): a bool (N, 7, 7, 2)."""
+    n = raw.shape[0]
+    found = torch.zeros(n, len(SHIFTS), len(SHIFTS), 2, dtype=torch.bool)
+    for i, tx in enumerate(SHIFTS):
+        for j, ty in enumerate(SHIFTS):
+            for f in (0, 1):
+                out = tp.shift_flip_by(raw, torch.full((n,), float(tx), dtype=torch.float64),
+                                       torch.full((n,), float(ty), dtype=torch.float64),
+                                       torch.full((n,), bool(f)), fill)
+                found[:, i, j, f] = (out == trained).flatten(1).all(1)
+    return found
+
+
+def check_augmentation(args, raw):
+    """batchai's augmented images (OUT/inputs.f32) against the port's transform of the same sources;
+    returns (the port's version of each image, uint8 like raw, or None; whether the check passes)."""
+    trained = read_f32(os.path.join(args.out, "inputs.f32"))
+    if trained.numel() != raw.numel():
+        raise SystemExit(f"lockstep: {args.out}/inputs.f32 does not hold {raw.shape[0]} images (drop --reuse)")
+    scaled = trained.double() * 255
+    as_bytes = scaled.round()
+    if (scaled - as_bytes).abs().max().item() > 1e-3:  # x / 255 of stored bytes, nothing blended
+        print("augmentation: batchai's images hold values that are no stored byte / 255 (blended pixels)")
+        return None, False
+    trained = as_bytes.to(torch.uint8).view(raw.shape[0], 32, 32, 3).permute(0, 3, 1, 2)
+    fill = "constant" if args.mutate == "fill" else "nearest"
+    found = match_augmentation(raw, trained, fill)
+    any_match = found.flatten(1).any(1)
+    unique = found.flatten(1).sum(1) == 1
+    n = raw.shape[0]
+    print(f"augmentation: {int(any_match.sum())} of {n} images are the port's transform of their source"
+          f" ({int(unique.sum())} by exactly one of the 98 transforms)")
+    if not bool(any_match.all()):
+        return None, False
+    idx = found[unique].flatten(1).float().argmax(1)
+    tx = torch.tensor(list(SHIFTS))[idx // (len(SHIFTS) * 2)]
+    ty = torch.tensor(list(SHIFTS))[(idx // 2) % len(SHIFTS)]
+    flips = (idx % 2).sum().item()
+    limit = (0.2 if args.mutate == "range" else 0.1) * 32  # the port's range, in pixels
+    p = torch.tensor([max(0.0, min(k + 0.5, limit) - max(k - 0.5, -limit)) / (2 * limit) for k in SHIFTS],
+                     dtype=torch.float64)
+    m = int(unique.sum())
+    chi2 = [((torch.bincount(t + 3, minlength=7).double() - m * p) ** 2 / (m * p)).sum().item() for t in (tx, ty)]
+    z = (flips - m / 2) / (m / 4) ** 0.5
+    print(f"augmentation: shifts found, rows {torch.bincount(tx + 3, minlength=7).tolist()}, columns"
+          f" {torch.bincount(ty + 3, minlength=7).tolist()} (-3..3), expected {[round(m * q) for q in p.tolist()]};"
+          f" chi-square {chi2[0]:.1f} / {chi2[1]:.1f} (pass below {CHI2_6DOF_P001}); flips {flips} of {m}"
+          f" (z = {z:+.2f})")
+    ok = max(chi2) < CHI2_6DOF_P001 and abs(z) < 3.29
+    # The port's own transform of its own bytes with the transform found (any of several that match
+    # gives the same image): what it trains on.
+    first = found.flatten(1).float().argmax(1)
+    ported = tp.shift_flip_by(raw, torch.tensor(list(SHIFTS), dtype=torch.float64)[first // 14],
+                              torch.tensor(list(SHIFTS), dtype=torch.float64)[(first // 2) % 7], first % 2 == 1, fill)
+    return ported, ok
+
+
+def run_port(args, table, initial, images, labels, dtype=torch.float32):
+    """The port's steps on batchai's batches (images: uint8 [step][rank][image][C][H][W], labels
+    alike); the per-step mean loss over the ranks and the weights after the first update (Keras
+    layout, float32)."""
     model = tp.keras_cnn().to(dtype)
     for m in model.modules():
         if isinstance(m, nn.Dropout):
@@ -142,9 +216,8 @@ def run_port(args, table, initial, order, x_train, y_train, dtype=torch.float32)
         total = [torch.zeros_like(p) for p in params]
         loss_sum = 0.0
         for r in range(args.ranks):
-            idx = order[s, r]
             model.zero_grad()
-            loss = tp.keras_categorical_crossentropy(model(x_train[idx].to(dtype).div_(255.0)), y_train[idx])
+            loss = tp.keras_categorical_crossentropy(model(images[s, r].to(dtype).div_(255.0)), labels[s, r])
             loss.backward()
             loss_sum += loss.item()
             for t, p in zip(total, params):
@@ -181,19 +254,23 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--allreduce", choices=("ring", "mpi"), default="ring", help="batchai's, as batchai train's")
+    ap.add_argument("--augment", action="store_true", help="batchai augments; checked against the port's")
     ap.add_argument("--mutate", choices=MUTATIONS)
     ap.add_argument("--reuse", action="store_true", help="keep batchai's half from an earlier run in OUT")
     args = ap.parse_args()
     if args.ranks < 1 or args.batch < 1 or args.steps < 2:
         ap.error("--ranks and --batch must be positive, --steps at least 2")
+    if args.mutate in ("fill", "range") and not args.augment:
+        ap.error(f"--mutate {args.mutate} breaks the augmentation: it needs --augment")
 
     args.data_dir = plain_data_dir(args.data_dir, args.out)
-    if not (args.reuse and os.path.exists(os.path.join(args.out, "step-1.f32"))):
+    if not (args.reuse and os.path.exists(os.path.join(args.out, "step-1.f32"))
+            and os.path.exists(os.path.join(args.out, "inputs.f32")) == args.augment):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # containers, CI
         subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", args.exe,
                         "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                         "--steps", str(args.steps), "--seed", str(args.seed), "--threads", "1",
-                        "--allreduce", args.allreduce],
+                        "--allreduce", args.allreduce] + (["--augment"] if args.augment else []),
                        check=True, stdout=subprocess.DEVNULL, env=env, timeout=600 + 20 * args.steps)
     with open(os.path.join(args.out, "table.json")) as f:
         table = json.load(f)
@@ -210,13 +287,22 @@ def main():
 
     torch.set_num_threads(args.threads)
     x_train, y_train, _, _ = tp.load_cifar10(args.data_dir)
-    ref, ref_first = run_port(args, table, initial, order, x_train, y_train, torch.float64)
-    p32, p32_first = run_port(args, table, initial, order, x_train, y_train, torch.float32)
+    images, labels = x_train[order.flatten()], y_train[order.flatten()]
+    augment_ok = True
+    if args.augment:
+        images, augment_ok = check_augmentation(args, images)
+        if images is None:
+            print("lockstep: DIFFER (augmentation)")
+            return 1
+    images = images.view(args.steps, args.ranks, args.batch, *images.shape[1:])
+    labels = labels.view(args.steps, args.ranks, args.batch, *labels.shape[1:])
+    ref, ref_first = run_port(args, table, initial, images, labels, torch.float64)
+    p32, p32_first = run_port(args, table, initial, images, labels, torch.float32)
     d_ours = [abs(a - b) for a, b in zip(ours, ref)]
     d_p32 = [abs(a - b) for a, b in zip(p32, ref)]
 
     print(f"lockstep: {args.steps} steps of {args.ranks} x {args.batch} images, seed {args.seed}, lr {1e-4 * args.ranks:g}"
-          + (f"; the port mutated: {args.mutate}" if args.mutate else ""))
+          + ("; augmented" if args.augment else "") + (f"; the port mutated: {args.mutate}" if args.mutate else ""))
     print("reference: the port in float64; beside batchai, the port in float32 shows what float32 rounding alone does")
     print(f"loss before any update (step 1): batchai {ours[0]:.9f}  port float32 {p32[0]:.9f}  float64 {ref[0]:.9f}")
     # A first RMSprop step moves every weight whose gradient is well above epsilon by lr / sqrt(1 - rho)
@@ -239,7 +325,7 @@ def main():
     # Both float32 trajectories leave the float64 one once rounding has been amplified (RMSprop's
     # normalised steps make training chaotic within tens of steps at this rate); batchai must not
     # leave it much earlier than the port's own float32 run does.
-    ok = d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
+    ok = augment_ok and d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
         o_p32 is None and o_ours is None or (o_ours or args.steps + 1) >= max(2, (o_p32 or args.steps + 1) // 2))
     print("lockstep: " + ("agree" if ok else "DIFFER"))
     return 0 if ok else 1

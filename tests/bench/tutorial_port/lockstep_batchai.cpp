@@ -1,16 +1,19 @@
 // batchai's half of the lockstep check (lockstep.py is the port's half), run under mpirun with one
 // process per rank: the training loop of `batchai train` itself (run_training, with the
 // communicator it chooses: shared memory between ranks on one host), with the randomness both
-// trainers can share taken out: no augmentation, no dropout, one step per epoch (so each epoch's
-// metrics row is one step's loss). The initial weights (Glorot from --seed, rank 0's broadcast) and
-// every rank's batches (batchai's own per-rank shuffle) are written out for the port to use.
+// trainers can share taken out: no dropout, one step per epoch (so each epoch's metrics row is one
+// step's loss), no augmentation unless --augment. The initial weights (Glorot from --seed, rank 0's
+// broadcast), every rank's batches (batchai's own per-rank shuffle) and, with --augment, the
+// augmented images the trainer trains on are written out for the port to use.
 //
 // Usage: mpirun -np RANKS tutorial_lockstep --data-dir DIR --out DIR [--batch 32] [--steps 30]
-//                                           [--seed 1] [--threads 1] [--allreduce ring|mpi]
+//                                           [--seed 1] [--threads 1] [--allreduce ring|mpi] [--augment]
 // Writes to OUT: table.json (each weight's Keras layer, name, shape and arena offset); initial.f32
 // and step-1.f32 (the arena before and after the first update, Keras layout, float32 in this
-// machine's byte order); order.i32 (int32 image indices [step][rank][image]); steps.csv (step, loss
-// averaged over the ranks' batches, accuracy); run/ (the trainer's own output).
+// machine's byte order); order.i32 (int32 image indices [step][rank][image]); with --augment,
+// inputs.f32 (the images as the trainer's batch preparation makes them, float32 [step][rank][image]
+// [32][32][3] in [0, 1]); steps.csv (step, loss averaged over the ranks' batches, accuracy); run/
+// (the trainer's own output).
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -21,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "augment.hpp"
 #include "batchai/train/mpi_session.hpp"
 #include "comm/communicator_choice.hpp"
 #include "model.hpp"
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
   int batch = 32, steps = 30, threads = 1;
   unsigned seed = 1;
   std::string allreduce = "ring";
+  bool augment = false;
   app.add_option("--data-dir", data_dir, "CIFAR-10 binary files (plain)")->required();
   app.add_option("--out", out_dir, "Output folder")->required();
   app.add_option("--batch", batch, "Images per rank per step")->check(CLI::Range(1, 4096));
@@ -81,6 +86,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads per rank")->check(CLI::Range(1, 256));
   app.add_option("--allreduce", allreduce, "As batchai train's: ring (shared memory on one host) or mpi")
       ->check(CLI::IsMember({"ring", "mpi"}));
+  app.add_flag("--augment", augment, "Train on augmented images (shifts and flips) and write them to inputs.f32");
   CLI11_PARSE(app, argc, argv);
 
   // As run_train_main opens it.
@@ -95,7 +101,7 @@ int main(int argc, char** argv) {
   o.seed = seed;
   o.threads = threads;
   o.allreduce = allreduce;
-  o.augmentation = false;
+  o.augmentation = augment;
   o.dropout = false;
   o.steps_per_epoch = 1;
   o.validation_images = 1;  // the per-epoch validation is not compared: keep it trivial
@@ -108,16 +114,25 @@ int main(int argc, char** argv) {
     model.init_glorot(seed);  // what every rank draws; the trainer broadcasts rank 0's
     write_table(out / "table.json", model.table());
     write_binary(out / "initial.f32", model.get_params());
-    const int count = bt::load_train_data(o).train.count;
+    const bt::Dataset train = bt::load_train_data(o).train;
+    bt::AugmentConfig config;  // as run_training prepares its batches
+    config.enabled = augment;
     std::vector<std::int32_t> order;
+    std::vector<float> inputs, labels(static_cast<std::size_t>(batch));
     order.reserve(static_cast<std::size_t>(steps) * size * batch);
     for (int s = 0; s < steps; ++s) {
       for (int r = 0; r < size; ++r) {
-        const bt::EpochPlan plan = bt::plan_epoch(count, batch, 1, false, r, size, seed, s);
+        const bt::EpochPlan plan = bt::plan_epoch(train.count, batch, 1, false, r, size, seed, s);
         order.insert(order.end(), plan.indices.begin(), plan.indices.begin() + plan.batch_begin[1]);
+        if (!augment) continue;
+        inputs.resize(inputs.size() + static_cast<std::size_t>(batch) * bt::kCifarImageBytes);
+        bt::prepare_batch(train, plan.indices.data(), batch, config, seed, plan.first_key[0],
+                          inputs.data() + inputs.size() - static_cast<std::size_t>(batch) * bt::kCifarImageBytes,
+                          labels.data());
       }
     }
     write_binary(out / "order.i32", order);
+    if (augment) write_binary(out / "inputs.f32", inputs);
   }
   comm->barrier();
 

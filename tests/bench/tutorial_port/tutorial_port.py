@@ -105,14 +105,25 @@ def shift_flip(x, gen, shift=0.1, flip=True):
     b, _, h, w = x.shape
     tx = (torch.rand(b, generator=gen, dtype=torch.float64) * 2 - 1) * shift * h
     ty = (torch.rand(b, generator=gen, dtype=torch.float64) * 2 - 1) * shift * w
+    flipped = torch.rand(b, generator=gen) < 0.5 if flip else torch.zeros(b, dtype=torch.bool)
+    return shift_flip_by(x, tx, ty, flipped)
+
+
+def shift_flip_by(x, tx, ty, flipped, fill="nearest"):
+    """The transform of shift_flip with its draws given: per image tx rows, ty columns (float64), and
+    a flip where flipped is true. fill='constant' (zeros past the edge) is Keras' other fill mode."""
+    b, _, h, w = x.shape
     # Output pixel i reads input coordinate i + t (the affine offset), rounded, then clamped.
-    rows = (torch.arange(h, dtype=torch.float64)[None, :] + tx[:, None]).round().clamp(0, h - 1).long()
-    cols = (torch.arange(w, dtype=torch.float64)[None, :] + ty[:, None]).round().clamp(0, w - 1).long()
-    if flip:
-        flipped = torch.rand(b, generator=gen) < 0.5
-        cols = torch.where(flipped[:, None], cols.flip(1), cols)
+    rows = (torch.arange(h, dtype=torch.float64)[None, :] + tx[:, None]).round()
+    cols = (torch.arange(w, dtype=torch.float64)[None, :] + ty[:, None]).round()
+    inside = ((rows >= 0) & (rows <= h - 1))[:, :, None] & ((cols >= 0) & (cols <= w - 1))[:, None, :]
+    rows, cols = rows.clamp(0, h - 1).long(), cols.clamp(0, w - 1).long()
+    cols = torch.where(flipped[:, None], cols.flip(1), cols)
+    inside = torch.where(flipped[:, None, None], inside.flip(2), inside)
     nhwc = x.permute(0, 2, 3, 1)
     out = nhwc[torch.arange(b)[:, None, None], rows[:, :, None], cols[:, None, :]]  # (B, H, W, C)
+    if fill == "constant":
+        out = out * inside[..., None]
     return out.permute(0, 3, 1, 2).contiguous()
 
 
