@@ -3,13 +3,17 @@
 more seeds each; their metrics.csv) on the same schedule.
 
 Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--tolerance 0.01] [--markdown]
+                       [--svg OUT.svg [--title TEXT]]
 Per epoch: every run's accuracy, the seed spread of each side (largest minus smallest; with two seeds
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
 difference is within ±tolerance and whether it is within the seed spread (the larger of the two
-sides' spreads at that epoch).
+sides' spreads at that epoch). --svg also draws every run's validation accuracy and training loss
+against the epoch (batchai's seeds solid, the port's dashed), a plain SVG.
 """
 import argparse
 import csv
+import re
+from xml.sax.saxutils import escape
 
 
 def read(path, column="val_acc"):
@@ -41,12 +45,72 @@ def loss_table(args, epochs, markdown):
     print(f"training loss: every port run inside batchai's seed range at {inside}/{len(epochs)} epochs")
 
 
+def run_label(path, i):
+    """'seed N' when the file's name says so (…-seed2.csv, batchai-seed2/metrics.csv), else A, B, …"""
+    m = re.search(r"seed(\d+)", path)
+    return f"seed {m.group(1)}" if m else chr(65 + i)
+
+
+def svg_plot(path, title, ours, theirs, labels):
+    """Two panels, validation accuracy and training loss per epoch, every run a polyline."""
+    runs = [("batchai", i, r) for i, r in enumerate(ours)] + [("port", i, r) for i, r in enumerate(theirs)]
+    colours = {"batchai": ["#1f5fa8", "#5b9bd5", "#9cc3e6"], "port": ["#c0501f", "#ed8a4e", "#f4b183"]}
+    panel_w, panel_h, left, top, gap = 420, 260, 56, 44, 70
+    width, height = left + 2 * panel_w + gap + 20, top + panel_h + 70
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+           f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>']
+    for k, (column, label) in enumerate((("val_acc", "validation accuracy"), ("loss", "training loss"))):
+        x0 = left + k * (panel_w + gap)
+        series = [(side, i, sorted(r[column].items())) for side, i, r in runs]
+        xs = [e for _, _, pts in series for e, _ in pts]
+        ys = [v for _, _, pts in series for _, v in pts]
+        e_lo, e_hi = min(xs), max(max(xs), min(xs) + 1)
+        y_lo, y_hi = min(ys), max(ys)
+        pad = (y_hi - y_lo) * 0.05 or 0.01
+        y_lo, y_hi = y_lo - pad, y_hi + pad
+
+        def px(e):
+            return x0 + (e - e_lo) / (e_hi - e_lo) * panel_w
+
+        def py(v):
+            return top + (y_hi - v) / (y_hi - y_lo) * panel_h
+
+        out.append(f'<rect x="{x0}" y="{top}" width="{panel_w}" height="{panel_h}" fill="none" stroke="#888"/>')
+        out.append(f'<text x="{x0 + panel_w / 2}" y="{top - 8}" text-anchor="middle">{label}</text>')
+        for t in range(5):
+            v = y_lo + (y_hi - y_lo) * t / 4
+            shown = f"{100 * v:.1f}%" if column == "val_acc" else f"{v:.3f}"
+            out.append(f'<line x1="{x0}" x2="{x0 + panel_w}" y1="{py(v):.1f}" y2="{py(v):.1f}" stroke="#eee"/>')
+            out.append(f'<text x="{x0 - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{shown}</text>')
+        step = max(1, round((e_hi - e_lo) / 10))
+        for e in range(e_lo, e_hi + 1, step):
+            out.append(f'<text x="{px(e):.1f}" y="{top + panel_h + 16}" text-anchor="middle">{e}</text>')
+        out.append(f'<text x="{x0 + panel_w / 2}" y="{top + panel_h + 32}" text-anchor="middle">epoch</text>')
+        for side, i, pts in series:
+            colour = colours[side][i % 3]
+            dash = ' stroke-dasharray="6 3"' if side == "port" else ""
+            line = " ".join(f"{px(e):.1f},{py(v):.1f}" for e, v in pts)
+            out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+    for n, (side, i, _) in enumerate(runs):
+        x = left + n * 130
+        y = height - 14
+        dash = ' stroke-dasharray="6 3"' if side == "port" else ""
+        out.append(f'<line x1="{x}" x2="{x + 24}" y1="{y - 4}" y2="{y - 4}" stroke="{colours[side][i % 3]}" '
+                   f'stroke-width="2"{dash}/><text x="{x + 30}" y="{y}">{side} {escape(labels[n])}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batchai", nargs="+", required=True, metavar="CSV")
     ap.add_argument("--port", nargs="+", required=True, metavar="CSV")
     ap.add_argument("--tolerance", type=float, default=0.01)
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--svg", metavar="OUT", help="also draw every run's curves into this SVG file")
+    ap.add_argument("--title", default="batchai (solid) and the PyTorch port (dashed), per seed")
     args = ap.parse_args()
     if len(args.batchai) < 2 or len(args.port) < 2:
         raise SystemExit("compare_runs: two or more runs (seeds) of each side are needed for a spread")
@@ -94,6 +158,11 @@ def main():
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
     loss_table(args, epochs, args.markdown)
+    if args.svg:
+        columns = ("val_acc", "loss")
+        svg_plot(args.svg, args.title, [{c: read(p, c) for c in columns} for p in args.batchai],
+                 [{c: read(p, c) for c in columns} for p in args.port],
+                 [run_label(p, i) for i, p in enumerate(args.batchai)] + [run_label(p, i) for i, p in enumerate(args.port)])
     return 0 if outside_tol == 0 else 1
 
 

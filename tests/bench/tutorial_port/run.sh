@@ -1,7 +1,8 @@
 #!/bin/sh
 # Trains the tutorial's job twice with `batchai train` (mpirun, RANKS ranks, one thread each) and twice
 # with the independent PyTorch port (tutorial_port.py, RANKS gloo workers), one run at a time, on the
-# same data and schedule, then compares the per-epoch validation accuracy (compare_runs.py).
+# same data and schedule, then compares the per-epoch validation accuracy (compare_runs.py; the
+# curves of every run drawn into OUT/compare.svg).
 #
 # Usage: tests/bench/tutorial_port/run.sh --data-dir DIR --out DIR [--epochs N] [--steps-per-epoch N]
 #          [--validation-images N] [--ranks 4] [--seeds "1 2"] [--resume]
@@ -86,4 +87,4 @@ if [ "$n" -lt 2 ]; then
   exit 0
 fi
 # shellcheck disable=SC2086
-"$PYTHON" "$here/compare_runs.py" --batchai $ours --port $theirs
+"$PYTHON" "$here/compare_runs.py" --batchai $ours --port $theirs --svg "$out/compare.svg"
