@@ -132,6 +132,14 @@ BatchStats Model::evaluate_batch(const float* x, const float* labels, int n) {
   return forward(x, labels, n, false, 0, 0, false);
 }
 
+std::vector<Model::DropoutSite> Model::dropout_sites() const {
+  std::vector<DropoutSite> sites;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    if (layers_[i].spec.kind == LayerKind::kDropout && layers_[i].spec.rate > 0.0f)
+      sites.push_back({i, static_cast<std::size_t>(layers_[i].out_size()), layers_[i].spec.rate});
+  return sites;
+}
+
 BatchStats Model::forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
                           std::uint64_t first_image_key, bool want_grad) {
   if (n <= 0 || n > max_batch_) {

@@ -49,6 +49,14 @@ class Model {
   // repeat.
   BatchStats train_batch(const float* x, const float* labels, int n, bool dropout,
                          std::uint64_t dropout_seed, std::uint64_t first_image_key);
+  // Where training drops features: each Dropout layer's place in the stack (its masks' stream is
+  // dropout_layer_stream(dropout_seed, layer)), its features per image (NHWC order) and rate.
+  struct DropoutSite {
+    std::size_t layer;
+    std::size_t features;
+    float rate;
+  };
+  std::vector<DropoutSite> dropout_sites() const;
   // Forward only (no dropout): loss and accuracy for n <= max_batch images.
   BatchStats evaluate_batch(const float* x, const float* labels, int n);
   // Logits of the last forward pass (n x classes), for tests.

@@ -21,6 +21,21 @@ TEST(Model, TutorialTableMatchesKeras) {
   EXPECT_THROW(find_param(t, "dense_3", "kernel:0"), std::exception);
 }
 
+// The tutorial's three Dropout layers: after each pooling (0.25) and after the first Dense (0.5).
+TEST(Model, DropoutSitesAreTheTutorialsDropoutLayers) {
+  auto be = make_backend(BackendKind::kCpu, 1);
+  Model m(*be, tutorial_network(), 1);
+  const auto sites = m.dropout_sites();
+  ASSERT_EQ(sites.size(), 3u);
+  const struct { std::size_t layer, features; float rate; } want[] = {{3, 15 * 15 * 32, 0.25f}, {7, 6 * 6 * 64, 0.25f},
+                                                                    {9, 512, 0.5f}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(sites[i].layer, want[i].layer) << i;
+    EXPECT_EQ(sites[i].features, want[i].features) << i;
+    EXPECT_EQ(sites[i].rate, want[i].rate) << i;
+  }
+}
+
 TEST(Model, SetParamsRefusesAnotherNetworksWeights) {
   auto be = make_backend(BackendKind::kCpu, 1);
   Model m(*be, tutorial_network(), 1);

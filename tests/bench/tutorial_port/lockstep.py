@@ -6,7 +6,7 @@ network, loss, optimizer or averaging shows up directly:
 
 - tutorial_lockstep (lockstep_batchai.cpp) runs the training loop of `batchai train` itself
   (run_training under mpirun, RANKS processes, the communicator it chooses: shared memory on one
-  host) with dropout off (augmentation too, unless --augment) and one step per epoch, STEPS
+  host) with augmentation and dropout off (unless --augment, --dropout) and one step per epoch, STEPS
   updates of RANKS x BATCH images, and writes the initial weights (Glorot from --seed, rank 0's),
   every rank's batches (batchai's own per-rank shuffle), the weights after the first update and
   every step's loss;
@@ -15,8 +15,8 @@ network, loss, optimizer or averaging shows up directly:
   rows reordered from Keras' (H, W, C) flatten to PyTorch's (C, H, W)) and trains the same batches
   (rank r of step s: the same images in the same order) with the port's own loss
   (keras_categorical_crossentropy), optimizer (KerasRMSprop, lr 1e-4 * RANKS, decay 1e-6) and
-  averaging (sum over ranks / RANKS), dropout off: once in float64 (the reference) and once in
-  float32 (what float32 rounding alone does to the same steps).
+  averaging (sum over ranks / RANKS), dropout off unless --dropout: once in float64 (the
+  reference) and once in float32 (what float32 rounding alone does to the same steps).
 
 No two float32 trainers stay together for long at the tutorial's rate: RMSprop's normalised steps
 amplify rounding until the losses part within tens of steps. So the check is that batchai stays as
@@ -50,9 +50,17 @@ without augmentation. Two mutations break the port's side of it:
   fill      Keras' fill_mode 'constant' (zeros past the edge) instead of 'nearest': images unmatched
   range     a shift range of 0.2 instead of 0.1: the shifts found do not follow the draws
 
+--dropout turns batchai's dropout on; its half writes which features each of the three Dropout
+layers keeps for every image (the trainer's own masks). The port applies Keras' dropout with those
+choices (a kept feature scaled by 1 / (1 - rate), a dropped one zero; the first two layers' features
+reordered from batchai's (H, W, C) to PyTorch's (C, H, W)), and each layer must keep 1 - rate of its
+features (within 3.29 standard deviations of a binomial). One mutation breaks the port's side:
+  dropscale the kept features not scaled by 1 / (1 - rate) (dropout as first published, scaled at
+            test time instead): the loss before any update moves
+
 Usage: lockstep.py --data-dir DIR --out DIR [--exe build/tests/bench/tutorial_port/tutorial_lockstep]
                    [--ranks 4] [--batch 32] [--steps 30] [--seed 1] [--threads 2] [--allreduce ring|mpi]
-                   [--augment] [--mutate WHAT] [--reuse]
+                   [--augment] [--dropout] [--mutate WHAT] [--reuse]
 (--threads: the port's; batchai's ranks take one thread each, as run.sh runs them.)
 DIR holds the CIFAR-10 binary files, plain or .xz (then decompressed once into OUT/data). --reuse
 keeps batchai's half from an earlier run with the same OUT. Prints the comparison; exits 0 when it
@@ -72,7 +80,7 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tutorial_port as tp  # noqa: E402
 
-MUTATIONS = ("flatten", "epsilon", "lr", "decay", "sum", "fill", "range")
+MUTATIONS = ("flatten", "epsilon", "lr", "decay", "sum", "fill", "range", "dropscale")
 SHIFTS = range(-3, 4)  # whole-pixel shifts a uniform draw in +-3.2 pixels rounds to
 CHI2_6DOF_P001 = 22.458
 
@@ -194,14 +202,62 @@ def check_augmentation(args, raw):
     return ported, ok
 
 
-def run_port(args, table, initial, images, labels, dtype=torch.float32):
+class GivenDropout(nn.Module):
+    """Keras' Dropout(rate) in training with the features to keep given (bool, batchai's NHWC order
+    for 4-d inputs): kept ones scaled by 1 / (1 - rate), dropped ones zero."""
+
+    def __init__(self, rate, scale=True):
+        super().__init__()
+        self.rate, self.scale, self.kept = rate, scale, None
+
+    def forward(self, x):
+        if self.kept is None:
+            return x
+        kept = self.kept
+        if x.dim() == 4:  # (B, H*W*C) in (H, W, C) order -> (B, C, H, W)
+            b, c, h, w = x.shape
+            kept = kept.view(b, h, w, c).permute(0, 3, 1, 2)
+        y = x * kept.to(x.dtype)
+        return y / (1.0 - self.rate) if self.scale else y
+
+
+def read_kept(args):
+    """batchai's dropout choices: per layer a bool tensor [step][rank][image][feature], and the rates;
+    with the check that each layer keeps 1 - rate of its features."""
+    with open(os.path.join(args.out, "dropout.json")) as f:
+        sites = json.load(f)
+    with open(os.path.join(args.out, "kept.u8"), "rb") as f:
+        raw = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8)
+    per_image = sum(site["features"] for site in sites)
+    if raw.numel() != args.steps * args.ranks * args.batch * per_image:
+        raise SystemExit(f"lockstep: {args.out}/kept.u8 does not match {len(sites)} layers (drop --reuse)")
+    raw = raw.view(args.steps * args.ranks, args.batch * per_image)
+    kept, start, ok = [], 0, True
+    for site in sites:
+        n = args.batch * site["features"]
+        k = raw[:, start:start + n].reshape(args.steps, args.ranks, args.batch, site["features"]).bool()
+        start += n
+        total, rate = k.numel(), site["rate"]
+        share = k.double().mean().item()
+        z = (share - (1 - rate)) / ((rate * (1 - rate)) / total) ** 0.5
+        ok = ok and abs(z) < 3.29
+        print(f"dropout: rate {rate:g} over {site['features']} features: kept {share:.5f} of {total}"
+              f" (expected {1 - rate:g}, z = {z:+.2f})")
+        kept.append(k)
+    return kept, [site["rate"] for site in sites], ok
+
+
+def run_port(args, table, initial, images, labels, dtype=torch.float32, kept=None):
     """The port's steps on batchai's batches (images: uint8 [step][rank][image][C][H][W], labels
-    alike); the per-step mean loss over the ranks and the weights after the first update (Keras
-    layout, float32)."""
+    alike; kept: read_kept's choices per Dropout layer, or None for no dropout); the per-step mean
+    loss over the ranks and the weights after the first update (Keras layout, float32)."""
     model = tp.keras_cnn().to(dtype)
-    for m in model.modules():
+    given = []
+    for i, m in enumerate(model):
         if isinstance(m, nn.Dropout):
-            m.p = 0.0
+            # Keras' dropout at the port's own rate with batchai's choices, or none at all
+            given.append(GivenDropout(m.p, scale=args.mutate != "dropscale"))
+            model[i] = given[-1]
     params = list(model.parameters())
     keep = args.mutate == "flatten"
     with torch.no_grad():
@@ -216,6 +272,8 @@ def run_port(args, table, initial, images, labels, dtype=torch.float32):
         total = [torch.zeros_like(p) for p in params]
         loss_sum = 0.0
         for r in range(args.ranks):
+            for layer, g in enumerate(given):
+                g.kept = None if kept is None else kept[layer][s, r]
             model.zero_grad()
             loss = tp.keras_categorical_crossentropy(model(images[s, r].to(dtype).div_(255.0)), labels[s, r])
             loss.backward()
@@ -255,6 +313,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--allreduce", choices=("ring", "mpi"), default="ring", help="batchai's, as batchai train's")
     ap.add_argument("--augment", action="store_true", help="batchai augments; checked against the port's")
+    ap.add_argument("--dropout", action="store_true", help="batchai drops; the port applies Keras' dropout with its choices")
     ap.add_argument("--mutate", choices=MUTATIONS)
     ap.add_argument("--reuse", action="store_true", help="keep batchai's half from an earlier run in OUT")
     args = ap.parse_args()
@@ -262,15 +321,19 @@ def main():
         ap.error("--ranks and --batch must be positive, --steps at least 2")
     if args.mutate in ("fill", "range") and not args.augment:
         ap.error(f"--mutate {args.mutate} breaks the augmentation: it needs --augment")
+    if args.mutate == "dropscale" and not args.dropout:
+        ap.error("--mutate dropscale breaks the dropout: it needs --dropout")
 
     args.data_dir = plain_data_dir(args.data_dir, args.out)
     if not (args.reuse and os.path.exists(os.path.join(args.out, "step-1.f32"))
-            and os.path.exists(os.path.join(args.out, "inputs.f32")) == args.augment):
+            and os.path.exists(os.path.join(args.out, "inputs.f32")) == args.augment
+            and os.path.exists(os.path.join(args.out, "kept.u8")) == args.dropout):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # containers, CI
         subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", args.exe,
                         "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                         "--steps", str(args.steps), "--seed", str(args.seed), "--threads", "1",
-                        "--allreduce", args.allreduce] + (["--augment"] if args.augment else []),
+                        "--allreduce", args.allreduce] + (["--augment"] if args.augment else [])
+                       + (["--dropout"] if args.dropout else []),
                        check=True, stdout=subprocess.DEVNULL, env=env, timeout=600 + 20 * args.steps)
     with open(os.path.join(args.out, "table.json")) as f:
         table = json.load(f)
@@ -296,13 +359,21 @@ def main():
             return 1
     images = images.view(args.steps, args.ranks, args.batch, *images.shape[1:])
     labels = labels.view(args.steps, args.ranks, args.batch, *labels.shape[1:])
-    ref, ref_first = run_port(args, table, initial, images, labels, torch.float64)
-    p32, p32_first = run_port(args, table, initial, images, labels, torch.float32)
+    kept, dropout_ok = None, True
+    if args.dropout:
+        kept, rates, dropout_ok = read_kept(args)
+        port_rates = [m.p for m in tp.keras_cnn().modules() if isinstance(m, nn.Dropout)]
+        if [round(r, 6) for r in rates] != [round(r, 6) for r in port_rates]:
+            print(f"dropout: batchai's rates {rates} are not the port's {port_rates}")
+            dropout_ok = False
+    ref, ref_first = run_port(args, table, initial, images, labels, torch.float64, kept)
+    p32, p32_first = run_port(args, table, initial, images, labels, torch.float32, kept)
     d_ours = [abs(a - b) for a, b in zip(ours, ref)]
     d_p32 = [abs(a - b) for a, b in zip(p32, ref)]
 
     print(f"lockstep: {args.steps} steps of {args.ranks} x {args.batch} images, seed {args.seed}, lr {1e-4 * args.ranks:g}"
-          + ("; augmented" if args.augment else "") + (f"; the port mutated: {args.mutate}" if args.mutate else ""))
+          + ("; augmented" if args.augment else "") + ("; dropout" if args.dropout else "")
+          + (f"; the port mutated: {args.mutate}" if args.mutate else ""))
     print("reference: the port in float64; beside batchai, the port in float32 shows what float32 rounding alone does")
     print(f"loss before any update (step 1): batchai {ours[0]:.9f}  port float32 {p32[0]:.9f}  float64 {ref[0]:.9f}")
     # A first RMSprop step moves every weight whose gradient is well above epsilon by lr / sqrt(1 - rho)
@@ -325,7 +396,7 @@ def main():
     # Both float32 trajectories leave the float64 one once rounding has been amplified (RMSprop's
     # normalised steps make training chaotic within tens of steps at this rate); batchai must not
     # leave it much earlier than the port's own float32 run does.
-    ok = augment_ok and d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
+    ok = augment_ok and dropout_ok and d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
         o_p32 is None and o_ours is None or (o_ours or args.steps + 1) >= max(2, (o_p32 or args.steps + 1) // 2))
     print("lockstep: " + ("agree" if ok else "DIFFER"))
     return 0 if ok else 1

@@ -1,18 +1,22 @@
 // batchai's half of the lockstep check (lockstep.py is the port's half), run under mpirun with one
 // process per rank: the training loop of `batchai train` itself (run_training, with the
 // communicator it chooses: shared memory between ranks on one host), with the randomness both
-// trainers can share taken out: no dropout, one step per epoch (so each epoch's metrics row is one
-// step's loss), no augmentation unless --augment. The initial weights (Glorot from --seed, rank 0's
-// broadcast), every rank's batches (batchai's own per-rank shuffle) and, with --augment, the
-// augmented images the trainer trains on are written out for the port to use.
+// trainers can share taken out: one step per epoch (so each epoch's metrics row is one step's loss),
+// no augmentation unless --augment, no dropout unless --dropout. The initial weights (Glorot from
+// --seed, rank 0's broadcast), every rank's batches (batchai's own per-rank shuffle) and, with
+// --augment, the augmented images, with --dropout, which features the trainer keeps are written
+// out for the port to use.
 //
 // Usage: mpirun -np RANKS tutorial_lockstep --data-dir DIR --out DIR [--batch 32] [--steps 30]
-//                                           [--seed 1] [--threads 1] [--allreduce ring|mpi] [--augment]
+//                                           [--seed 1] [--threads 1] [--allreduce ring|mpi]
+//                                           [--augment] [--dropout]
 // Writes to OUT: table.json (each weight's Keras layer, name, shape and arena offset); initial.f32
 // and step-1.f32 (the arena before and after the first update, Keras layout, float32 in this
 // machine's byte order); order.i32 (int32 image indices [step][rank][image]); with --augment,
 // inputs.f32 (the images as the trainer's batch preparation makes them, float32 [step][rank][image]
-// [32][32][3] in [0, 1]); steps.csv (step, loss averaged over the ranks' batches, accuracy); run/
+// [32][32][3] in [0, 1]); with --dropout, dropout.json (each Dropout layer's features per image, in
+// the trainer's NHWC order, and rate) and kept.u8 (1 where the trainer keeps a feature: [step][rank]
+// [layer][image][feature]); steps.csv (step, loss averaged over the ranks' batches, accuracy); run/
 // (the trainer's own output).
 #include <CLI/CLI.hpp>
 
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "augment.hpp"
+#include "batchai/train/counter_rng.hpp"
 #include "batchai/train/mpi_session.hpp"
 #include "comm/communicator_choice.hpp"
 #include "model.hpp"
@@ -68,6 +73,23 @@ void write_steps(const fs::path& metrics, const fs::path& steps) {
   }
 }
 
+// Which features of `batch` images keyed first_key.. each Dropout layer keeps: the trainer's own
+// masks (the backend's dropout with the layer's stream, as Model::train_batch calls it), as 0/1.
+void append_kept(bt::Backend& backend, const bt::Model& model, int batch, std::uint64_t seed, std::uint64_t first_key,
+                 std::vector<std::uint8_t>& kept) {
+  for (const auto& site : model.dropout_sites()) {
+    const std::size_t count = static_cast<std::size_t>(batch) * site.features;
+    bt::Buffer ones = backend.allocate(count), y = backend.allocate(count), mask = backend.allocate(count);
+    backend.fill(ones, 1.0f);
+    backend.dropout_forward(ones, y, mask, site.rate, bt::dropout_layer_stream(seed, site.layer), first_key,
+                            site.features);
+    std::vector<float> host(count);
+    backend.download(host.data(), mask, count);
+    for (float m : host) kept.push_back(m != 0.0f ? 1 : 0);
+    for (bt::Buffer* b : {&ones, &y, &mask}) backend.release(*b);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +99,7 @@ int main(int argc, char** argv) {
   int batch = 32, steps = 30, threads = 1;
   unsigned seed = 1;
   std::string allreduce = "ring";
-  bool augment = false;
+  bool augment = false, dropout = false;
   app.add_option("--data-dir", data_dir, "CIFAR-10 binary files (plain)")->required();
   app.add_option("--out", out_dir, "Output folder")->required();
   app.add_option("--batch", batch, "Images per rank per step")->check(CLI::Range(1, 4096));
@@ -87,6 +109,7 @@ int main(int argc, char** argv) {
   app.add_option("--allreduce", allreduce, "As batchai train's: ring (shared memory on one host) or mpi")
       ->check(CLI::IsMember({"ring", "mpi"}));
   app.add_flag("--augment", augment, "Train on augmented images (shifts and flips) and write them to inputs.f32");
+  app.add_flag("--dropout", dropout, "Train with dropout and write which features it keeps to kept.u8");
   CLI11_PARSE(app, argc, argv);
 
   // As run_train_main opens it.
@@ -102,7 +125,7 @@ int main(int argc, char** argv) {
   o.threads = threads;
   o.allreduce = allreduce;
   o.augmentation = augment;
-  o.dropout = false;
+  o.dropout = dropout;
   o.steps_per_epoch = 1;
   o.validation_images = 1;  // the per-epoch validation is not compared: keep it trivial
   o.quiet = true;
@@ -118,12 +141,14 @@ int main(int argc, char** argv) {
     bt::AugmentConfig config;  // as run_training prepares its batches
     config.enabled = augment;
     std::vector<std::int32_t> order;
+    std::vector<std::uint8_t> kept;
     std::vector<float> inputs, labels(static_cast<std::size_t>(batch));
     order.reserve(static_cast<std::size_t>(steps) * size * batch);
     for (int s = 0; s < steps; ++s) {
       for (int r = 0; r < size; ++r) {
         const bt::EpochPlan plan = bt::plan_epoch(train.count, batch, 1, false, r, size, seed, s);
         order.insert(order.end(), plan.indices.begin(), plan.indices.begin() + plan.batch_begin[1]);
+        if (dropout) append_kept(*backend, model, batch, seed, plan.first_key[0], kept);
         if (!augment) continue;
         inputs.resize(inputs.size() + static_cast<std::size_t>(batch) * bt::kCifarImageBytes);
         bt::prepare_batch(train, plan.indices.data(), batch, config, seed, plan.first_key[0],
@@ -133,6 +158,12 @@ int main(int argc, char** argv) {
     }
     write_binary(out / "order.i32", order);
     if (augment) write_binary(out / "inputs.f32", inputs);
+    if (dropout) {
+      nlohmann::json sites = nlohmann::json::array();
+      for (const auto& site : model.dropout_sites()) sites.push_back({{"features", site.features}, {"rate", site.rate}});
+      std::ofstream(out / "dropout.json") << sites.dump(1) << "\n";
+      write_binary(out / "kept.u8", kept);
+    }
   }
   comm->barrier();
 
