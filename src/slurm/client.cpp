@@ -186,7 +186,16 @@ JobId SlurmClient::submit(const BatchJob& job) {
   return parse_sbatch_parsable(run_checked(argv));
 }
 
-std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId>& ids) {
+namespace {
+// True unless `work_dirs` names a folder for the record's id in which the record's job did not run.
+bool of_the_job(const JobInfo& info, const std::map<JobId, fs::path>& work_dirs) {
+  auto it = work_dirs.find(info.id);
+  return it == work_dirs.end() || is_same_job(info, it->second);
+}
+}  // namespace
+
+std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId>& ids,
+                                                         const std::map<JobId, fs::path>& work_dirs) {
   std::map<JobId, JobInfo> found;
   if (ids.empty()) return found;
   const auto& cfg = config();
@@ -209,7 +218,7 @@ std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId
       continue;
     }
     if (!wanted.count(id)) continue;
-    if (auto record = parse_jobcomp_line(line)) found[id] = *record;
+    if (auto record = parse_jobcomp_line(line); record && of_the_job(*record, work_dirs)) found[id] = *record;
   }
   return found;
 }
@@ -232,16 +241,21 @@ std::optional<JobInfo> SlurmClient::scontrol_job(JobId id) {
   return std::nullopt;
 }
 
-JobInfo SlurmClient::job(JobId id) {
-  auto known = jobs({id});
+JobInfo SlurmClient::job(JobId id, const fs::path& work_dir) {
+  std::map<JobId, fs::path> work_dirs;
+  if (!work_dir.empty()) work_dirs[id] = work_dir;
+  auto known = jobs({id}, work_dirs);
   if (known.empty())
     throw NotFound("Slurm does not know job " + std::to_string(id) +
-                       ": it is neither queued nor running, and no completion record names it.",
+                       (work_dir.empty() ? std::string(": it is neither queued nor running, and no completion record "
+                                                       "names it.")
+                                         : " as the job of its folder: the id names no job, or another one (a "
+                                           "controller that lost the job gives its id out again)."),
                    "SlurmJobNotFound");
   return known.begin()->second;
 }
 
-std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
+std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids, const std::map<JobId, fs::path>& work_dirs) {
   std::map<JobId, JobInfo> out;
   if (ids.empty()) return out;
   std::string list;
@@ -261,6 +275,7 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
       if (line.empty()) continue;
       JobInfo info = parse_squeue_line(line);
       if (!wanted.count(info.id)) throw SystemError("squeue answered for job " + std::to_string(info.id) + ", not asked for");
+      if (!of_the_job(info, work_dirs)) continue;  // another job under the id: the job's own record is sought
       if (is_final_job_state(info.slurm_state))
         from_queue[info.id] = info;  // the last resort below: it lacks the exit code
       else
@@ -269,11 +284,11 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
   }
   for (JobId id : ids)
     if (!out.count(id)) ended.push_back(id);
-  auto records = completion_records(ended);
+  auto records = completion_records(ended, work_dirs);
   for (JobId id : ended) {
     if (auto it = records.find(id); it != records.end()) {
       out[id] = it->second;
-    } else if (auto info = scontrol_job(id)) {
+    } else if (auto info = scontrol_job(id); info && of_the_job(*info, work_dirs)) {
       out[id] = *info;
     } else if (auto q = from_queue.find(id); q != from_queue.end()) {
       out[id] = q->second;
@@ -283,10 +298,9 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids) {
 }
 
 void SlurmClient::cancel(JobId id, const fs::path& work_dir) {
-  JobInfo info = job(id);  // NotFound for an unknown job: scancel itself reports success for those
-  if (!work_dir.empty() && !is_same_job(info, work_dir))
-    throw NotFound("Slurm's job " + std::to_string(id) + " is another job now (it runs in another folder): the controller lost the job's record and gave its id out again; it is not cancelled.",
-                   "SlurmJobLost");
+  // NotFound for an unknown job (scancel itself reports success for those), and for an id that
+  // names another job now: the queue entry checked is the job's own.
+  JobInfo info = job(id, work_dir);
   if (is_final_job_state(info.slurm_state)) return;
   run_checked({"scancel", std::to_string(id)});
 }

@@ -2,6 +2,9 @@
 // reads their answers and failures, without a Slurm.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -172,15 +175,37 @@ TEST(SlurmClientFake, AnIdThatNamesAJobOfAnotherFolderIsNotCancelled) {
     return Answer{0, "", ""};
   };
   SlurmClient client(fake, conf());
-  try {
-    client.cancel(7, "/home/a/jobs/k7");
-    ADD_FAILURE() << "cancelled another job";
-  } catch (const NotFound& e) {
-    EXPECT_EQ(e.code(), "SlurmJobLost");
-  }
+  EXPECT_THROW(client.cancel(7, "/home/a/jobs/k7"), NotFound);
   for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "scancel");
   client.cancel(7, "/elsewhere/jobs/theirs/");  // the same last component: that job, cancelled
   EXPECT_EQ(joined(fake.specs.back().argv), "scancel 7");
+}
+
+// Job 7 ended; then a controller started on fresh state gave 7 to another job, which runs now and
+// has an earlier run of its own on record. Asked with its folder, job 7 is its own record.
+TEST(SlurmClientFake, AnIdGivenOutAgainStillFindsTheJobsOwnRecord) {
+  const auto dir = std::filesystem::temp_directory_path() / ("slurm-client-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "jobcomp.txt")
+      << "JobId=7 Name=ours JobState=COMPLETED NodeList=node1 NodeCnt=1 WorkDir=/home/a/jobs/k7 ExitCode=0:0\n"
+         "JobId=7 Name=theirs JobState=FAILED NodeList=node2 NodeCnt=1 WorkDir=/home/b/jobs/x ExitCode=3:0\n";
+  FakeLauncher fake;
+  fake.answer = [&](const std::vector<std::string>& argv) {
+    if (argv[0] == "scontrol" && argv[1] == "show" && argv[2] == "config")
+      return Answer{0, "JobCompType = jobcomp/filetxt\nJobCompLoc = " + (dir / "jobcomp.txt").string() + "\n", ""};
+    if (argv[0] == "squeue") return Answer{0, "7|RUNNING|1|node2|/home/b/jobs/y\x1fNone\n", ""};
+    return Answer{1, "", "slurm_load_jobs error: Invalid job id specified\n"};
+  };
+  SlurmClient client(fake, conf());
+  auto known = client.jobs({7}, {{7, "/home/a/jobs/k7"}});
+  ASSERT_EQ(known.count(7), 1u);
+  EXPECT_EQ(known[7].slurm_state, "COMPLETED");
+  EXPECT_EQ(known[7].node_list, "node1");
+  EXPECT_EQ(client.job(7).slurm_state, "RUNNING");  // without a folder: whatever has the id
+  EXPECT_TRUE(client.jobs({7}, {{7, "/home/c/jobs/z"}}).empty());  // no record of that job at all
+  client.cancel(7, "/home/a/jobs/k7");  // it has ended: nothing to cancel, and the other is left alone
+  for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "scancel");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SlurmClientFake, UnknownJobIsNotFoundAndNotCancelled) {

@@ -41,14 +41,18 @@ class SlurmClient {
   JobId submit(const BatchJob& job);
   // The job's state: from squeue while Slurm still queues or runs it; once it has ended, from the
   // completion record (jobcomp/filetxt), or scontrol while the controller still remembers it.
-  // NotFound when no source knows the job.
-  JobInfo job(JobId id);
+  // NotFound when no source knows the job. With a `work_dir`, only a record of the job run in that
+  // folder is its answer (see jobs()).
+  JobInfo job(JobId id, const std::filesystem::path& work_dir = {});
   // The states of many jobs with one squeue and one pass over the completion record (what a
   // reconcile of every job of a cluster needs); a job no source knows is left out of the answer.
-  std::map<JobId, JobInfo> jobs(const std::vector<JobId>& ids);
-  // scancel; a job that has already ended is left as it is. NotFound for an unknown job, and for
-  // one that runs in a folder other than `work_dir` (is_same_job; empty: not checked): its id
-  // names another job now, which is never cancelled.
+  // A controller that lost a job gives its id out again: with `work_dirs`, an id's answer is only
+  // a record of the job run in its folder (is_same_job), so another job's queue entry or record
+  // under that id is passed over, and an earlier completion record of the job itself still found.
+  std::map<JobId, JobInfo> jobs(const std::vector<JobId>& ids,
+                                const std::map<JobId, std::filesystem::path>& work_dirs = {});
+  // scancel; a job that has already ended is left as it is. NotFound for an unknown job; with a
+  // `work_dir`, for one whose id names another job now, which is never cancelled.
   void cancel(JobId id, const std::filesystem::path& work_dir = {});
 
  private:
@@ -63,7 +67,8 @@ class SlurmClient {
   [[noreturn]] void fail(const std::string& command, const Output& result);
   std::optional<JobInfo> completion_record(JobId id);
   // The last completion record of each of `ids` (jobcomp/filetxt); empty without one.
-  std::map<JobId, JobInfo> completion_records(const std::vector<JobId>& ids);
+  std::map<JobId, JobInfo> completion_records(const std::vector<JobId>& ids,
+                                             const std::map<JobId, std::filesystem::path>& work_dirs = {});
   std::optional<JobInfo> scontrol_job(JobId id);
   const std::map<std::string, std::string>& config();
 

@@ -281,10 +281,14 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
   });
   if (submitted.empty()) return;
   std::vector<slurm::JobId> ids;
-  for (const auto& entry : submitted) ids.push_back(entry.first);
+  std::map<slurm::JobId, std::filesystem::path> work_dirs;  // each job's own folder: its identity
+  for (const auto& [id, key] : submitted) {
+    ids.push_back(id);
+    work_dirs[id] = state_dir(env.layout(), key);
+  }
   std::map<slurm::JobId, slurm::JobInfo> known;
   try {
-    known = env.client(budget).jobs(ids);
+    known = env.client(budget).jobs(ids, work_dirs);
   } catch (const Error& e) {
     if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
     log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
@@ -298,17 +302,11 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
       if (!job || slurm_job_id(*job) != id) continue;
       if (job->state != JobState::kQueued && job->state != JobState::kRunning && job->state != JobState::kTerminating) continue;
       if (it == known.end()) {
-        // Slurm forgot the job (a controller restarted without its state): it will not run.
+        // Slurm forgot the job (a controller restarted without its state): it will not run. The id
+        // may name another job by now, which jobs() passes over (it ran in another folder).
         finish_job(*job, false, std::nullopt,
                    job_error("SlurmJobLost", "Slurm no longer knows job " + std::to_string(id) +
                                                  " (its controller lost its state); submit the job again."),
-                   now);
-      } else if (!slurm::is_same_job(it->second, state_dir(env.layout(), key))) {
-        // The controller lost the job and gave its id to a new one, which is never taken for it.
-        finish_job(*job, false, std::nullopt,
-                   job_error("SlurmJobLost", "Slurm's job " + std::to_string(id) +
-                                                 " is another job now (its controller lost this job's record and "
-                                                 "gave its id out again); submit the job again."),
                    now);
       } else if (slurm::is_final_job_state(it->second.slurm_state)) {
         finish_from_slurm(*job, it->second, now);
@@ -347,13 +345,14 @@ std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow
     queue_slurm_cancel(env, *id, job.key);  // scancel once the controller answers; the runner stops the tasks now
     return std::nullopt;
   }
+  const std::filesystem::path own_folder = state_dir(env.layout(), job.key);  // the Slurm job's identity
   try {
-    env.client(SlurmBudget()).cancel(*id, state_dir(env.layout(), job.key));
+    env.client(SlurmBudget()).cancel(*id, own_folder);
     if (!wait) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
     for (;;) {
       // Each poll within its own budget: a controller that dies meanwhile costs one budget, not the wait.
-      slurm::JobInfo info = env.client(SlurmBudget()).job(*id);
+      slurm::JobInfo info = env.client(SlurmBudget()).job(*id, own_folder);
       if (slurm::is_final_job_state(info.slurm_state) || std::chrono::steady_clock::now() >= deadline) return info;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
