@@ -8,7 +8,8 @@ Per epoch: every run's accuracy, the seed spread of each side (largest minus sma
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
 difference is within ±tolerance and whether it is within the seed spread (the larger of the two
 sides' spreads at that epoch). --svg also draws every run's validation accuracy and training loss
-against the epoch (batchai's seeds solid, the port's dashed), a plain SVG.
+against the epoch (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with one
+run a side, where the comparison itself needs two and the exit status is 1.
 """
 import argparse
 import csv
@@ -112,8 +113,14 @@ def main():
     ap.add_argument("--svg", metavar="OUT", help="also draw every run's curves into this SVG file")
     ap.add_argument("--title", default="batchai (solid) and the PyTorch port (dashed), per seed")
     args = ap.parse_args()
+    if args.svg:
+        columns = ("val_acc", "loss")
+        svg_plot(args.svg, args.title, [{c: read(p, c) for c in columns} for p in args.batchai],
+                 [{c: read(p, c) for c in columns} for p in args.port],
+                 [run_label(p, i) for i, p in enumerate(args.batchai)] + [run_label(p, i) for i, p in enumerate(args.port)])
     if len(args.batchai) < 2 or len(args.port) < 2:
-        raise SystemExit("compare_runs: two or more runs (seeds) of each side are needed for a spread")
+        raise SystemExit("compare_runs: two or more runs (seeds) of each side are needed for a spread"
+                         + (f" (the curves are drawn in {args.svg})" if args.svg else ""))
     ours, theirs = [read(p) for p in args.batchai], [read(p) for p in args.port]
     runs = ours + theirs
     epochs = sorted(set.intersection(*(set(r) for r in runs)))
@@ -158,11 +165,6 @@ def main():
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
     loss_table(args, epochs, args.markdown)
-    if args.svg:
-        columns = ("val_acc", "loss")
-        svg_plot(args.svg, args.title, [{c: read(p, c) for c in columns} for p in args.batchai],
-                 [{c: read(p, c) for c in columns} for p in args.port],
-                 [run_label(p, i) for i, p in enumerate(args.batchai)] + [run_label(p, i) for i, p in enumerate(args.port)])
     return 0 if outside_tol == 0 else 1
 
 
