@@ -163,8 +163,8 @@ void ControllerOutage::restart_controller() {
 
 void ControllerOutage::skip_lost_job_ids() const {
   // Held jobs take the ids the restarted controller would hand out again, each cancelled at once;
-  // bounded by the gap (a controller that lost more than 200 ids is a failure of its own).
-  for (int i = 0; i < 200; ++i) {
+  // bounded (a controller that lost more than 50 ids is a failure of its own).
+  for (int i = 0; i < 50; ++i) {
     const std::string out = output_of({"timeout", "5", "sbatch", "--parsable", "--hold", "-p", "batchai", "-J",
                                        "skip-lost-id", "-o", "/dev/null", "--wrap", "true"});
     std::smatch m;
