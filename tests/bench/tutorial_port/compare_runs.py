@@ -7,7 +7,8 @@ Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--t
 Per epoch: every run's accuracy, the seed spread of each side (largest minus smallest; with two seeds
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
 difference is within ±tolerance and whether it is within the seed spread (the larger of the two
-sides' spreads at that epoch). --svg also draws every run's validation accuracy and training loss
+sides' spreads at that epoch). Then each run's level over the second half of the epochs (the mean of
+its validation passes there) and the difference of the sides' mean levels. --svg also draws every run's validation accuracy and training loss
 against the epoch (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with one
 run a side, where the comparison itself needs two and the exit status is 1.
 """
@@ -20,6 +21,29 @@ from xml.sax.saxutils import escape
 def read(path, column="val_acc"):
     with open(path) as f:
         return {int(r["epoch"]): float(r[column]) for r in csv.DictReader(f)}
+
+
+def plateau_levels(ours, theirs, epochs):
+    """Each run's level over the second half of the epochs (its mean validation accuracy there):
+    one validation pass scatters by about a point from epoch to epoch, a run's level much less, so
+    the levels show a difference of a point or less that single epochs cannot. Prints each run's
+    level, each side's spread of levels and the difference of the sides' mean levels, with the
+    interval that the epoch-to-epoch scatter of the per-epoch difference gives (2 standard errors,
+    the epochs taken as independent passes; it does not include the seed-to-seed scatter of levels,
+    which the spread of levels shows)."""
+    late = epochs[len(epochs) // 2:]
+    if len(late) < 2:
+        return
+    level = lambda run: sum(run[e] for e in late) / len(late)  # noqa: E731
+    lb, lp = [level(r) for r in ours], [level(r) for r in theirs]
+    d = [sum(r[e] for r in theirs) / len(theirs) - sum(r[e] for r in ours) / len(ours) for e in late]
+    mean = sum(d) / len(d)
+    sd = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
+    print(f"\nlevels over epochs {late[0]}-{late[-1]} (mean validation accuracy of each run):"
+          f" batchai {' / '.join(f'{100 * v:.2f}%' for v in lb)} (spread {100 * (max(lb) - min(lb)):.2f}),"
+          f" port {' / '.join(f'{100 * v:.2f}%' for v in lp)} (spread {100 * (max(lp) - min(lp)):.2f})")
+    print(f"port - batchai, mean level: {100 * mean:+.2f} points"
+          f" (+-{200 * sd / len(d) ** 0.5:.2f} from the epochs' scatter)")
 
 
 def loss_table(args, epochs, markdown):
@@ -164,6 +188,7 @@ def main():
           f"{' (every epoch)' if outside_tol == 0 else ''}; "
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
+    plateau_levels(ours, theirs, epochs)
     loss_table(args, epochs, args.markdown)
     return 0 if outside_tol == 0 else 1
 
