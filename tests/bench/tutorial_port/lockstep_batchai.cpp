@@ -90,6 +90,45 @@ void append_kept(bt::Backend& backend, const bt::Model& model, int batch, std::u
   }
 }
 
+// What the port needs to take the same steps (rank 0 writes it before training): the initial
+// weights, every rank's batches and, with augmentation or dropout, the images and the features kept,
+// all from the functions run_training itself calls.
+void write_shared_inputs(const fs::path& out, const bt::TrainOptions& o, int size, int steps) {
+  const int batch = o.batch_size;
+  fs::create_directories(out);
+  auto backend = bt::make_backend(bt::BackendKind::kCpu, 1);
+  bt::Model model(*backend, bt::tutorial_network(), 1);
+  model.init_glorot(o.seed);  // what every rank draws; the trainer broadcasts rank 0's
+  write_table(out / "table.json", model.table());
+  write_binary(out / "initial.f32", model.get_params());
+  const bt::Dataset train = bt::load_train_data(o).train;
+  bt::AugmentConfig config;  // as run_training prepares its batches
+  config.enabled = o.augmentation;
+  std::vector<std::int32_t> order;
+  std::vector<std::uint8_t> kept;
+  std::vector<float> inputs, labels(static_cast<std::size_t>(batch));
+  const std::size_t batch_floats = static_cast<std::size_t>(batch) * bt::kCifarImageBytes;
+  for (int s = 0; s < steps; ++s) {
+    for (int r = 0; r < size; ++r) {
+      const bt::EpochPlan plan = bt::plan_epoch(train.count, batch, 1, false, r, size, o.seed, s);
+      order.insert(order.end(), plan.indices.begin(), plan.indices.begin() + plan.batch_begin[1]);
+      if (o.dropout) append_kept(*backend, model, batch, o.seed, plan.first_key[0], kept);
+      if (!o.augmentation) continue;
+      inputs.resize(inputs.size() + batch_floats);
+      bt::prepare_batch(train, plan.indices.data(), batch, config, o.seed, plan.first_key[0],
+                        inputs.data() + inputs.size() - batch_floats, labels.data());
+    }
+  }
+  write_binary(out / "order.i32", order);
+  if (o.augmentation) write_binary(out / "inputs.f32", inputs);
+  if (o.dropout) {
+    nlohmann::json sites = nlohmann::json::array();
+    for (const auto& site : model.dropout_sites()) sites.push_back({{"features", site.features}, {"rate", site.rate}});
+    std::ofstream(out / "dropout.json") << sites.dump(1) << "\n";
+    write_binary(out / "kept.u8", kept);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,41 +169,7 @@ int main(int argc, char** argv) {
   o.validation_images = 1;  // the per-epoch validation is not compared: keep it trivial
   o.quiet = true;
 
-  if (comm->rank() == 0) {
-    fs::create_directories(out);
-    auto backend = bt::make_backend(bt::BackendKind::kCpu, 1);
-    bt::Model model(*backend, bt::tutorial_network(), 1);
-    model.init_glorot(seed);  // what every rank draws; the trainer broadcasts rank 0's
-    write_table(out / "table.json", model.table());
-    write_binary(out / "initial.f32", model.get_params());
-    const bt::Dataset train = bt::load_train_data(o).train;
-    bt::AugmentConfig config;  // as run_training prepares its batches
-    config.enabled = augment;
-    std::vector<std::int32_t> order;
-    std::vector<std::uint8_t> kept;
-    std::vector<float> inputs, labels(static_cast<std::size_t>(batch));
-    order.reserve(static_cast<std::size_t>(steps) * size * batch);
-    for (int s = 0; s < steps; ++s) {
-      for (int r = 0; r < size; ++r) {
-        const bt::EpochPlan plan = bt::plan_epoch(train.count, batch, 1, false, r, size, seed, s);
-        order.insert(order.end(), plan.indices.begin(), plan.indices.begin() + plan.batch_begin[1]);
-        if (dropout) append_kept(*backend, model, batch, seed, plan.first_key[0], kept);
-        if (!augment) continue;
-        inputs.resize(inputs.size() + static_cast<std::size_t>(batch) * bt::kCifarImageBytes);
-        bt::prepare_batch(train, plan.indices.data(), batch, config, seed, plan.first_key[0],
-                          inputs.data() + inputs.size() - static_cast<std::size_t>(batch) * bt::kCifarImageBytes,
-                          labels.data());
-      }
-    }
-    write_binary(out / "order.i32", order);
-    if (augment) write_binary(out / "inputs.f32", inputs);
-    if (dropout) {
-      nlohmann::json sites = nlohmann::json::array();
-      for (const auto& site : model.dropout_sites()) sites.push_back({{"features", site.features}, {"rate", site.rate}});
-      std::ofstream(out / "dropout.json") << sites.dump(1) << "\n";
-      write_binary(out / "kept.u8", kept);
-    }
-  }
+  if (comm->rank() == 0) write_shared_inputs(out, o, size, steps);
   comm->barrier();
 
   // The first update's weights, then the rest of the run resumed from its checkpoint (exact).
