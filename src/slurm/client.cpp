@@ -8,6 +8,7 @@
 
 
 #include "batchai/common/errors.hpp"
+#include "lines_backwards.hpp"
 
 namespace batchai::slurm {
 namespace fs = std::filesystem;
@@ -204,22 +205,21 @@ std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId
   if (type == cfg.end() || type->second != "jobcomp/filetxt" || loc == cfg.end()) return found;
   const fs::path log = loc->second;
   if (!log.is_absolute()) return found;
-  std::ifstream in(log, std::ios::binary);
-  if (!in) return found;
   const std::set<JobId> wanted(ids.begin(), ids.end());
-  // The last record of an id wins: a controller started with fresh state numbers jobs anew.
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.size() > 64 * 1024 || line.compare(0, 6, "JobId=") != 0) continue;
+  // The last record of an id wins (a controller started with fresh state numbers jobs anew), and
+  // the jobs asked about ended lately: read from the end until every id has its record.
+  for_each_line_backwards(log, 64 * 1024, [&](std::string_view line) {
+    if (line.substr(0, 6) != "JobId=") return true;
     JobId id = 0;
     try {
       id = parse_job_id(line.substr(6, line.find(' ') - 6));
     } catch (const Error&) {
-      continue;
+      return true;
     }
-    if (!wanted.count(id)) continue;
+    if (!wanted.count(id) || found.count(id)) return true;
     if (auto record = parse_jobcomp_line(line); record && of_the_job(*record, work_dirs)) found[id] = *record;
-  }
+    return found.size() < wanted.size();
+  });
   return found;
 }
 
