@@ -204,7 +204,8 @@ std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId
   auto loc = cfg.find("JobCompLoc");
   if (type == cfg.end() || type->second != "jobcomp/filetxt" || loc == cfg.end()) return found;
   const fs::path log = loc->second;
-  if (!log.is_absolute()) return found;
+  std::error_code ec;  // a FIFO there would block the open, a device never end
+  if (!log.is_absolute() || !fs::is_regular_file(log, ec)) return found;
   const std::set<JobId> wanted(ids.begin(), ids.end());
   // The last record of an id wins (a controller started with fresh state numbers jobs anew), and
   // the jobs asked about ended lately: read from the end until every id has its record.

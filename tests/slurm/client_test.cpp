@@ -2,8 +2,10 @@
 // reads their answers and failures, without a Slurm.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -205,6 +207,28 @@ TEST(SlurmClientFake, AnIdGivenOutAgainStillFindsTheJobsOwnRecord) {
   EXPECT_TRUE(client.jobs({7}, {{7, "/home/c/jobs/z"}}).empty());  // no record of that job at all
   client.cancel(7, "/home/a/jobs/k7");  // it has ended: nothing to cancel, and the other is left alone
   for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "scancel");
+  std::filesystem::remove_all(dir);
+}
+
+// A completion record that is no regular file (a FIFO would block the open, a device never end) is
+// not read: the job is asked of scontrol, within the client's bounds.
+TEST(SlurmClientFake, ACompletionRecordThatIsNoRegularFileIsNotRead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("slurm-client-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "jobcomp.txt").c_str(), 0600), 0);
+  for (const std::string& loc : {(dir / "jobcomp.txt").string(), std::string("/dev/zero")}) {
+    FakeLauncher fake;
+    fake.answer = [&](const std::vector<std::string>& argv) {
+      if (argv[0] == "scontrol" && argv[1] == "show" && argv[2] == "config")
+        return Answer{0, "JobCompType = jobcomp/filetxt\nJobCompLoc = " + loc + "\n", ""};
+      if (argv[0] == "scontrol") return Answer{0, "JobId=7 JobState=COMPLETED ExitCode=0:0 NumNodes=1\n", ""};
+      return Answer{0, "", ""};  // squeue: no longer queued
+    };
+    SlurmClient client(fake, conf());
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(client.job(7).slurm_state, "COMPLETED") << loc;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << loc;
+  }
   std::filesystem::remove_all(dir);
 }
 
