@@ -186,8 +186,13 @@ TEST_F(JobsOnASmallDisk, AFullDiskStillShowsWhatIsStored) {
                     {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
                     {"customToolkitSettings", {{"commandLine", "exec -a " + marker_ + " sleep 300"}}}});
   ASSERT_EQ(wait_state("orphan", {"running"})["executionState"], "running");
+  // The scheduler stores `running`, then starts the supervisor, which writes its pid into the lock
+  // when it takes it: read it once there (bounded; under load it came after the state once).
   pid_t supervisor = 0;
-  for (const auto& dir : fs::directory_iterator(home_ / "jobs")) std::ifstream(dir.path() / "supervisor.lock") >> supervisor;
+  for (int i = 0; i < 200 && supervisor <= 1; ++i) {
+    for (const auto& dir : fs::directory_iterator(home_ / "jobs")) std::ifstream(dir.path() / "supervisor.lock") >> supervisor;
+    if (supervisor <= 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   ASSERT_GT(supervisor, 1);
   const fs::path filler = fill_disk();
   // Its supervisor gone, the next reconcile must write the job's failure: the disk takes nothing.
