@@ -224,12 +224,6 @@ std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId
   return found;
 }
 
-std::optional<JobInfo> SlurmClient::completion_record(JobId id) {
-  auto records = completion_records({id});
-  if (records.empty()) return std::nullopt;
-  return records.begin()->second;
-}
-
 std::optional<JobInfo> SlurmClient::scontrol_job(JobId id) {
   const std::string sid = std::to_string(id);
   Output show = run({"scontrol", "show", "job", "-o", sid});

@@ -121,8 +121,9 @@ pid_t controller_pid() {
 long highest_job_id() {
   long highest = 0;
   std::istringstream ids(output_of({"timeout", "5", "squeue", "-h", "-t", "all", "-o", "%i"}));
+  const std::regex number("[0-9]{1,9}");
   for (std::string line; std::getline(ids, line);)
-    if (std::regex_match(line, std::regex("[0-9]{1,9}"))) highest = std::max(highest, std::stol(line));
+    if (std::regex_match(line, number)) highest = std::max(highest, std::stol(line));
   std::ifstream log(slurm_base() / "log" / "jobcomp.txt");
   const std::regex entry("JobId=([0-9]{1,9})");
   for (std::string line; std::getline(log, line);) {

@@ -65,8 +65,8 @@ class SlurmClient {
   // Output of a command that must succeed; throws the controller error or SystemError otherwise.
   std::string run_checked(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& command, const Output& result);
-  std::optional<JobInfo> completion_record(JobId id);
-  // The last completion record of each of `ids` (jobcomp/filetxt); empty without one.
+  // The last completion record of each of `ids` (jobcomp/filetxt), of the job run in its folder where
+  // `work_dirs` names one; empty without one. Read from the end of the file (lines_backwards.hpp).
   std::map<JobId, JobInfo> completion_records(const std::vector<JobId>& ids,
                                              const std::map<JobId, std::filesystem::path>& work_dirs = {});
   std::optional<JobInfo> scontrol_job(JobId id);
