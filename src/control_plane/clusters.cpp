@@ -33,19 +33,13 @@ using namespace detail;
 
 namespace {
 
-Json get(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? Json(nullptr) : *it;
-}
-
 // Wire-form scaleSettings of a config file → output shape (null when absent). Counts are
 // checked here, where they enter: int32, not negative, minimum <= maximum.
 Json scale_from_config(const Json& wire) {
   if (!wire.is_object()) return nullptr;
-  Json manual = get(wire, "manual"), autos = get(wire, "autoScale");
+  Json manual = member_or_null(wire, "manual"), autos = member_or_null(wire, "autoScale");
   auto count = [](const Json& parent, const char* key, const std::string& path, bool required) -> std::int64_t {
-    const Json value = get(parent, key);
+    const Json value = member_or_null(parent, key);
     if (value.is_null()) {
       if (required) throw InvalidArgument(path + "." + key + " is required in the cluster configuration.");
       return 0;
@@ -143,18 +137,18 @@ NodeShape node_shape(const ClusterCreateOptions& o, const Json& props) {
   if (n.vm_size.empty()) throw InvalidArgument("Please provide VM size");
   n.priority = o.vm_priority && !o.vm_priority->empty() ? *o.vm_priority : value_or<std::string>(props, "vmPriority", "dedicated");
   n.image = default_image_reference();
-  if (Json cfg = get(get(props, "virtualMachineConfiguration"), "imageReference"); cfg.is_object())
-    n.image = {{"offer", get(cfg, "offer")},
-               {"publisher", get(cfg, "publisher")},
-               {"sku", get(cfg, "sku")},
-               {"version", get(cfg, "version")},
-               {"virtualMachineImageId", get(cfg, "virtualMachineImageId")}};
+  if (Json cfg = member_or_null(member_or_null(props, "virtualMachineConfiguration"), "imageReference"); cfg.is_object())
+    n.image = {{"offer", member_or_null(cfg, "offer")},
+               {"publisher", member_or_null(cfg, "publisher")},
+               {"sku", member_or_null(cfg, "sku")},
+               {"version", member_or_null(cfg, "version")},
+               {"virtualMachineImageId", member_or_null(cfg, "virtualMachineImageId")}};
   if (o.custom_image && !o.image)
     throw InvalidArgument(
         "properties.virtualMachineConfiguration.virtualMachineImageId needs the imageReference (publisher, offer, sku) "
         "the custom image was made from.");
   if (o.image) n.image = parse_image(*o.image, o.custom_image);
-  n.scale = scale_settings_from_options(o.target, o.min_nodes, o.max_nodes, scale_from_config(get(props, "scaleSettings")));
+  n.scale = scale_settings_from_options(o.target, o.min_nodes, o.max_nodes, scale_from_config(member_or_null(props, "scaleSettings")));
   n.is_auto = n.scale["autoScale"].is_object();
   const Json& s = n.is_auto ? n.scale["autoScale"] : n.scale["manual"];
   n.target = s[n.is_auto ? "initialNodeCount" : "targetNodeCount"].get<int>();
@@ -169,7 +163,7 @@ NodeShape node_shape(const ClusterCreateOptions& o, const Json& props) {
 // to the private data.
 Json setup_task_of(const ClusterCreateOptions& o, const Json& node_setup_wire, const WorkspaceRow& ws,
                    Json& private_data) {
-  Json task = node_setup_wire.is_object() ? get(node_setup_wire, "setupTask") : Json(nullptr);
+  Json task = node_setup_wire.is_object() ? member_or_null(node_setup_wire, "setupTask") : Json(nullptr);
   if (o.setup_task) {
     if (!o.setup_task_output)
       throw InvalidArgument("properties.nodeSetup.setupTask.stdOutErrPathPrefix is required with a setup task.");
@@ -181,7 +175,7 @@ Json setup_task_of(const ClusterCreateOptions& o, const Json& node_setup_wire, c
                                 o.name + "/" + new_uuid();
   if (task.contains("secrets") && task["secrets"].is_array())
     for (const auto& s : task["secrets"])
-      private_data["setupSecrets"].push_back({{"name", get(s, "name")}, {"value", get(s, "value")}});
+      private_data["setupSecrets"].push_back({{"name", member_or_null(s, "name")}, {"value", member_or_null(s, "value")}});
   return task;
 }
 
@@ -254,11 +248,11 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   const std::optional<NfsTarget> nfs = check_nfs_and_subnet(store, o);
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
   // 6. patch the document's mount volumes
-  Json node_setup_wire = get(props, "nodeSetup");
+  Json node_setup_wire = member_or_null(props, "nodeSetup");
   if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") && node_setup_wire["mountVolumes"].is_object())
     patch_mount_volumes(node_setup_wire["mountVolumes"], effective_storage(o.mounts, lookup), lookup);
   // 7. admin account
-  Json user = resolve_admin_account(admin, get(props, "userAccountSettings"), home, cx_.settings().user_name);
+  Json user = resolve_admin_account(admin, member_or_null(props, "userAccountSettings"), home, cx_.settings().user_name);
   user["adminUserPassword"] = nullptr;  // never echoed
   // 8. nodes; the quota checked now, before auto-storage makes anything, and again with the row
   const NodeShape shape = node_shape(o, props);
@@ -271,7 +265,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   const NewCluster request{o, props, shape.vm_size, desired_nodes(wanted)};
   const Json engine_entry = engine.place(request);  // the engine's refusal makes nothing
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
-  Json mounts = node_setup_wire.is_object() ? get(node_setup_wire, "mountVolumes") : Json(nullptr);
+  Json mounts = node_setup_wire.is_object() ? member_or_null(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
   append_command_line_mounts(
       mounts, o.mounts,
@@ -282,9 +276,9 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   if (o.use_auto_storage) auto_storage_.add_mounts(ws.location, mounts);
   validate_mount_volumes(mounts);  // names, file-server ids and mount paths of every volume
   // 10. subnet
-  Json subnet = get(props, "subnet");
+  Json subnet = member_or_null(props, "subnet");
   if (o.subnet) subnet = {{"id", *o.subnet}};
-  if (subnet.is_object()) subnet = {{"id", get(subnet, "id")}};
+  if (subnet.is_object()) subnet = {{"id", member_or_null(subnet, "id")}};
   // 11. setup task
   Json private_data = {{"setupSecrets", Json::array()}};
   if (engine_entry.is_object()) private_data.update(engine_entry);

@@ -20,12 +20,6 @@ using namespace detail;
 
 namespace {
 
-Json get(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? Json(nullptr) : *it;
-}
-
 constexpr std::int64_t kMaxDiskSizeGb = 4095;
 constexpr std::int64_t kMaxDiskCount = 64;
 
@@ -54,16 +48,16 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   if (o.config && o.config->is_object() && o.config->contains("properties") && (*o.config)["properties"].is_object())
     props = (*o.config)["properties"];
   // 4. admin account (5. location is the workspace's; the 2018-05-01 model prints none)
-  Json ssh = get(props, "sshConfiguration");
-  Json user = resolve_admin_account(admin, get(ssh, "userAccountSettings"), home, cx_.settings().user_name);
+  Json ssh = member_or_null(props, "sshConfiguration");
+  Json user = resolve_admin_account(admin, member_or_null(ssh, "userAccountSettings"), home, cx_.settings().user_name);
   user["adminUserPassword"] = nullptr;
-  Json ips = get(ssh, "publicIPsToAllow");
+  Json ips = member_or_null(ssh, "publicIPsToAllow");
   // 6. disks
-  Json disks = get(props, "dataDisks");
+  Json disks = member_or_null(props, "dataDisks");
   // Counts are checked as 64-bit before narrowing, then against the service's bounds: a disk is
   // 1 to 4095 GB (the largest managed data disk of the 2018-05-01 API), a VM attaches at most 64.
-  const Json size_json = o.disk_size ? Json(*o.disk_size) : get(disks, "diskSizeInGB");
-  const Json count_json = o.disk_count ? Json(*o.disk_count) : get(disks, "diskCount");
+  const Json size_json = o.disk_size ? Json(*o.disk_size) : member_or_null(disks, "diskSizeInGB");
+  const Json count_json = o.disk_count ? Json(*o.disk_count) : member_or_null(disks, "diskCount");
   const char* size_name = o.disk_size ? "--disk-size" : "dataDisks.diskSizeInGB";
   const char* count_name = o.disk_count ? "--disk-count" : "dataDisks.diskCount";
   std::string caching = o.caching_type.value_or(value_or<std::string>(disks, "cachingType", "none"));
@@ -78,7 +72,7 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   std::string vm_size = o.vm_size.value_or(value_or<std::string>(props, "vmSize", ""));
   if (vm_size.empty()) throw InvalidArgument("Please provide VM size.");
   // 8. subnet (the service makes a vnet of its own when none is given)
-  std::string subnet = value_or<std::string>(get(props, "subnet"), "id", "");
+  std::string subnet = value_or<std::string>(member_or_null(props, "subnet"), "id", "");
   if (o.subnet) subnet = *o.subnet;
   if (!subnet.empty() && !looks_like_arm_id(subnet)) throw InvalidArgument("Ill-formed subnet resource id");
   if (subnet.empty())

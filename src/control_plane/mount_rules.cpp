@@ -79,12 +79,6 @@ Json resource_id(const Json& wire) {
   return {{"id", wire.value("id", Json(nullptr))}};
 }
 
-Json get(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? Json(nullptr) : *it;
-}
-
 // Maps a list with `fn`; absent or empty → null (the service returns null for empty lists).
 template <typename F>
 Json map_list(const Json& list, F fn) {
@@ -96,7 +90,7 @@ Json map_list(const Json& list, F fn) {
 
 Json credentials(const Json& wire) {
   return {{"accountKey", nullptr},
-          {"accountKeySecretReference", secret_reference(get(wire, "accountKeySecretReference"))}};
+          {"accountKeySecretReference", secret_reference(member_or_null(wire, "accountKeySecretReference"))}};
 }
 
 }  // namespace
@@ -175,29 +169,29 @@ void check_mount_account_keys(const Json& mv, const AccountKeys& keys) {
 Json normalize_mount_volumes(const Json& wire) {
   if (!wire.is_object()) return nullptr;
   Json out;
-  out["azureFileShares"] = map_list(get(wire, "azureFileShares"), [](const Json& e) {
-    return Json{{"accountName", get(e, "accountName")},
-                {"azureFileUrl", get(e, "azureFileUrl")},
-                {"credentials", credentials(get(e, "credentials"))},
+  out["azureFileShares"] = map_list(member_or_null(wire, "azureFileShares"), [](const Json& e) {
+    return Json{{"accountName", member_or_null(e, "accountName")},
+                {"azureFileUrl", member_or_null(e, "azureFileUrl")},
+                {"credentials", credentials(member_or_null(e, "credentials"))},
                 {"directoryMode", e.value("directoryMode", Json("0777"))},
                 {"fileMode", e.value("fileMode", Json("0777"))},
-                {"relativeMountPath", get(e, "relativeMountPath")}};
+                {"relativeMountPath", member_or_null(e, "relativeMountPath")}};
   });
-  out["azureBlobFileSystems"] = map_list(get(wire, "azureBlobFileSystems"), [](const Json& e) {
-    return Json{{"accountName", get(e, "accountName")},
-                {"containerName", get(e, "containerName")},
-                {"credentials", credentials(get(e, "credentials"))},
-                {"mountOptions", get(e, "mountOptions")},
-                {"relativeMountPath", get(e, "relativeMountPath")}};
+  out["azureBlobFileSystems"] = map_list(member_or_null(wire, "azureBlobFileSystems"), [](const Json& e) {
+    return Json{{"accountName", member_or_null(e, "accountName")},
+                {"containerName", member_or_null(e, "containerName")},
+                {"credentials", credentials(member_or_null(e, "credentials"))},
+                {"mountOptions", member_or_null(e, "mountOptions")},
+                {"relativeMountPath", member_or_null(e, "relativeMountPath")}};
   });
-  out["fileServers"] = map_list(get(wire, "fileServers"), [](const Json& e) {
-    return Json{{"fileServer", resource_id(get(e, "fileServer"))},
-                {"mountOptions", get(e, "mountOptions")},
-                {"relativeMountPath", get(e, "relativeMountPath")},
-                {"sourceDirectory", get(e, "sourceDirectory")}};
+  out["fileServers"] = map_list(member_or_null(wire, "fileServers"), [](const Json& e) {
+    return Json{{"fileServer", resource_id(member_or_null(e, "fileServer"))},
+                {"mountOptions", member_or_null(e, "mountOptions")},
+                {"relativeMountPath", member_or_null(e, "relativeMountPath")},
+                {"sourceDirectory", member_or_null(e, "sourceDirectory")}};
   });
-  out["unmanagedFileSystems"] = map_list(get(wire, "unmanagedFileSystems"), [](const Json& e) {
-    return Json{{"mountCommand", get(e, "mountCommand")}, {"relativeMountPath", get(e, "relativeMountPath")}};
+  out["unmanagedFileSystems"] = map_list(member_or_null(wire, "unmanagedFileSystems"), [](const Json& e) {
+    return Json{{"mountCommand", member_or_null(e, "mountCommand")}, {"relativeMountPath", member_or_null(e, "relativeMountPath")}};
   });
   return out;
 }
@@ -205,34 +199,34 @@ Json normalize_mount_volumes(const Json& wire) {
 Json normalize_node_setup(const Json& wire) {
   if (!wire.is_object()) return nullptr;
   Json out;
-  out["mountVolumes"] = normalize_mount_volumes(get(wire, "mountVolumes"));
-  Json perf = get(wire, "performanceCountersSettings");
+  out["mountVolumes"] = normalize_mount_volumes(member_or_null(wire, "mountVolumes"));
+  Json perf = member_or_null(wire, "performanceCountersSettings");
   if (perf.is_object()) {
-    Json ai = get(perf, "appInsightsReference");
+    Json ai = member_or_null(perf, "appInsightsReference");
     out["performanceCountersSettings"] = {
         {"appInsightsReference",
-         {{"component", resource_id(get(ai, "component"))},
-          {"instrumentationKey", get(ai, "instrumentationKey")},
-          {"instrumentationKeySecretReference", secret_reference(get(ai, "instrumentationKeySecretReference"))}}}};
+         {{"component", resource_id(member_or_null(ai, "component"))},
+          {"instrumentationKey", member_or_null(ai, "instrumentationKey")},
+          {"instrumentationKeySecretReference", secret_reference(member_or_null(ai, "instrumentationKeySecretReference"))}}}};
   } else {
     out["performanceCountersSettings"] = nullptr;
   }
-  Json task = get(wire, "setupTask");
+  Json task = member_or_null(wire, "setupTask");
   if (task.is_object()) {
     out["setupTask"] = {
-        {"commandLine", get(task, "commandLine")},
-        {"environmentVariables", map_list(get(task, "environmentVariables"),
+        {"commandLine", member_or_null(task, "commandLine")},
+        {"environmentVariables", map_list(member_or_null(task, "environmentVariables"),
                                           [](const Json& v) {
-                                            return Json{{"name", get(v, "name")}, {"value", get(v, "value")}};
+                                            return Json{{"name", member_or_null(v, "name")}, {"value", member_or_null(v, "value")}};
                                           })},
-        {"secrets", map_list(get(task, "secrets"),
+        {"secrets", map_list(member_or_null(task, "secrets"),
                              [](const Json& v) {
-                               return Json{{"name", get(v, "name")},
+                               return Json{{"name", member_or_null(v, "name")},
                                            {"value", nullptr},
-                                           {"valueSecretReference", secret_reference(get(v, "valueSecretReference"))}};
+                                           {"valueSecretReference", secret_reference(member_or_null(v, "valueSecretReference"))}};
                              })},
-        {"stdOutErrPathPrefix", get(task, "stdOutErrPathPrefix")},
-        {"stdOutErrPathSuffix", get(task, "stdOutErrPathSuffix")}};
+        {"stdOutErrPathPrefix", member_or_null(task, "stdOutErrPathPrefix")},
+        {"stdOutErrPathSuffix", member_or_null(task, "stdOutErrPathSuffix")}};
   } else {
     out["setupTask"] = nullptr;
   }

@@ -60,4 +60,11 @@ T value_or(const Json& object, const char* key, T fallback) {
   return it->get<T>();
 }
 
+// `object[key]` when `object` is an object holding `key`, else null (never throws, never inserts).
+inline Json member_or_null(const Json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? Json(nullptr) : *it;
+}
+
 }  // namespace batchai
