@@ -164,7 +164,7 @@ bool is_valid_ssh_rsa_key(const std::string& key) {
 }
 
 Json resolve_admin_account(const AdminOptions& options, const Json& config, const std::string& home,
-                           const std::string& os_user) {
+                           const std::string& os_user, bool credential_required) {
   std::string user = options.user_name.value_or(value_or<std::string>(config, "adminUserName", ""));
   if (user.empty() && !options.user_name) user = os_user;
   std::optional<std::string> password = options.password;
@@ -186,7 +186,7 @@ Json resolve_admin_account(const AdminOptions& options, const Json& config, cons
     if (!is_valid_ssh_rsa_key(*key)) throw InvalidArgument("Incorrect ssh public key value.");
   }
   if (user.empty()) throw InvalidArgument("Please provide admin user name.");
-  if ((!key || key->empty()) && (!password || password->empty()))
+  if (credential_required && (!key || key->empty()) && (!password || password->empty()))
     throw InvalidArgument("Please provide admin user password or ssh key.");
   return {{"adminUserName", user},
           {"adminUserPassword", password ? Json(*password) : Json(nullptr)},

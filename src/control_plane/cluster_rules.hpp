@@ -29,9 +29,11 @@ Json default_image_reference();
 
 // docs/behaviour.md §4.3.3: {adminUserName, adminUserPassword (kept here; the caller nulls it), adminUserSshPublicKey}.
 // `config` is the wire-form userAccountSettings of a config file (or null). `home` is the user's
-// home for ~/.ssh/id_rsa.pub and ~ expansion; `os_user` the default user name.
+// home for ~/.ssh/id_rsa.pub and ~ expansion; `os_user` the default user name. Without
+// `credential_required` (nodes batchai does not make: no account is created on them) neither a
+// password nor a key is needed; one that is given is still checked.
 Json resolve_admin_account(const AdminOptions& options, const Json& config, const std::string& home,
-                           const std::string& os_user);
+                           const std::string& os_user, bool credential_required);
 bool is_valid_ssh_rsa_key(const std::string& key);
 
 // docs/behaviour.md §4.3.4: prints az's warnings; runs ssh-keygen through `launcher` when no key exists.

@@ -203,13 +203,15 @@ Json new_cluster_doc(const ClusterCreateOptions& o, const WorkspaceRow& ws, cons
           {"vmSize", n.vm_size}};
 }
 
-void store_new(const Context& cx_, const ClusterCreateOptions& o, const WorkspaceRow& ws, const NodeShape& shape,
-               const Json& doc, const Json& private_data, bool pending, std::int64_t now) {
+// `quota`: the backends that tell which clusters take room in the quota; null for a cluster whose
+// engine makes no nodes.
+void store_new(const Context& cx_, const Backends* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
+               const NodeShape& shape, const Json& doc, const Json& private_data, bool pending, std::int64_t now) {
   Store& store = cx_.store();
   const fs::path folder = cx_.layout().cluster(ws.resource_group, ws.name, o.name);
   store.write([&] {
     require_workspace_for_new(store, o.where, "clusters", o.name);  // a concurrent create since step 2
-    check_vcpu_quota(store, 0, ws.location, shape.vm_size, shape.priority, shape.room);
+    if (quota) check_vcpu_quota(store, *quota, 0, ws.location, shape.vm_size, shape.priority, shape.room);
     store.prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
     store.prepare(
              "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
@@ -251,12 +253,14 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   Json node_setup_wire = member_or_null(props, "nodeSetup");
   if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") && node_setup_wire["mountVolumes"].is_object())
     patch_mount_volumes(node_setup_wire["mountVolumes"], effective_storage(o.mounts, lookup), lookup);
-  // 7. admin account
-  Json user = resolve_admin_account(admin, member_or_null(props, "userAccountSettings"), home, cx_.settings().user_name);
+  // 7. admin account (a password or key only where batchai makes the nodes that carry it)
+  const Backends* quota = engine.makes_nodes() ? &backends_ : nullptr;
+  Json user = resolve_admin_account(admin, member_or_null(props, "userAccountSettings"), home, cx_.settings().user_name,
+                                    engine.makes_nodes());
   user["adminUserPassword"] = nullptr;  // never echoed
   // 8. nodes; the quota checked now, before auto-storage makes anything, and again with the row
   const NodeShape shape = node_shape(o, props);
-  store.read([&] { check_vcpu_quota(store, 0, ws.location, shape.vm_size, shape.priority, shape.room); });
+  if (quota) store.read([&] { check_vcpu_quota(store, *quota, 0, ws.location, shape.vm_size, shape.priority, shape.room); });
   ClusterRow wanted;
   wanted.scale_mode = shape.is_auto ? "auto" : "manual";
   wanted.target = shape.target;
@@ -295,7 +299,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   Json doc = new_cluster_doc(o, ws, shape, node_setup_out, subnet, user, now);
   const bool pending = engine.describe_new(doc, private_data, request);
   inject_resource_group(doc);
-  store_new(cx_, o, ws, shape, doc, private_data, pending, now);
+  store_new(cx_, quota, o, ws, shape, doc, private_data, pending, now);
   return doc;
 } catch (const Json::exception& e) {
   throw InvalidArgument("The cluster configuration has a value of the wrong type: " + json_error_text(e) + ".",
@@ -342,7 +346,7 @@ Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int targ
   const auto now = to_us(cx_.clock().now());
   std::int64_t id = cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
-    check_vcpu_quota(cx_.store(), c.id, target);
+    check_vcpu_quota(cx_.store(), backends_, c.id, target);
     cx_.store().prepare(
               "UPDATE clusters SET scale_mode = 'manual', target = ?, min_nodes = 0, max_nodes = 0, "
               "auto_demand = NULL, pending = 1 WHERE id = ?")
@@ -365,7 +369,7 @@ Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int 
   const auto now = to_us(cx_.clock().now());
   std::int64_t id = cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
-    check_vcpu_quota(cx_.store(), c.id, max_nodes);
+    check_vcpu_quota(cx_.store(), backends_, c.id, max_nodes);
     // Without demand information yet, keep the current size within the new bounds.
     std::int64_t current = 0;
     {

@@ -49,7 +49,8 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
     props = (*o.config)["properties"];
   // 4. admin account (5. location is the workspace's; the 2018-05-01 model prints none)
   Json ssh = member_or_null(props, "sshConfiguration");
-  Json user = resolve_admin_account(admin, member_or_null(ssh, "userAccountSettings"), home, cx_.settings().user_name);
+  Json user = resolve_admin_account(admin, member_or_null(ssh, "userAccountSettings"), home, cx_.settings().user_name,
+                                    /*credential_required=*/true);
   user["adminUserPassword"] = nullptr;
   Json ips = member_or_null(ssh, "publicIPsToAllow");
   // 6. disks

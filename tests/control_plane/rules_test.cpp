@@ -83,17 +83,17 @@ TEST_F(AdminTest, CommandLineOverridesConfigFieldByField) {
   AdminOptions o;
   o.password = "p";
   Json config = {{"adminUserName", "cfguser"}, {"adminUserSshPublicKey", kSshKey}};
-  auto a = resolve_admin_account(o, config, home_, "osuser");
+  auto a = resolve_admin_account(o, config, home_, "osuser", true);
   EXPECT_EQ(a["adminUserName"], "cfguser");
   EXPECT_EQ(a["adminUserPassword"], "p");
   EXPECT_EQ(a["adminUserSshPublicKey"], kSshKey);
   o.user_name = "cli";
-  EXPECT_EQ(resolve_admin_account(o, config, home_, "osuser")["adminUserName"], "cli");
+  EXPECT_EQ(resolve_admin_account(o, config, home_, "osuser", true)["adminUserName"], "cli");
 }
 
 TEST_F(AdminTest, DefaultsToOsUserAndDefaultKeyFile) {
   testing::write_file(home_ / ".ssh" / "id_rsa.pub", std::string(kSshKey) + "\n");
-  auto a = resolve_admin_account({}, nullptr, home_, "osuser");
+  auto a = resolve_admin_account({}, nullptr, home_, "osuser", true);
   EXPECT_EQ(a["adminUserName"], "osuser");
   EXPECT_EQ(a["adminUserSshPublicKey"], kSshKey);
 }
@@ -102,20 +102,35 @@ TEST_F(AdminTest, ReadsKeyFileAndRejectsBadKeys) {
   testing::write_file(home_ / "k.pub", kSshKey);
   AdminOptions o;
   o.ssh_key = (home_ / "k.pub").string();
-  EXPECT_EQ(resolve_admin_account(o, nullptr, home_, "u")["adminUserSshPublicKey"], kSshKey);
+  EXPECT_EQ(resolve_admin_account(o, nullptr, home_, "u", true)["adminUserSshPublicKey"], kSshKey);
   o.ssh_key = "ssh-rsa bm90LWEta2V5";
-  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u"); }, "Incorrect ssh public key value.");
+  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u", true); }, "Incorrect ssh public key value.");
   o.ssh_key = "garbage";
-  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u"); }, "Incorrect ssh public key value.");
+  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u", true); }, "Incorrect ssh public key value.");
 }
 
 TEST_F(AdminTest, MissingUserOrCredentials) {
-  expect_error<InvalidArgument>([&] { resolve_admin_account({}, nullptr, home_, "u"); },
+  expect_error<InvalidArgument>([&] { resolve_admin_account({}, nullptr, home_, "u", true); },
                                 "Please provide admin user password or ssh key.");
   AdminOptions o;
   o.user_name = "";
   o.password = "p";
-  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u"); }, "Please provide admin user name.");
+  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u", true); }, "Please provide admin user name.");
+}
+
+// Nodes batchai does not make (a Slurm partition's) carry no account: no credential is needed,
+// the user name still defaults, and a key that is given is still checked.
+TEST_F(AdminTest, NoCredentialNeededWhereNoAccountIsMade) {
+  Json a = resolve_admin_account({}, nullptr, home_, "u", false);
+  EXPECT_EQ(a["adminUserName"], "u");
+  EXPECT_TRUE(a["adminUserPassword"].is_null());
+  EXPECT_TRUE(a["adminUserSshPublicKey"].is_null());
+  AdminOptions o;
+  o.ssh_key = "garbage";
+  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u", false); }, "Incorrect ssh public key value.");
+  o = {};
+  o.user_name = "";
+  expect_error<InvalidArgument>([&] { resolve_admin_account(o, nullptr, home_, "u", false); }, "Please provide admin user name.");
 }
 
 TEST(SshKey, Validation) {

@@ -146,7 +146,7 @@ TEST_F(SlurmCluster, GpusPerNodeFollowTheVmSizeAndThePartitionsGres) {
     o.vm_size = vm_size;
     cp_->clusters().create(o);
     detail::ClusterRow row = cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws_, name); });
-    cp_->clusters().remove(ws_, name);  // (Slurm clusters still count against the simulated quota)
+    cp_->clusters().remove(ws_, name);
     return detail::slurm_gpus_per_node(row);
   };
   EXPECT_EQ(gpus_of("nc6", "Standard_NC6"), 1);     // 1 GPU, node1 has 2
@@ -289,6 +289,27 @@ TEST_F(SlurmCluster, NodeExecGoesThroughSrunAndFileListIsRefused) {
   EXPECT_THROW(cp_->nodes().exec(ws_, "sc", exec), InvalidArgument);
   EXPECT_EQ(counter_->spawned - before, 2);  // the two sinfo of the two reconciles, no srun
   EXPECT_THROW(cp_->nodes().file_list(ws_, "sc", ".", 60), InvalidArgument);
+}
+
+// No account is made on Slurm's nodes and Slurm's own limits bound them: a Slurm cluster needs no
+// admin password or key and takes no room in the regional vCPU quota, on create, resize or
+// auto-scale, and leaves all of it to the simulated clusters, which are still held to it.
+TEST_F(SlurmCluster, NeedsNoAdminCredentialAndTakesNoRoomInTheQuota) {
+  ClusterCreateOptions o = slurm_options("sc");
+  o.admin = {};
+  o.target = 1000;  // 6,000 vCPUs of Standard_NC6, 60 times the quota
+  Json doc = cp_->clusters().create(o);
+  EXPECT_FALSE(doc["userAccountSettings"]["adminUserName"].get<std::string>().empty()) << doc.dump();
+  EXPECT_TRUE(doc["userAccountSettings"]["adminUserSshPublicKey"].is_null());
+  EXPECT_EQ(cp_->clusters().resize(ws_, "sc", 2000)["scaleSettings"]["manual"]["targetNodeCount"], 2000);
+  cp_->clusters().auto_scale(ws_, "sc", 0, 3000);
+  cp_->clusters().create(cluster_options("sim", 16));  // 96 of the 100 vCPUs, as with no Slurm cluster
+  EXPECT_THROW(cp_->clusters().create(cluster_options("sim2", 1)), Conflict);
+  EXPECT_THROW(cp_->clusters().resize(ws_, "sim", 17), Conflict);
+  ClusterCreateOptions simulated_without_credential = cluster_options("sim3", 0);
+  simulated_without_credential.admin = {};
+  EXPECT_THROW(cp_->clusters().create(simulated_without_credential), InvalidArgument);
+  EXPECT_EQ(cp_->clusters().resize(ws_, "sc", 5)["scaleSettings"]["manual"]["targetNodeCount"], 5);
 }
 
 TEST_F(SlurmCluster, ResizeAndAutoScaleChangeTheBoundOnlyAndDeleteKeepsSlurm) {

@@ -56,6 +56,10 @@ class ClusterBackend {
   // ---- clusters ----
   // Whether a create asks for this engine (its own option or property names it).
   virtual bool claims(const ClusterCreateOptions& options, const Json& properties) const = 0;
+  // Whether batchai provisions the cluster's nodes: then they take room in the regional vCPU
+  // quota and carry the admin account. An engine whose nodes exist already (a Slurm partition's)
+  // needs neither: no account is made on them and the quota is the engine's own.
+  virtual bool makes_nodes() const = 0;
   // Checks of the request that need nothing looked up (before the create reconciles).
   virtual void check_request(const ClusterCreateOptions& options, const Json& properties) const = 0;
   // Before the create makes anything: asks the engine what it needs and returns the engine's

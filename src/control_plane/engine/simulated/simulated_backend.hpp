@@ -14,6 +14,7 @@ class SimulatedBackend final : public ClusterBackend {
   ClusterKind kind() const override { return ClusterKind::kSimulated; }
   std::string_view engine_name() const override { return "simulated"; }
   bool claims(const ClusterCreateOptions&, const Json&) const override { return true; }
+  bool makes_nodes() const override { return true; }
   void check_request(const ClusterCreateOptions&, const Json&) const override {}
   Json place(const NewCluster&) override { return nullptr; }
   bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) override;

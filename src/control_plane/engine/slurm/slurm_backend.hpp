@@ -15,6 +15,7 @@ class SlurmBackend final : public ClusterBackend {
   ClusterKind kind() const override { return ClusterKind::kSlurm; }
   std::string_view engine_name() const override { return "slurm"; }
   bool claims(const ClusterCreateOptions& options, const Json& properties) const override;
+  bool makes_nodes() const override { return false; }  // the partition's nodes are there already
   void check_request(const ClusterCreateOptions& options, const Json& properties) const override;
   Json place(const NewCluster& cluster) override;
   bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) override;
