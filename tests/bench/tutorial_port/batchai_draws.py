@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""batchai's random draws recomputed in numpy: the image keys of each step, the augmentation's shifts
+and flips, and each Dropout layer's kept features, from the formulas batchai documents
+(include/batchai/train/counter_rng.hpp, plan_epoch in src/train/train_data.cpp, src/train/augment.cpp).
+
+This is no part of the port (tutorial_port.py is written from the Keras and Horovod documentation
+only): it lets an experiment give the port batchai's own draws, so that two runs differ in their
+arithmetic alone (docs/trainer-results.md, "The full schedule, two seeds a side"). Only the order
+of the images is not recomputed (std::shuffle over mt19937_64 is the library's); the lockstep's
+order.i32 carries it.
+
+  batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S]
+compares every draw with what `tutorial_lockstep --augment --dropout` wrote (its kept.u8, and its
+inputs.f32 for the images of order.i32): exit 0 when all are equal, 1 otherwise.
+"""
+import argparse
+import json
+import lzma
+import os
+import sys
+
+import numpy as np
+
+M64 = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+SIDE, CHANNELS = 32, 3
+WIDTH_SHIFT = HEIGHT_SHIFT = 0.1  # AugmentConfig's defaults (double)
+
+
+def splitmix64(z):
+    """counter_rng.hpp's splitmix64 on uint64 values (arithmetic modulo 2^64)."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(z, dtype=np.uint64) + np.uint64(GOLDEN)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def unit_interval(bits):
+    return (np.asarray(bits, dtype=np.uint64) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def image_stream(stream, keys):
+    return splitmix64(np.uint64(stream) ^ splitmix64(keys))
+
+
+def dropout_layer_stream(seed, layer):
+    return int(splitmix64(np.uint64(seed) ^ splitmix64(np.uint64((0xD1B54A32D192ED03 + layer) & M64))))
+
+
+def first_key(seed, epoch, rank, position):
+    """plan_epoch's key of the image at `position` of an unsharded rank's epoch."""
+    stream = (seed * GOLDEN + epoch * 7919 + rank * 104729 + 1) & M64
+    return (((epoch << 32) ^ stream) + position) & M64
+
+
+def shifts_and_flips(seed, keys):
+    """prepare_batch's draws per image key: rows dy, columns dx (float32, pixels) and the flip."""
+    base = image_stream(seed, keys)
+    with np.errstate(over="ignore"):
+        dy = ((2 * unit_interval(splitmix64(base + np.uint64(1))) - 1) * HEIGHT_SHIFT * SIDE).astype(np.float32)
+        dx = ((2 * unit_interval(splitmix64(base + np.uint64(2))) - 1) * WIDTH_SHIFT * SIDE).astype(np.float32)
+        flip = unit_interval(splitmix64(base + np.uint64(3))) < 0.5
+    return dy, dx, flip
+
+
+def transform(images_chw, dy, dx, flip):
+    """transform_image for a batch: (B, 3, 32, 32) uint8 → (B, 32, 32, 3) float32 in [0, 1]."""
+    i = np.arange(SIDE, dtype=np.float32)
+    half = np.float32(0.5)
+    rows = np.clip(np.floor(i[None, :] - dy[:, None] + half), 0, SIDE - 1).astype(np.int64)
+    cols_from = np.where(flip[:, None], np.float32(SIDE - 1) - i[None, :], i[None, :]).astype(np.float32)
+    cols = np.clip(np.floor(cols_from - dx[:, None] + half), 0, SIDE - 1).astype(np.int64)
+    b = np.arange(images_chw.shape[0])[:, None, None]
+    hwc = images_chw.transpose(0, 2, 3, 1)[b, rows[:, :, None], cols[:, None, :]]
+    return hwc.astype(np.float32) * np.float32(1.0 / 255.0)
+
+
+def kept(seed, layer, rate, keys, features):
+    """Which of `features` each image (by key) keeps at Dropout layer `layer` (model layer index)."""
+    threshold = np.uint64(int(float(np.float32(rate)) * 2.0 ** 64))
+    images = image_stream(dropout_layer_stream(seed, layer), keys)
+    with np.errstate(over="ignore"):
+        draws = splitmix64(images[:, None] + np.arange(features, dtype=np.uint64)[None, :])
+    return draws >= threshold
+
+
+def read_train_images(data_dir):
+    parts = []
+    for i in range(1, 6):
+        path = os.path.join(data_dir, f"data_batch_{i}.bin")
+        raw = open(path, "rb").read() if os.path.exists(path) else lzma.open(path + ".xz").read()
+        parts.append(np.frombuffer(raw, dtype=np.uint8).reshape(-1, 1 + SIDE * SIDE * CHANNELS)[:, 1:])
+    return np.concatenate(parts).reshape(-1, CHANNELS, SIDE, SIDE)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", required=True, help="a tutorial_lockstep --augment --dropout output folder")
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--dropout-layers", default="3,7,9", help="model layer index of each Dropout layer")
+    args = ap.parse_args()
+    out, batch, ranks = args.check, args.batch, args.ranks
+    sites = json.load(open(os.path.join(out, "dropout.json")))
+    layers = [int(x) for x in args.dropout_layers.split(",")]
+    if len(layers) != len(sites):
+        raise SystemExit(f"batchai_draws: {len(sites)} Dropout layers in dropout.json, {len(layers)} given")
+    order = np.fromfile(os.path.join(out, "order.i32"), dtype=np.int32).reshape(-1, ranks, batch)
+    steps = order.shape[0]
+    per_block = batch * sum(s["features"] for s in sites)
+    kept_file = np.fromfile(os.path.join(out, "kept.u8"), dtype=np.uint8).reshape(steps, ranks, per_block)
+    inputs = np.fromfile(os.path.join(out, "inputs.f32"), dtype=np.float32).reshape(steps, ranks, batch, SIDE, SIDE,
+                                                                                      CHANNELS)
+    images = read_train_images(args.data_dir)
+    image_mismatch = kept_mismatch = 0
+    for s in range(steps):  # the lockstep trains one step per epoch: epoch s, positions 0..batch-1
+        for r in range(ranks):
+            keys = np.array([first_key(args.seed, s, r, p) for p in range(batch)], dtype=np.uint64)
+            dy, dx, flip = shifts_and_flips(args.seed, keys)
+            mine = transform(images[order[s, r]], dy, dx, flip)
+            image_mismatch += int(np.any(mine != inputs[s, r], axis=(1, 2, 3)).sum())
+            at = 0
+            for site, layer in zip(sites, layers):
+                n = batch * site["features"]
+                theirs = kept_file[s, r, at:at + n].reshape(batch, site["features"]).astype(bool)
+                kept_mismatch += int((kept(args.seed, layer, site["rate"], keys, site["features"]) != theirs).sum())
+                at += n
+    total_images = steps * ranks * batch
+    print(f"augmented images: {total_images - image_mismatch} of {total_images} equal to batchai's")
+    print(f"dropout choices: {kept_file.size - kept_mismatch} of {kept_file.size} equal to batchai's")
+    return 0 if image_mismatch == 0 and kept_mismatch == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
