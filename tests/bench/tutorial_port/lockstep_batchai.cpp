@@ -18,6 +18,11 @@
 // the trainer's NHWC order, and rate) and kept.u8 (1 where the trainer keeps a feature: [step][rank]
 // [layer][image][feature]); steps.csv (step, loss averaged over the ranks' batches, accuracy); run/
 // (the trainer's own output).
+//
+// With --orders EPOCHS --steps-per-epoch S it trains nothing: rank 0 writes table.json, initial.f32
+// and orders.i32 (int32 [epoch][rank][S * batch], each rank's images of a whole schedule as the
+// trainer's epoch plans give them), the draws batchai_draws.py cannot recompute, for training the
+// port on batchai's own draws.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -129,6 +134,25 @@ void write_shared_inputs(const fs::path& out, const bt::TrainOptions& o, int siz
   }
 }
 
+// The initial weights and every rank's images of `epochs` epochs of `steps` steps (unsharded).
+void write_schedule_orders(const fs::path& out, const bt::TrainOptions& o, int size, int epochs, int steps) {
+  fs::create_directories(out);
+  auto backend = bt::make_backend(bt::BackendKind::kCpu, 1);
+  bt::Model model(*backend, bt::tutorial_network(), 1);
+  model.init_glorot(o.seed);
+  write_table(out / "table.json", model.table());
+  write_binary(out / "initial.f32", model.get_params());
+  const int count = bt::load_train_data(o).train.count;
+  std::vector<std::int32_t> orders;
+  for (int e = 0; e < epochs; ++e) {
+    for (int r = 0; r < size; ++r) {
+      const bt::EpochPlan plan = bt::plan_epoch(count, o.batch_size, steps, false, r, size, o.seed, e);
+      orders.insert(orders.end(), plan.indices.begin(), plan.indices.end());
+    }
+  }
+  write_binary(out / "orders.i32", orders);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +163,7 @@ int main(int argc, char** argv) {
   unsigned seed = 1;
   std::string allreduce = "ring";
   bool augment = false, dropout = false;
+  int orders_epochs = 0, steps_per_epoch = 1563;
   app.add_option("--data-dir", data_dir, "CIFAR-10 binary files (plain)")->required();
   app.add_option("--out", out_dir, "Output folder")->required();
   app.add_option("--batch", batch, "Images per rank per step")->check(CLI::Range(1, 4096));
@@ -149,6 +174,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"ring", "mpi"}));
   app.add_flag("--augment", augment, "Train on augmented images (shifts and flips) and write them to inputs.f32");
   app.add_flag("--dropout", dropout, "Train with dropout and write which features it keeps to kept.u8");
+  app.add_option("--orders", orders_epochs, "Only write a whole schedule's orders.i32 of this many epochs")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--steps-per-epoch", steps_per_epoch, "Steps of each epoch of --orders")->check(CLI::Range(1, 100000));
   CLI11_PARSE(app, argc, argv);
 
   // As run_train_main opens it.
@@ -169,6 +197,11 @@ int main(int argc, char** argv) {
   o.validation_images = 1;  // the per-epoch validation is not compared: keep it trivial
   o.quiet = true;
 
+  if (orders_epochs > 0) {
+    if (comm->rank() == 0) write_schedule_orders(out, o, size, orders_epochs, steps_per_epoch);
+    comm->barrier();
+    return 0;
+  }
   if (comm->rank() == 0) write_shared_inputs(out, o, size, steps);
   comm->barrier();
 

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The port's training step on batchai's own draws, for a whole schedule: batchai's initial weights
+and image orders (`tutorial_lockstep --orders`), its shifts, flips and dropout choices
+(batchai_draws.py). Two runs then differ in their arithmetic alone (PyTorch's against batchai's),
+which tells a difference that comes from how the random numbers are drawn from one that comes
+from float32 rounding over tens of thousands of steps (docs/trainer-results.md, "The full
+schedule, two seeds a side").
+
+The step is the port's (tutorial_port.py: network, Keras loss, KerasRMSprop, Horovod's averaging;
+lockstep.py: batchai's weight layout and GivenDropout); the ranks run one after another in this
+one process and their gradients are averaged, as lockstep.py does.
+
+  mpirun -np 1 tutorial_lockstep --data-dir DATA --out DRAWS --seed S --orders 25 --steps-per-epoch 1563
+  same_draws.py --data-dir DATA --draws DRAWS --out OUT --seed S [--epochs 25] [--steps-per-epoch 1563]
+                [--ranks 4] [--batch 32] [--validation-images N] [--threads 2] [--resume]
+
+Writes OUT/metrics.csv (epoch,loss,acc,val_loss,val_acc,lr,seconds, as tutorial_port.py) and a
+checkpoint after every epoch (the draws are pure functions of seed and key: weights and optimizer
+state are all a resume needs).
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import batchai_draws as bd  # noqa: E402
+import lockstep as ls  # noqa: E402
+import tutorial_port as tp  # noqa: E402
+
+DROPOUT_LAYERS = (3, 7, 9)  # batchai's model layer index of each Dropout layer (batchai_draws.py)
+
+
+def build(table, initial, lr):
+    model = tp.keras_cnn()
+    given = []
+    for i, m in enumerate(model):
+        if isinstance(m, nn.Dropout):
+            given.append(ls.GivenDropout(m.p))
+            model[i] = given[-1]
+    params = list(model.parameters())
+    with torch.no_grad():
+        for p, t in zip(params, ls.keras_to_torch(initial, table)):
+            p.copy_(t)
+    return model, given, params, tp.KerasRMSprop(params, lr=lr, rho=0.9, epsilon=tp.KERAS_EPSILON, decay=1e-6)
+
+
+@torch.no_grad()
+def validate(model, given, x_test, y_test, batch=500):
+    for g in given:
+        g.kept = None
+    loss = correct = 0.0
+    for i in range(0, x_test.shape[0], batch):
+        logits = model(x_test[i:i + batch].float().div_(255.0))
+        loss += tp.keras_categorical_crossentropy(logits, y_test[i:i + batch], reduction="sum").item()
+        correct += (logits.argmax(1) == y_test[i:i + batch]).sum().item()
+    return loss / x_test.shape[0], correct / x_test.shape[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--draws", required=True, help="tutorial_lockstep --orders output (table.json, initial.f32, orders.i32)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, required=True, help="the seed the draws were written with")
+    ap.add_argument("--epochs", type=int, default=25)
+    ap.add_argument("--steps-per-epoch", type=int, default=1563)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--validation-images", type=int, default=0, help="default all 10,000")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--resume", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    ranks, batch, steps = args.ranks, args.batch, args.steps_per_epoch
+    table = json.load(open(os.path.join(args.draws, "table.json")))
+    initial = ls.read_f32(os.path.join(args.draws, "initial.f32"))
+    orders = np.fromfile(os.path.join(args.draws, "orders.i32"), dtype=np.int32)
+    if orders.size != args.epochs * ranks * steps * batch:
+        raise SystemExit(f"same_draws: {args.draws}/orders.i32 is not {args.epochs} epochs x {ranks} ranks x "
+                         f"{steps} steps x {batch} images")
+    orders = orders.reshape(args.epochs, ranks, steps * batch)
+    train = bd.read_train_images(args.data_dir)
+    _, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
+    if args.validation_images:
+        x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
+    sites = [(layer, rate, features) for layer, rate, features in
+             zip(DROPOUT_LAYERS, (0.25, 0.25, 0.5), (15 * 15 * 32, 6 * 6 * 64, 512))]
+
+    model, given, params, opt = build(table, initial, lr=1e-4 * ranks)
+    os.makedirs(args.out, exist_ok=True)
+    checkpoint, rows, first = os.path.join(args.out, "checkpoint.pt"), [], 0
+    if args.resume and os.path.exists(checkpoint):
+        state = torch.load(checkpoint)
+        model.load_state_dict(state["model"])
+        for a, saved in zip(opt.accumulators, state["accumulators"]):
+            a.copy_(saved)
+        opt.iterations, rows, first = state["iterations"], state["rows"], state["epoch"] + 1
+        print(f"Resuming after epoch {first}.", flush=True)
+    model.train()
+    for epoch in range(first, args.epochs):  # batchai's epochs count from 0 in its keys
+        start = time.perf_counter()
+        sums = [0.0, 0.0, 0]
+        for s in range(steps):
+            total = [torch.zeros_like(p) for p in params]
+            for r in range(ranks):
+                keys = np.uint64(bd.first_key(args.seed, epoch, r, s * batch)) + np.arange(batch, dtype=np.uint64)
+                idx = orders[epoch, r, s * batch:(s + 1) * batch]
+                dy, dx, flip = bd.shifts_and_flips(args.seed, keys)
+                x = torch.from_numpy(bd.transform(train[idx], dy, dx, flip)).permute(0, 3, 1, 2).contiguous()
+                for g, (layer, rate, features) in zip(given, sites):
+                    g.kept = torch.from_numpy(bd.kept(args.seed, layer, rate, keys, features))
+                y = y_train[torch.from_numpy(idx.astype(np.int64))]
+                model.zero_grad()
+                logits = model(x)
+                loss = tp.keras_categorical_crossentropy(logits, y)
+                loss.backward()
+                for t, p in zip(total, params):
+                    t.add_(p.grad)
+                sums[0] += loss.item() * batch
+                sums[1] += (logits.detach().argmax(1) == y).sum().item()
+                sums[2] += batch
+            for t, p in zip(total, params):  # hvd.DistributedOptimizer: allreduce sum / size
+                p.grad.copy_(t / ranks)
+            opt.step()
+            if (s + 1) % 100 == 0:
+                print(f"epoch {epoch + 1} step {s + 1}/{steps} loss {sums[0] / sums[2]:.4f}", flush=True)
+        val_loss, val_acc = validate(model, given, x_test, y_test)
+        model.train()
+        rows.append(dict(epoch=epoch + 1, loss=f"{sums[0] / sums[2]:.6f}", acc=f"{sums[1] / sums[2]:.6f}",
+                         val_loss=f"{val_loss:.6f}", val_acc=f"{val_acc:.4f}", lr=f"{opt.current_lr():.9g}",
+                         seconds=f"{time.perf_counter() - start:.2f}"))
+        print("Epoch " + " - ".join(f"{k}: {v}" for k, v in rows[-1].items()), flush=True)
+        with open(os.path.join(args.out, "metrics.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[-1]))
+            w.writeheader()
+            w.writerows(rows)
+        torch.save(dict(epoch=epoch, rows=rows, model=model.state_dict(), accumulators=opt.accumulators,
+                        iterations=opt.iterations), checkpoint + ".tmp")
+        os.replace(checkpoint + ".tmp", checkpoint)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
