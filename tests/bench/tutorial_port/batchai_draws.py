@@ -25,6 +25,8 @@ M64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 SIDE, CHANNELS = 32, 3
 WIDTH_SHIFT = HEIGHT_SHIFT = 0.1  # AugmentConfig's defaults (double)
+# The tutorial network's Dropout layers: batchai's model layer index, rate, features per image.
+DROPOUT_SITES = ((3, 0.25, 15 * 15 * 32), (7, 0.25, 6 * 6 * 64), (9, 0.5, 512))
 
 
 def splitmix64(z):
@@ -101,13 +103,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--dropout-layers", default="3,7,9", help="model layer index of each Dropout layer")
     args = ap.parse_args()
     out, batch, ranks = args.check, args.batch, args.ranks
     sites = json.load(open(os.path.join(out, "dropout.json")))
-    layers = [int(x) for x in args.dropout_layers.split(",")]
-    if len(layers) != len(sites):
-        raise SystemExit(f"batchai_draws: {len(sites)} Dropout layers in dropout.json, {len(layers)} given")
+    if [(s["rate"], s["features"]) for s in sites] != [(rate, n) for _, rate, n in DROPOUT_SITES]:
+        raise SystemExit(f"batchai_draws: {out}/dropout.json is not the tutorial network's Dropout layers")
+    layers = [layer for layer, _, _ in DROPOUT_SITES]
     order = np.fromfile(os.path.join(out, "order.i32"), dtype=np.int32).reshape(-1, ranks, batch)
     steps = order.shape[0]
     per_block = batch * sum(s["features"] for s in sites)

@@ -34,8 +34,6 @@ import batchai_draws as bd  # noqa: E402
 import lockstep as ls  # noqa: E402
 import tutorial_port as tp  # noqa: E402
 
-DROPOUT_LAYERS = (3, 7, 9)  # batchai's model layer index of each Dropout layer (batchai_draws.py)
-
 
 def build(table, initial, lr):
     model = tp.keras_cnn()
@@ -86,13 +84,10 @@ def main():
         raise SystemExit(f"same_draws: {args.draws}/orders.i32 is not {args.epochs} epochs x {ranks} ranks x "
                          f"{steps} steps x {batch} images")
     orders = orders.reshape(args.epochs, ranks, steps * batch)
-    train = bd.read_train_images(args.data_dir)
-    _, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
+    x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
+    train = x_train.numpy()
     if args.validation_images:
         x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
-    sites = [(layer, rate, features) for layer, rate, features in
-             zip(DROPOUT_LAYERS, (0.25, 0.25, 0.5), (15 * 15 * 32, 6 * 6 * 64, 512))]
-
     model, given, params, opt = build(table, initial, lr=1e-4 * ranks)
     os.makedirs(args.out, exist_ok=True)
     checkpoint, rows, first = os.path.join(args.out, "checkpoint.pt"), [], 0
@@ -114,7 +109,7 @@ def main():
                 idx = orders[epoch, r, s * batch:(s + 1) * batch]
                 dy, dx, flip = bd.shifts_and_flips(args.seed, keys)
                 x = torch.from_numpy(bd.transform(train[idx], dy, dx, flip)).permute(0, 3, 1, 2).contiguous()
-                for g, (layer, rate, features) in zip(given, sites):
+                for g, (layer, rate, features) in zip(given, bd.DROPOUT_SITES):
                     g.kept = torch.from_numpy(bd.kept(args.seed, layer, rate, keys, features))
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
                 model.zero_grad()
