@@ -12,6 +12,11 @@ order.i32 carries it.
   batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S]
 compares every draw with what `tutorial_lockstep --augment --dropout` wrote (its kept.u8, and its
 inputs.f32 for the images of order.i32): exit 0 when all are equal, 1 otherwise.
+
+  batchai_draws.py --offsets N [--seed S]
+prints how often each whole-pixel offset of rows and of columns and a flip come out of N of
+batchai's transforms and of N of the port's own (tutorial_port.shift_flip), read off images whose
+pixels hold their own coordinates: the two draw the same distributions in different ways.
 """
 import argparse
 import json
@@ -96,14 +101,45 @@ def read_train_images(data_dir):
     return np.concatenate(parts).reshape(-1, CHANNELS, SIDE, SIDE)
 
 
+def offsets_read(rows, cols):
+    """The offsets of rows and columns and the flip that put source pixel (row, col) at the centre
+    pixel of each output; rows, cols: (B, 32, 32) source coordinates of every output pixel."""
+    c = SIDE // 2
+    flipped = cols[:, c, c + 1] < cols[:, c, c]
+    return rows[:, c, c] - c, np.where(flipped, cols[:, c, c] - (SIDE - 1 - c), cols[:, c, c] - c), flipped
+
+
+def compare_offsets(n, seed):
+    import torch  # only here: the check needs no PyTorch
+    import tutorial_port as tp
+    coords = np.zeros((n, CHANNELS, SIDE, SIDE), dtype=np.uint8)
+    coords[:, 0] = np.arange(SIDE)[:, None]
+    coords[:, 1] = np.arange(SIDE)[None, :]
+    keys = np.array([first_key(seed, 0, 0, p) for p in range(n)], dtype=np.uint64)
+    ours = np.rint(transform(coords, *shifts_and_flips(seed, keys)) * 255.0).transpose(0, 3, 1, 2)
+    gen = torch.Generator().manual_seed(seed)
+    port = tp.shift_flip(torch.from_numpy(coords).float(), gen).numpy()
+    for name, out in (("batchai", ours), ("port", port)):
+        rows, cols, flipped = offsets_read(out[:, 0], out[:, 1])
+        share = lambda v: " ".join(f"{(v == k).mean():.4f}" for k in range(-3, 4))  # noqa: E731
+        print(f"{name:8s} rows -3..+3: {share(rows)} | columns -3..+3: {share(cols)} | flipped {flipped.mean():.4f}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", required=True, help="a tutorial_lockstep --augment --dropout output folder")
-    ap.add_argument("--data-dir", required=True)
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--check", help="a tutorial_lockstep --augment --dropout output folder")
+    what.add_argument("--offsets", type=int, metavar="N", help="compare N transforms' offsets with the port's")
+    ap.add_argument("--data-dir")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
     args = ap.parse_args()
+    if args.offsets:
+        return compare_offsets(args.offsets, args.seed)
+    if not args.data_dir:
+        ap.error("--check needs --data-dir")
     out, batch, ranks = args.check, args.batch, args.ranks
     sites = json.load(open(os.path.join(out, "dropout.json")))
     if [(s["rate"], s["features"]) for s in sites] != [(rate, n) for _, rate, n in DROPOUT_SITES]:
