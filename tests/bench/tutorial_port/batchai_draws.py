@@ -32,6 +32,7 @@ SIDE, CHANNELS = 32, 3
 WIDTH_SHIFT = HEIGHT_SHIFT = 0.1  # AugmentConfig's defaults (double)
 # The tutorial network's Dropout layers: batchai's model layer index, rate, features per image.
 DROPOUT_SITES = ((3, 0.25, 15 * 15 * 32), (7, 0.25, 6 * 6 * 64), (9, 0.5, 512))
+MAX_OFFSET_IMAGES = 1_000_000  # --offsets holds a float32 copy of each: 12 KB an image
 
 
 def splitmix64(z):
@@ -115,7 +116,7 @@ def compare_offsets(n, seed):
     coords = np.zeros((n, CHANNELS, SIDE, SIDE), dtype=np.uint8)
     coords[:, 0] = np.arange(SIDE)[:, None]
     coords[:, 1] = np.arange(SIDE)[None, :]
-    keys = np.array([first_key(seed, 0, 0, p) for p in range(n)], dtype=np.uint64)
+    keys = np.uint64(first_key(seed, 0, 0, 0)) + np.arange(n, dtype=np.uint64)  # positions 0..n-1
     ours = np.rint(transform(coords, *shifts_and_flips(seed, keys)) * 255.0).transpose(0, 3, 1, 2)
     gen = torch.Generator().manual_seed(seed)
     port = tp.shift_flip(torch.from_numpy(coords).float(), gen).numpy()
@@ -136,7 +137,9 @@ def main():
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
     args = ap.parse_args()
-    if args.offsets:
+    if args.offsets is not None:
+        if not 1 <= args.offsets <= MAX_OFFSET_IMAGES:
+            ap.error(f"--offsets takes 1 to {MAX_OFFSET_IMAGES} images")
         return compare_offsets(args.offsets, args.seed)
     if not args.data_dir:
         ap.error("--check needs --data-dir")
