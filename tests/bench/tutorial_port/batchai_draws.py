@@ -9,9 +9,10 @@ arithmetic alone (docs/trainer-results.md, "The full schedule, two seeds a side"
 of the images is not recomputed (std::shuffle over mt19937_64 is the library's); the lockstep's
 order.i32 carries it.
 
-  batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S]
+  batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S] [--steps-per-epoch S]
 compares every draw with what `tutorial_lockstep --augment --dropout` wrote (its kept.u8, and its
-inputs.f32 for the images of order.i32): exit 0 when all are equal, 1 otherwise.
+inputs.f32 for the images of order.i32; epochs of S steps, from the epoch after its start.json's
+when it began from a checkpoint): exit 0 when all are equal, 1 otherwise.
 
   batchai_draws.py --offsets N [--seed S]
 prints how often each whole-pixel offset of rows and of columns and a flip come out of N of
@@ -136,6 +137,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps-per-epoch", type=int, default=1, help="of the lockstep run --check reads")
     args = ap.parse_args()
     if args.offsets is not None:
         if not 1 <= args.offsets <= MAX_OFFSET_IMAGES:
@@ -143,7 +145,11 @@ def main():
         return compare_offsets(args.offsets, args.seed)
     if not args.data_dir:
         ap.error("--check needs --data-dir")
-    out, batch, ranks = args.check, args.batch, args.ranks
+    if args.steps_per_epoch < 1:
+        ap.error("--steps-per-epoch must be positive")
+    out, batch, ranks, per = args.check, args.batch, args.ranks, args.steps_per_epoch
+    start = os.path.join(out, "start.json")
+    first_epoch = json.load(open(start))["epoch"] if os.path.exists(start) else 0
     sites = json.load(open(os.path.join(out, "dropout.json")))
     if [(s["rate"], s["features"]) for s in sites] != [(rate, n) for _, rate, n in DROPOUT_SITES]:
         raise SystemExit(f"batchai_draws: {out}/dropout.json is not the tutorial network's Dropout layers")
@@ -156,9 +162,10 @@ def main():
                                                                                       CHANNELS)
     images = read_train_images(args.data_dir)
     image_mismatch = kept_mismatch = 0
-    for s in range(steps):  # the lockstep trains one step per epoch: epoch s, positions 0..batch-1
+    for s in range(steps):
+        epoch, position = first_epoch + s // per, (s % per) * batch
         for r in range(ranks):
-            keys = np.array([first_key(args.seed, s, r, p) for p in range(batch)], dtype=np.uint64)
+            keys = np.array([first_key(args.seed, epoch, r, position + p) for p in range(batch)], dtype=np.uint64)
             dy, dx, flip = shifts_and_flips(args.seed, keys)
             mine = transform(images[order[s, r]], dy, dx, flip)
             image_mismatch += int(np.any(mine != inputs[s, r], axis=(1, 2, 3)).sum())

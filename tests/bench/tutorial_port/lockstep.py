@@ -247,45 +247,77 @@ def read_kept(args):
     return kept, [site["rate"] for site in sites], ok
 
 
-def run_port(args, table, initial, images, labels, dtype=torch.float32, kept=None):
-    """The port's steps on batchai's batches (images: uint8 [step][rank][image][C][H][W], labels
-    alike; kept: read_kept's choices per Dropout layer, or None for no dropout); the per-step mean
-    loss over the ranks and the weights after the first update (Keras layout, float32)."""
-    model = tp.keras_cnn().to(dtype)
-    given = []
-    for i, m in enumerate(model):
-        if isinstance(m, nn.Dropout):
-            # Keras' dropout at the port's own rate with batchai's choices, or none at all
-            given.append(GivenDropout(m.p, scale=args.mutate != "dropscale"))
-            model[i] = given[-1]
-    params = list(model.parameters())
-    keep = args.mutate == "flatten"
-    with torch.no_grad():
-        for p, t in zip(params, keras_to_torch(initial, table, keep)):
-            p.copy_(t.to(dtype))
-    lr = 1e-4 * (1 if args.mutate == "lr" else args.ranks)
-    decay = 0.0 if args.mutate == "decay" else 1e-6
-    opt = (EpsilonInside if args.mutate == "epsilon" else tp.KerasRMSprop)(
-        params, lr=lr, rho=0.9, epsilon=tp.KERAS_EPSILON, decay=decay)
-    losses, after_first = [], None
-    for s in range(args.steps):
-        total = [torch.zeros_like(p) for p in params]
+class Port:
+    """The port's network and optimizer in dtype on batchai's batches (images: uint8 [step][rank]
+    [image][C][H][W], labels alike; kept: read_kept's choices per Dropout layer, or None for no
+    dropout), set to an arena of weights (Keras layout) and, from a checkpoint, RMSprop's accumulators
+    (same layout) and update count. With store=torch.float32 a float64 port rounds its weights and
+    accumulators to float32 after every update, as both trainers store them."""
+
+    def __init__(self, args, table, dtype, weights, accumulators=None, iterations=0, store=None):
+        self.args, self.table, self.dtype, self.store = args, table, dtype, store
+        self.model = tp.keras_cnn().to(dtype)
+        self.given = []
+        for i, m in enumerate(self.model):
+            if isinstance(m, nn.Dropout):
+                # Keras' dropout at the port's own rate with batchai's choices, or none at all
+                self.given.append(GivenDropout(m.p, scale=args.mutate != "dropscale"))
+                self.model[i] = self.given[-1]
+        self.params = list(self.model.parameters())
+        self.keep = args.mutate == "flatten"
+        lr = 1e-4 * (1 if args.mutate == "lr" else args.ranks)
+        decay = 0.0 if args.mutate == "decay" else 1e-6
+        self.opt = (EpsilonInside if args.mutate == "epsilon" else tp.KerasRMSprop)(
+            self.params, lr=lr, rho=0.9, epsilon=tp.KERAS_EPSILON, decay=decay)
+        self.set_state(weights, accumulators, iterations)
+
+    def set_state(self, weights, accumulators=None, iterations=0):
+        with torch.no_grad():
+            for p, t in zip(self.params, keras_to_torch(weights, self.table, self.keep)):
+                p.copy_(t.to(self.dtype))
+            for a, t in zip(self.opt.accumulators, keras_to_torch(accumulators, self.table, self.keep)
+                            if accumulators is not None else [torch.zeros_like(p) for p in self.params]):
+                a.copy_(t.to(self.dtype))
+        self.opt.iterations = iterations
+
+    def step(self, images, labels, kept, s):
+        """Step s of the batches: every rank's loss and gradient, averaged, one update; the mean loss."""
+        total = [torch.zeros_like(p) for p in self.params]
         loss_sum = 0.0
-        for r in range(args.ranks):
-            for layer, g in enumerate(given):
+        for r in range(self.args.ranks):
+            for layer, g in enumerate(self.given):
                 g.kept = None if kept is None else kept[layer][s, r]
-            model.zero_grad()
-            loss = tp.keras_categorical_crossentropy(model(images[s, r].to(dtype).div_(255.0)), labels[s, r])
+            self.model.zero_grad()
+            loss = tp.keras_categorical_crossentropy(self.model(images[s, r].to(self.dtype).div_(255.0)), labels[s, r])
             loss.backward()
             loss_sum += loss.item()
-            for t, p in zip(total, params):
+            for t, p in zip(total, self.params):
                 t.add_(p.grad)
-        for t, p in zip(total, params):  # hvd.DistributedOptimizer: allreduce sum / size
-            p.grad.copy_(t if args.mutate == "sum" else t / args.ranks)
-        opt.step()
-        losses.append(loss_sum / args.ranks)
+        for t, p in zip(total, self.params):  # hvd.DistributedOptimizer: allreduce sum / size
+            p.grad.copy_(t if self.args.mutate == "sum" else t / self.args.ranks)
+        self.opt.step()
+        if self.store is not None:
+            with torch.no_grad():
+                for t in self.params + self.opt.accumulators:
+                    t.copy_(t.to(self.store))
+        return loss_sum / self.args.ranks
+
+    def weights(self, dtype=torch.float32):
+        return torch_to_keras(self.params, self.table, self.keep).to(dtype)
+
+    def accumulators(self, dtype=torch.float32):
+        return torch_to_keras(self.opt.accumulators, self.table, self.keep).to(dtype)
+
+
+def run_port(args, table, initial, images, labels, dtype=torch.float32, kept=None):
+    """The port's steps from the initial weights; the per-step mean loss over the ranks and the
+    weights after the first update (Keras layout, float32)."""
+    port = Port(args, table, dtype, initial)
+    losses, after_first = [], None
+    for s in range(args.steps):
+        losses.append(port.step(images, labels, kept, s))
         if s == 0:
-            after_first = torch_to_keras(params, table, keep).float()
+            after_first = port.weights()
     return losses, after_first
 
 
