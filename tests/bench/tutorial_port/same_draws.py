@@ -27,26 +27,11 @@ import time
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batchai_draws as bd  # noqa: E402
 import lockstep as ls  # noqa: E402
 import tutorial_port as tp  # noqa: E402
-
-
-def build(table, initial, lr):
-    model = tp.keras_cnn()
-    given = []
-    for i, m in enumerate(model):
-        if isinstance(m, nn.Dropout):
-            given.append(ls.GivenDropout(m.p))
-            model[i] = given[-1]
-    params = list(model.parameters())
-    with torch.no_grad():
-        for p, t in zip(params, ls.keras_to_torch(initial, table)):
-            p.copy_(t)
-    return model, given, params, tp.KerasRMSprop(params, lr=lr, rho=0.9, epsilon=tp.KERAS_EPSILON, decay=1e-6)
 
 
 @torch.no_grad()
@@ -88,7 +73,9 @@ def main():
     train = x_train.numpy()
     if args.validation_images:
         x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
-    model, given, params, opt = build(table, initial, lr=1e-4 * ranks)
+    args.mutate = None  # lockstep.Port's network and optimizer, unbroken
+    port = ls.Port(args, table, torch.float32, initial)
+    model, given, params, opt = port.model, port.given, port.params, port.opt
     os.makedirs(args.out, exist_ok=True)
     checkpoint, rows, first = os.path.join(args.out, "checkpoint.pt"), [], 0
     if args.resume and os.path.exists(checkpoint):
