@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""Scores trained states of either trainer with one evaluator (the port's network in float32), on
+the same images: one epoch of batchai's draws of a seed (every rank's images in order, shifted and
+flipped, with and without the epoch's dropout choices), the plain training set and the test set. It
+tells whether two runs' training losses differ because their weights do or because of how each
+trainer measures its loss (docs/trainer-results.md, "A lockstep from a late state").
+
+  score_states.py --data-dir DATA --draws DRAWS --seed S [--epoch E] [--steps-per-epoch 1563]
+                  NAME=STATE [NAME=STATE ...]
+
+DRAWS: `tutorial_lockstep --orders EPOCHS --steps-per-epoch 1563` output of seed S (table.json,
+orders.i32); --epoch: which epoch's draws (1-based, default the last in orders.i32). STATE: a
+`tutorial_lockstep --start` or `late_lockstep.py` state-K.f32 (batchai's weights, Keras layout), or
+a checkpoint of the port (`same_draws.py`'s checkpoint.pt, `tutorial_port.py`'s
+checkpoint-rank0.pt). About 8 minutes a state and rank on 2 cores.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import batchai_draws as bd  # noqa: E402
+import lockstep as ls  # noqa: E402
+import tutorial_port as tp  # noqa: E402
+
+
+def load_state(path, args, table, count):
+    port = ls.Port(args, table, torch.float32, torch.zeros(count))
+    if path.endswith(".pt"):
+        port.model.load_state_dict(torch.load(path)["model"])
+    else:
+        state = ls.read_f32(path)
+        if state.numel() != 2 * count:
+            raise SystemExit(f"score_states: {path} is not {count} weights and accumulators")
+        port.set_state(state[:count])
+    return port
+
+
+@torch.no_grad()
+def mean_loss(port, x, y, batch=1000):
+    for g in port.given:
+        g.kept = None
+    total = sum(tp.keras_categorical_crossentropy(port.model(x[i:i + batch].float().div_(255.0)), y[i:i + batch],
+                                                  reduction="sum").item() for i in range(0, x.shape[0], batch))
+    return total / x.shape[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--draws", required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--epoch", type=int, help="1-based; default the last of orders.i32")
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--steps-per-epoch", type=int, default=1563, help="as the draws were written")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("states", nargs="+", metavar="NAME=STATE")
+    args = ap.parse_args()
+    args.mutate = None
+    named = [s.split("=", 1) for s in args.states]
+    if any(len(n) != 2 or not n[0] for n in named):
+        ap.error("states are NAME=PATH")
+    if min(args.ranks, args.batch, args.steps_per_epoch) < 1:
+        ap.error("--ranks, --batch and --steps-per-epoch must be positive")
+    torch.set_num_threads(args.threads)
+    table = json.load(open(os.path.join(args.draws, "table.json")))
+    count = sum(int(np.prod(e["shape"])) for e in table)
+    orders = np.fromfile(os.path.join(args.draws, "orders.i32"), dtype=np.int32)
+    steps = args.steps_per_epoch
+    epochs = orders.size // (args.ranks * steps * args.batch)
+    epoch = args.epoch or epochs
+    if orders.size != epochs * args.ranks * steps * args.batch or not 1 <= epoch <= epochs:
+        raise SystemExit(f"score_states: {args.draws}/orders.i32 does not hold epoch {epoch} of {args.ranks} ranks x "
+                         f"{steps} steps x {args.batch} images")
+    orders = orders.reshape(epochs, args.ranks, steps * args.batch)
+    x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
+    train = x_train.numpy()
+    ports = {name: load_state(path, args, table, count) for name, path in named}
+    sums = {name: [0.0, 0, 0.0] for name in ports}  # loss with dropout, correct, loss without
+    images = 0
+    with torch.no_grad():
+        for r in range(args.ranks):
+            for s in range(steps):
+                keys = np.uint64(bd.first_key(args.seed, epoch - 1, r, s * args.batch)) + np.arange(args.batch,
+                                                                                                     dtype=np.uint64)
+                idx = orders[epoch - 1, r, s * args.batch:(s + 1) * args.batch]
+                x = torch.from_numpy(bd.transform(train[idx], *bd.shifts_and_flips(args.seed, keys)))
+                x = x.permute(0, 3, 1, 2).contiguous()
+                y = y_train[torch.from_numpy(idx.astype(np.int64))]
+                kept = [torch.from_numpy(bd.kept(args.seed, layer, rate, keys, n)) for layer, rate, n in bd.DROPOUT_SITES]
+                for name, port in ports.items():
+                    for g, k in zip(port.given, kept):
+                        g.kept = k
+                    logits = port.model(x)
+                    sums[name][0] += tp.keras_categorical_crossentropy(logits, y, reduction="sum").item()
+                    sums[name][1] += (logits.argmax(1) == y).sum().item()
+                    for g in port.given:
+                        g.kept = None
+                    sums[name][2] += tp.keras_categorical_crossentropy(port.model(x), y, reduction="sum").item()
+                images += args.batch
+    print(f"epoch {epoch}'s draws of seed {args.seed}: {images} images of {args.ranks} ranks")
+    print("state: with the draws' dropout: loss (accuracy) | without dropout | plain training set | test set")
+    for name, port in ports.items():
+        loss, correct, plain = sums[name]
+        print(f"{name}: {loss / images:.5f} ({correct / images:.2%}) | {plain / images:.5f} | "
+              f"{mean_loss(port, x_train, y_train):.5f} | {mean_loss(port, x_test, y_test):.5f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
