@@ -266,14 +266,19 @@ int main(int argc, char** argv) {
   Start start;
   if (!start_path.empty()) {
     auto backend = bt::make_backend(bt::BackendKind::kCpu, 1);
-    start = read_start(start_path, o, size, bt::Model(*backend, bt::tutorial_network(), 1).param_count());
+    try {  // every rank reads it, so every rank refuses it alike
+      start = read_start(start_path, o, size, bt::Model(*backend, bt::tutorial_network(), 1).param_count());
+    } catch (const std::exception& e) {
+      std::cerr << "tutorial_lockstep: --start " << e.what() << "\n";
+      return 2;
+    }
   }
   if (comm->rank() == 0) {
     write_shared_inputs(out, o, size, steps, start);
     if (!start_path.empty()) {  // the run resumes from a copy; nothing of an earlier run is read back
-      fs::remove_all(out / "run");
+      fs::remove_all(out / "run");  // (--start may lie in it: the copy is written from memory)
       fs::create_directories(run_checkpoint.parent_path());
-      fs::copy_file(start_path, run_checkpoint);
+      bt::save_checkpoint(run_checkpoint.string(), start.checkpoint);
       std::ofstream(out / "start.json") << nlohmann::json{{"epoch", start.epoch}, {"global_step", start.global_step}}
                                         << "\n";
       write_state(out / "state-0.f32", start.checkpoint);
