@@ -94,6 +94,15 @@ def kept(seed, layer, rate, keys, features):
     return draws >= threshold
 
 
+def rank_batch(seed, epoch, rank, position, sources):
+    """One rank's batch of an unsharded epoch as batchai draws it: `sources` (uint8 (B, 3, 32, 32),
+    the images at `position`.. of the rank's order) shifted and flipped (float32 (B, 3, 32, 32) in
+    [0, 1]) and each Dropout layer's kept features (bool (B, features), DROPOUT_SITES' order)."""
+    keys = np.uint64(first_key(seed, epoch, rank, position)) + np.arange(sources.shape[0], dtype=np.uint64)
+    x = transform(sources, *shifts_and_flips(seed, keys)).transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(x), [kept(seed, layer, rate, keys, n) for layer, rate, n in DROPOUT_SITES]
+
+
 def read_train_images(data_dir):
     parts = []
     for i in range(1, 6):
@@ -153,7 +162,6 @@ def main():
     sites = json.load(open(os.path.join(out, "dropout.json")))
     if [(s["rate"], s["features"]) for s in sites] != [(rate, n) for _, rate, n in DROPOUT_SITES]:
         raise SystemExit(f"batchai_draws: {out}/dropout.json is not the tutorial network's Dropout layers")
-    layers = [layer for layer, _, _ in DROPOUT_SITES]
     order = np.fromfile(os.path.join(out, "order.i32"), dtype=np.int32).reshape(-1, ranks, batch)
     steps = order.shape[0]
     per_block = batch * sum(s["features"] for s in sites)
@@ -165,15 +173,13 @@ def main():
     for s in range(steps):
         epoch, position = first_epoch + s // per, (s % per) * batch
         for r in range(ranks):
-            keys = np.array([first_key(args.seed, epoch, r, position + p) for p in range(batch)], dtype=np.uint64)
-            dy, dx, flip = shifts_and_flips(args.seed, keys)
-            mine = transform(images[order[s, r]], dy, dx, flip)
-            image_mismatch += int(np.any(mine != inputs[s, r], axis=(1, 2, 3)).sum())
+            mine, my_kept = rank_batch(args.seed, epoch, r, position, images[order[s, r]])
+            image_mismatch += int(np.any(mine != inputs[s, r].transpose(0, 3, 1, 2), axis=(1, 2, 3)).sum())
             at = 0
-            for site, layer in zip(sites, layers):
+            for site, k in zip(sites, my_kept):
                 n = batch * site["features"]
                 theirs = kept_file[s, r, at:at + n].reshape(batch, site["features"]).astype(bool)
-                kept_mismatch += int((kept(args.seed, layer, site["rate"], keys, site["features"]) != theirs).sum())
+                kept_mismatch += int((k != theirs).sum())
                 at += n
     total_images = steps * ranks * batch
     print(f"augmented images: {total_images - image_mismatch} of {total_images} equal to batchai's")

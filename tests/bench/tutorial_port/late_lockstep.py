@@ -64,17 +64,17 @@ def gather(flat, slices):
     return torch.cat([flat[s] for s in slices]).double()
 
 
-def compare(ref, other, slices):
-    """(|other - ref| / |ref|, <other - ref, ref> / |ref|^2) over one layer's slices."""
-    r, o = gather(ref, slices), gather(other, slices)
-    norm2 = r.dot(r).item()
-    return ((o - r).norm().item() / norm2 ** 0.5, (o - r).dot(r).item() / norm2) if norm2 > 0 else (0.0, 0.0)
-
-
 def layer_distance(a, b, update, slices):
     """|a - b| over |update| on one layer's slices."""
     norm = gather(update, slices).norm().item()
     return (gather(a, slices) - gather(b, slices)).norm().item() / norm if norm > 0 else 0.0
+
+
+def compare(ref, other, slices):
+    """(|other - ref| / |ref|, <other - ref, ref> / |ref|^2) over one layer's slices."""
+    r, o = gather(ref, slices), gather(other, slices)
+    norm2 = r.dot(r).item()
+    return (layer_distance(other, ref, ref, slices), (o - r).dot(r).item() / norm2) if norm2 > 0 else (0.0, 0.0)
 
 
 def mean_se(values):

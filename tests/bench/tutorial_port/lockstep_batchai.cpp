@@ -261,6 +261,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int epochs = steps / steps_per_epoch;
+  constexpr int kMaxKeptStates = 1000;  // --start keeps a state of 10 MB per epoch
+  if (!start_path.empty() && epochs > kMaxKeptStates) {
+    std::cerr << "--start keeps every epoch's state: at most " << kMaxKeptStates << " epochs\n";
+    return 2;
+  }
   o.dir = (out / "run").string();
   const fs::path run_checkpoint = out / "run" / bt::kCheckpointRelPath;
   Start start;

@@ -92,12 +92,11 @@ def main():
         for s in range(steps):
             total = [torch.zeros_like(p) for p in params]
             for r in range(ranks):
-                keys = np.uint64(bd.first_key(args.seed, epoch, r, s * batch)) + np.arange(batch, dtype=np.uint64)
                 idx = orders[epoch, r, s * batch:(s + 1) * batch]
-                dy, dx, flip = bd.shifts_and_flips(args.seed, keys)
-                x = torch.from_numpy(bd.transform(train[idx], dy, dx, flip)).permute(0, 3, 1, 2).contiguous()
-                for g, (layer, rate, features) in zip(given, bd.DROPOUT_SITES):
-                    g.kept = torch.from_numpy(bd.kept(args.seed, layer, rate, keys, features))
+                x, kept = bd.rank_batch(args.seed, epoch, r, s * batch, train[idx])
+                x = torch.from_numpy(x)
+                for g, k in zip(given, kept):
+                    g.kept = torch.from_numpy(k)
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
                 model.zero_grad()
                 logits = model(x)

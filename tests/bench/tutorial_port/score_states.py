@@ -25,6 +25,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batchai_draws as bd  # noqa: E402
 import lockstep as ls  # noqa: E402
+import same_draws as sd  # noqa: E402
 import tutorial_port as tp  # noqa: E402
 
 
@@ -38,15 +39,6 @@ def load_state(path, args, table, count):
             raise SystemExit(f"score_states: {path} is not {count} weights and accumulators")
         port.set_state(state[:count])
     return port
-
-
-@torch.no_grad()
-def mean_loss(port, x, y, batch=1000):
-    for g in port.given:
-        g.kept = None
-    total = sum(tp.keras_categorical_crossentropy(port.model(x[i:i + batch].float().div_(255.0)), y[i:i + batch],
-                                                  reduction="sum").item() for i in range(0, x.shape[0], batch))
-    return total / x.shape[0]
 
 
 def main():
@@ -86,16 +78,13 @@ def main():
     with torch.no_grad():
         for r in range(args.ranks):
             for s in range(steps):
-                keys = np.uint64(bd.first_key(args.seed, epoch - 1, r, s * args.batch)) + np.arange(args.batch,
-                                                                                                     dtype=np.uint64)
                 idx = orders[epoch - 1, r, s * args.batch:(s + 1) * args.batch]
-                x = torch.from_numpy(bd.transform(train[idx], *bd.shifts_and_flips(args.seed, keys)))
-                x = x.permute(0, 3, 1, 2).contiguous()
+                x, kept = bd.rank_batch(args.seed, epoch - 1, r, s * args.batch, train[idx])
+                x = torch.from_numpy(x)
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
-                kept = [torch.from_numpy(bd.kept(args.seed, layer, rate, keys, n)) for layer, rate, n in bd.DROPOUT_SITES]
                 for name, port in ports.items():
                     for g, k in zip(port.given, kept):
-                        g.kept = k
+                        g.kept = torch.from_numpy(k)
                     logits = port.model(x)
                     sums[name][0] += tp.keras_categorical_crossentropy(logits, y, reduction="sum").item()
                     sums[name][1] += (logits.argmax(1) == y).sum().item()
@@ -107,8 +96,10 @@ def main():
     print("state: with the draws' dropout: loss (accuracy) | without dropout | plain training set | test set")
     for name, port in ports.items():
         loss, correct, plain = sums[name]
+        train_loss, test_loss = (sd.validate(port.model, port.given, x, y)[0] for x, y in
+                                 ((x_train, y_train), (x_test, y_test)))
         print(f"{name}: {loss / images:.5f} ({correct / images:.2%}) | {plain / images:.5f} | "
-              f"{mean_loss(port, x_train, y_train):.5f} | {mean_loss(port, x_test, y_test):.5f}")
+              f"{train_loss:.5f} | {test_loss:.5f}")
     return 0
 
 
