@@ -74,16 +74,24 @@ EpochPlan plan_epoch(int count, int batch, int steps, bool shard, int rank, int 
   std::shuffle(perm.begin(), perm.end(), rng);
   EpochPlan plan;
   const std::uint64_t key_base = (static_cast<std::uint64_t>(epoch) << 32) ^ (shard ? 0 : stream);
-  const long long per_step = static_cast<long long>(batch) * (shard ? size : 1);
   plan.batch_begin.push_back(0);
+  // Position in the (cyclically extended) permutation of this step's first image.
+  long long pos = 0;
   for (int s = 0; s < steps; ++s) {
-    // Position in the (cyclically extended) permutation of this rank's first image.
-    long long pos = s * per_step + (shard ? static_cast<long long>(rank) * batch : 0);
-    const long long epoch_end = std::max<long long>(count, static_cast<long long>(steps) * per_step);
-    const long long stop = std::min(pos + batch, epoch_end);
+    long long stop = 0;
+    if (shard) {
+      // Speed, not Keras: every global batch is full, wrapping past the permutation's end.
+      pos = static_cast<long long>(s) * batch * size + static_cast<long long>(rank) * batch;
+      stop = pos + batch;
+    } else {
+      // Keras' iterator: a pass over the data ends with the remainder (50,000 images in batches of
+      // 32: 1,562 full batches and one of 16), and the next batch starts the next pass.
+      stop = std::min(pos + batch, (pos / count + 1) * count);
+    }
     plan.first_key.push_back(key_base + static_cast<std::uint64_t>(pos));
     for (long long p = pos; p < stop; ++p) plan.indices.push_back(perm[static_cast<std::size_t>(p % count)]);
     plan.batch_begin.push_back(static_cast<int>(plan.indices.size()));
+    pos = stop;
   }
   return plan;
 }

@@ -22,7 +22,9 @@ struct TrainData {
 TrainData load_train_data(const TrainOptions& options);
 
 // Image order of one rank for one epoch: `steps` batches of at most `batch` dataset indices,
-// plus each image's augmentation key (its position in the epoch). With `shard`, all ranks share
+// plus each image's augmentation key (its position in the epoch). Unsharded, a rank's own
+// permutation is cut into batches as Keras' iterator cuts a pass: the pass's last batch holds the
+// remainder, and steps past the pass go round the permutation again. With `shard`, all ranks share
 // one permutation and rank r takes slice r of each global batch of batch * size images.
 struct EpochPlan {
   std::vector<int> indices;           // concatenated batches

@@ -1,8 +1,10 @@
 // The training loop end to end on synthetic data: it learns, --resume continues exactly where
 // an uninterrupted run would be, the saved model scores the same when evaluated, sharded epoch
-// plans partition the global batch, and the options' rank-dependent defaults.
+// plans partition the global batch, unsharded ones cut a pass as Keras does, and the options'
+// rank-dependent defaults.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -130,6 +132,27 @@ TEST(Trainer, ShardedPlansPartitionTheGlobalBatch) {
   // Unsharded ranks shuffle independently.
   EXPECT_NE(plan_epoch(count, batch, steps, false, 0, 2, 9, 2).indices,
             plan_epoch(count, batch, steps, false, 1, 2, 9, 2).indices);
+}
+
+TEST(Trainer, UnshardedPlansCutAPassAsKerasDoes) {
+  // 100 images in batches of 32: three full batches and the remainder of 4 make one pass, each
+  // image once; the next step goes round the permutation again.
+  const int count = 100, batch = 32;
+  const EpochPlan plan = plan_epoch(count, batch, 6, false, 1, 4, 9, 2);
+  const std::vector<int> sizes = {32, 32, 32, 4, 32, 32};
+  ASSERT_EQ(plan.batch_begin.size(), sizes.size() + 1);
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    EXPECT_EQ(plan.batch_begin[s + 1] - plan.batch_begin[s], sizes[s]) << "step " << s;
+    EXPECT_EQ(plan.first_key[s] - plan.first_key[0], static_cast<std::uint64_t>(plan.batch_begin[s])) << "step " << s;
+  }
+  std::vector<int> pass(plan.indices.begin(), plan.indices.begin() + count);
+  std::sort(pass.begin(), pass.end());
+  for (int i = 0; i < count; ++i) EXPECT_EQ(pass[static_cast<std::size_t>(i)], i);
+  EXPECT_TRUE(std::equal(plan.indices.begin() + count, plan.indices.end(), plan.indices.begin()));
+  // The tutorial's epoch: 1,563 steps of 32 over 50,000 images end with a batch of 16.
+  const EpochPlan tutorial = plan_epoch(50000, 32, 1563, false, 0, 4, 1, 0);
+  EXPECT_EQ(tutorial.indices.size(), 50000u);
+  EXPECT_EQ(tutorial.batch_begin[1563] - tutorial.batch_begin[1562], 16);
 }
 
 TEST(TrainOptions, DefaultsFollowTheTutorial) {

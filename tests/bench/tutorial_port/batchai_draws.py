@@ -63,6 +63,29 @@ def first_key(seed, epoch, rank, position):
     return (((epoch << 32) ^ stream) + position) & M64
 
 
+def plan_steps(count, batch, steps):
+    """plan_epoch's unsharded steps of one epoch: (position, images) of each, a pass over the count
+    images ending with the remainder as Keras' iterator ends it (positions index the epoch's order)."""
+    out, position = [], 0
+    for _ in range(steps):
+        stop = min(position + batch, (position // count + 1) * count)
+        out.append((position, stop - position))
+        position = stop
+    return out
+
+
+def read_orders(draws, count, ranks, batch, steps):
+    """`tutorial_lockstep --orders` output's orders.i32 as (epochs, ranks, images of an epoch), with
+    plan_steps' cut of an epoch; SystemExit when the file is not whole epochs of that plan."""
+    plan = plan_steps(count, batch, steps)
+    per_epoch = plan[-1][0] + plan[-1][1]
+    orders = np.fromfile(os.path.join(draws, "orders.i32"), dtype=np.int32)
+    if orders.size == 0 or orders.size % (ranks * per_epoch) != 0:
+        raise SystemExit(f"{draws}/orders.i32 is not whole epochs of {ranks} ranks x {per_epoch} images"
+                         f" ({steps} steps of up to {batch})")
+    return orders.reshape(-1, ranks, per_epoch), plan
+
+
 def shifts_and_flips(seed, keys):
     """prepare_batch's draws per image key: rows dy, columns dx (float32, pixels) and the flip."""
     base = image_stream(seed, keys)

@@ -14,6 +14,7 @@ run a side, where the comparison itself needs two and the exit status is 1.
 """
 import argparse
 import csv
+import itertools
 import re
 from xml.sax.saxutils import escape
 
@@ -23,27 +24,45 @@ def read(path, column="val_acc"):
         return {int(r["epoch"]): float(r[column]) for r in csv.DictReader(f)}
 
 
-def plateau_levels(ours, theirs, epochs):
-    """Each run's level over the second half of the epochs (its mean validation accuracy there):
+def exchange_p(ours, theirs):
+    """Two-sided permutation p-value of the difference of the sides' means: the share of all ways
+    to split the runs into groups of the sides' sizes whose difference is at least as large as the
+    observed one, and the smallest value it could take with these many runs (2 + 2 runs: 1/3, 3 + 3:
+    1/10): whether the runs could be exchanged between the sides, and how little a few runs can show."""
+    runs, k = ours + theirs, len(theirs)
+    diff = lambda group: (sum(runs[i] for i in group) / k  # noqa: E731
+                          - sum(runs[i] for i in range(len(runs)) if i not in group) / len(ours))
+    observed = abs(sum(theirs) / k - sum(ours) / len(ours))
+    diffs = [abs(diff(g)) for g in itertools.combinations(range(len(runs)), k)]
+    share = lambda at_least: sum(d >= at_least - 1e-12 for d in diffs) / len(diffs)  # noqa: E731
+    return share(observed), share(max(diffs))
+
+
+def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=True):
+    """Each run's level over the second half of the epochs (the mean of its per-epoch values there):
     one validation pass scatters by about a point from epoch to epoch, a run's level much less, so
     the levels show a difference of a point or less that single epochs cannot. Prints each run's
     level, each side's spread of levels and the difference of the sides' mean levels, with the
     interval that the epoch-to-epoch scatter of the per-epoch difference gives (2 standard errors,
-    the epochs taken as independent passes; it does not include the seed-to-seed scatter of levels,
-    which the spread of levels shows)."""
+    the epochs taken as independent; it leaves out the run-to-run scatter of levels, which the
+    spread of levels shows and the permutation p-value over the runs' levels weighs)."""
     late = epochs[len(epochs) // 2:]
     if len(late) < 2:
         return
+    shown = (lambda v: f"{100 * v:.2f}%") if percent else (lambda v: f"{v:.4f}")  # noqa: E731
+    delta = (lambda v: f"{100 * v:+.2f} points") if percent else (lambda v: f"{v:+.4f}")  # noqa: E731
     level = lambda run: sum(run[e] for e in late) / len(late)  # noqa: E731
     lb, lp = [level(r) for r in ours], [level(r) for r in theirs]
     d = [sum(r[e] for r in theirs) / len(theirs) - sum(r[e] for r in ours) / len(ours) for e in late]
     mean = sum(d) / len(d)
     sd = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
-    print(f"\nlevels over epochs {late[0]}-{late[-1]} (mean validation accuracy of each run):"
-          f" batchai {' / '.join(f'{100 * v:.2f}%' for v in lb)} (spread {100 * (max(lb) - min(lb)):.2f}),"
-          f" port {' / '.join(f'{100 * v:.2f}%' for v in lp)} (spread {100 * (max(lp) - min(lp)):.2f})")
-    print(f"port - batchai, mean level: {100 * mean:+.2f} points"
-          f" (+-{200 * sd / len(d) ** 0.5:.2f} from the epochs' scatter)")
+    p, p_min = exchange_p(lb, lp)
+    print(f"\n{what}, levels over epochs {late[0]}-{late[-1]} (each run's mean):"
+          f" batchai {' / '.join(shown(v) for v in lb)} (spread {delta(max(lb) - min(lb)).lstrip('+')}),"
+          f" port {' / '.join(shown(v) for v in lp)} (spread {delta(max(lp) - min(lp)).lstrip('+')})")
+    print(f"port - batchai, mean level: {delta(mean)} (+-{delta(2 * sd / len(d) ** 0.5).lstrip('+')} from the"
+          f" epochs' scatter); runs exchanged between the sides: p = {p:.3f} (two-sided; {p_min:.3f} at best"
+          f" with {len(lb)} + {len(lp)} runs)")
 
 
 def loss_table(args, epochs, markdown):
@@ -189,6 +208,8 @@ def main():
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
     plateau_levels(ours, theirs, epochs)
+    plateau_levels([read(p, "loss") for p in args.batchai], [read(p, "loss") for p in args.port], epochs,
+                   "training loss", percent=False)
     loss_table(args, epochs, args.markdown)
     return 0 if outside_tol == 0 else 1
 

@@ -28,9 +28,10 @@
 // batchai's epochs from batchai's own state.
 //
 // With --orders EPOCHS --steps-per-epoch S it trains nothing: rank 0 writes table.json, initial.f32
-// and orders.i32 (int32 [epoch][rank][S * batch], each rank's images of a whole schedule as the
-// trainer's epoch plans give them), the draws batchai_draws.py cannot recompute, for training the
-// port on batchai's own draws.
+// and orders.i32 (int32 [epoch][rank][the epoch's images], each rank's images of a whole schedule
+// as the trainer's epoch plans give them: S steps of batch images, but a step that ends a pass over
+// the data holds the remainder), the draws batchai_draws.py cannot recompute, for training the port
+// on batchai's own draws.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -255,6 +256,11 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) write_schedule_orders(out, o, size, orders_epochs, steps_per_epoch);
     comm->barrier();
     return 0;
+  }
+  if (static_cast<long long>(steps_per_epoch) * batch > bt::load_train_data(o).train.count) {
+    // The files hold full batches: an epoch past the first pass would end one with the remainder.
+    std::cerr << "--steps-per-epoch: at most one pass over the training set per epoch\n";
+    return 2;
   }
   if (steps % steps_per_epoch != 0) {
     std::cerr << "--steps must be a multiple of --steps-per-epoch\n";

@@ -64,13 +64,11 @@ def main():
     ranks, batch, steps = args.ranks, args.batch, args.steps_per_epoch
     table = json.load(open(os.path.join(args.draws, "table.json")))
     initial = ls.read_f32(os.path.join(args.draws, "initial.f32"))
-    orders = np.fromfile(os.path.join(args.draws, "orders.i32"), dtype=np.int32)
-    if orders.size != args.epochs * ranks * steps * batch:
-        raise SystemExit(f"same_draws: {args.draws}/orders.i32 is not {args.epochs} epochs x {ranks} ranks x "
-                         f"{steps} steps x {batch} images")
-    orders = orders.reshape(args.epochs, ranks, steps * batch)
     x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
     train = x_train.numpy()
+    orders, plan = bd.read_orders(args.draws, train.shape[0], ranks, batch, steps)
+    if orders.shape[0] != args.epochs:
+        raise SystemExit(f"same_draws: {args.draws}/orders.i32 holds {orders.shape[0]} epochs, not {args.epochs}")
     if args.validation_images:
         x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
     args.mutate = None  # lockstep.Port's network and optimizer, unbroken
@@ -89,11 +87,11 @@ def main():
     for epoch in range(first, args.epochs):  # batchai's epochs count from 0 in its keys
         start = time.perf_counter()
         sums = [0.0, 0.0, 0]
-        for s in range(steps):
+        for s, (position, n) in enumerate(plan):
             total = [torch.zeros_like(p) for p in params]
             for r in range(ranks):
-                idx = orders[epoch, r, s * batch:(s + 1) * batch]
-                x, kept = bd.rank_batch(args.seed, epoch, r, s * batch, train[idx])
+                idx = orders[epoch, r, position:position + n]
+                x, kept = bd.rank_batch(args.seed, epoch, r, position, train[idx])
                 x = torch.from_numpy(x)
                 for g, k in zip(given, kept):
                     g.kept = torch.from_numpy(k)
@@ -104,9 +102,9 @@ def main():
                 loss.backward()
                 for t, p in zip(total, params):
                     t.add_(p.grad)
-                sums[0] += loss.item() * batch
+                sums[0] += loss.item() * n
                 sums[1] += (logits.detach().argmax(1) == y).sum().item()
-                sums[2] += batch
+                sums[2] += n
             for t, p in zip(total, params):  # hvd.DistributedOptimizer: allreduce sum / size
                 p.grad.copy_(t / ranks)
             opt.step()

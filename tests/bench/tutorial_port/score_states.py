@@ -62,24 +62,20 @@ def main():
     torch.set_num_threads(args.threads)
     table = json.load(open(os.path.join(args.draws, "table.json")))
     count = sum(int(np.prod(e["shape"])) for e in table)
-    orders = np.fromfile(os.path.join(args.draws, "orders.i32"), dtype=np.int32)
-    steps = args.steps_per_epoch
-    epochs = orders.size // (args.ranks * steps * args.batch)
-    epoch = args.epoch or epochs
-    if orders.size != epochs * args.ranks * steps * args.batch or not 1 <= epoch <= epochs:
-        raise SystemExit(f"score_states: {args.draws}/orders.i32 does not hold epoch {epoch} of {args.ranks} ranks x "
-                         f"{steps} steps x {args.batch} images")
-    orders = orders.reshape(epochs, args.ranks, steps * args.batch)
     x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
     train = x_train.numpy()
+    orders, plan = bd.read_orders(args.draws, train.shape[0], args.ranks, args.batch, args.steps_per_epoch)
+    epoch = args.epoch or orders.shape[0]
+    if not 1 <= epoch <= orders.shape[0]:
+        raise SystemExit(f"score_states: {args.draws}/orders.i32 holds epochs 1 to {orders.shape[0]}, not {epoch}")
     ports = {name: load_state(path, args, table, count) for name, path in named}
     sums = {name: [0.0, 0, 0.0] for name in ports}  # loss with dropout, correct, loss without
     images = 0
     with torch.no_grad():
         for r in range(args.ranks):
-            for s in range(steps):
-                idx = orders[epoch - 1, r, s * args.batch:(s + 1) * args.batch]
-                x, kept = bd.rank_batch(args.seed, epoch - 1, r, s * args.batch, train[idx])
+            for position, n in plan:
+                idx = orders[epoch - 1, r, position:position + n]
+                x, kept = bd.rank_batch(args.seed, epoch - 1, r, position, train[idx])
                 x = torch.from_numpy(x)
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
                 for name, port in ports.items():
@@ -91,7 +87,7 @@ def main():
                     for g in port.given:
                         g.kept = None
                     sums[name][2] += tp.keras_categorical_crossentropy(port.model(x), y, reduction="sum").item()
-                images += args.batch
+                images += n
     print(f"epoch {epoch}'s draws of seed {args.seed}: {images} images of {args.ranks} ranks")
     print("state: with the draws' dropout: loss (accuracy) | without dropout | plain training set | test set")
     for name, port in ports.items():
