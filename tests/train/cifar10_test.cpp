@@ -74,6 +74,16 @@ TEST_F(Cifar10Test, MissingFilesGiveDownloadInstructions) {
   EXPECT_FALSE(has_cifar10(dir_.string()));
 }
 
+TEST_F(Cifar10Test, EmptyFilesAreRefusedNotTrainedOn) {
+  // Six empty files: a training run would cut its batches from no images (a division by zero).
+  fs::create_directories(dir_);
+  for (const auto& f : cifar10_train_files()) std::ofstream(dir_ / f).flush();
+  std::ofstream(dir_ / cifar10_test_file()).flush();
+  ASSERT_TRUE(has_cifar10(dir_.string()));
+  EXPECT_THROW(load_cifar10_train(dir_.string()), InvalidArgument);
+  EXPECT_THROW(load_cifar10_test(dir_.string()), InvalidArgument);
+}
+
 TEST_F(Cifar10Test, TruncatedFileAndBadLabelAreRejected) {
   write_synthetic_cifar10(dir_.string(), 10, 4, 3);
   fs::resize_file(dir_ / "test_batch.bin", 3 * 3073 + 100);

@@ -88,13 +88,17 @@ Dataset load_cifar10_train(const std::string& dir) {
     if (!fs::is_regular_file(p)) throw NotFound(missing_message(dir, f));
     append(all, load_cifar10_file(p.string()));
   }
+  // An epoch cuts its batches from the images: with none there is nothing to train on.
+  if (all.count == 0) throw InvalidArgument("no training images in " + dir + " (its data_batch files are empty)");
   return all;
 }
 
 Dataset load_cifar10_test(const std::string& dir) {
   const fs::path p = fs::path(dir) / cifar10_test_file();
   if (!fs::is_regular_file(p)) throw NotFound(missing_message(dir, cifar10_test_file()));
-  return load_cifar10_file(p.string());
+  Dataset test = load_cifar10_file(p.string());
+  if (test.count == 0) throw InvalidArgument("no test images in " + dir + " (" + cifar10_test_file() + " is empty)");
+  return test;
 }
 
 }  // namespace batchai::train

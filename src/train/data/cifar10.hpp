@@ -18,7 +18,8 @@ const std::string& cifar10_test_file();                 // test_batch.bin
 // or a label is out of range, NotFound when it is missing.
 Dataset load_cifar10_file(const std::string& path);
 // All five training batches (or fewer images when synthetic files are smaller), concatenated.
-// Throws NotFound with download instructions when `dir` does not hold CIFAR-10.
+// Throws NotFound with download instructions when `dir` does not hold CIFAR-10, InvalidArgument
+// when its files hold no image (load_cifar10_test too).
 Dataset load_cifar10_train(const std::string& dir);
 Dataset load_cifar10_test(const std::string& dir);
 

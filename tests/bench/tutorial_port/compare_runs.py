@@ -15,6 +15,7 @@ run a side, where the comparison itself needs two and the exit status is 1.
 import argparse
 import csv
 import itertools
+import math
 import re
 from xml.sax.saxutils import escape
 
@@ -24,12 +25,18 @@ def read(path, column="val_acc"):
         return {int(r["epoch"]): float(r[column]) for r in csv.DictReader(f)}
 
 
+MAX_SPLITS = 1_000_000  # exchange_p enumerates every split: 10 + 10 runs are 184,756
+
+
 def exchange_p(ours, theirs):
     """Two-sided permutation p-value of the difference of the sides' means: the share of all ways
     to split the runs into groups of the sides' sizes whose difference is at least as large as the
     observed one, and the smallest value it could take with these many runs (2 + 2 runs: 1/3, 3 + 3:
-    1/10): whether the runs could be exchanged between the sides, and how little a few runs can show."""
+    1/10): whether the runs could be exchanged between the sides, and how little a few runs can show.
+    (None, None) past MAX_SPLITS splits."""
     runs, k = ours + theirs, len(theirs)
+    if math.comb(len(runs), k) > MAX_SPLITS:
+        return None, None
     diff = lambda group: (sum(runs[i] for i in group) / k  # noqa: E731
                           - sum(runs[i] for i in range(len(runs)) if i not in group) / len(ours))
     observed = abs(sum(theirs) / k - sum(ours) / len(ours))
@@ -57,12 +64,13 @@ def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=Tru
     mean = sum(d) / len(d)
     sd = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
     p, p_min = exchange_p(lb, lp)
+    weighed = (f"p = {p:.3f} (two-sided; {p_min:.3f} at best with {len(lb)} + {len(lp)} runs)" if p is not None
+               else f"not weighed ({len(lb)} + {len(lp)} runs are over {MAX_SPLITS:,} splits)")
     print(f"\n{what}, levels over epochs {late[0]}-{late[-1]} (each run's mean):"
           f" batchai {' / '.join(shown(v) for v in lb)} (spread {delta(max(lb) - min(lb)).lstrip('+')}),"
           f" port {' / '.join(shown(v) for v in lp)} (spread {delta(max(lp) - min(lp)).lstrip('+')})")
     print(f"port - batchai, mean level: {delta(mean)} (+-{delta(2 * sd / len(d) ** 0.5).lstrip('+')} from the"
-          f" epochs' scatter); runs exchanged between the sides: p = {p:.3f} (two-sided; {p_min:.3f} at best"
-          f" with {len(lb)} + {len(lp)} runs)")
+          f" epochs' scatter); runs exchanged between the sides: {weighed}")
 
 
 def loss_table(args, epochs, markdown):
