@@ -62,36 +62,62 @@ TrainData load_train_data(const TrainOptions& options) {
   return data;
 }
 
-EpochPlan plan_epoch(int count, int batch, int steps, bool shard, int rank, int size, std::uint64_t seed,
-                     int epoch) {
-  // Sharded ranks share one permutation; unsharded ranks shuffle independently, as separate
-  // Keras workers do. Keys are positions in the epoch, offset by the epoch (and rank).
-  const std::uint64_t stream = seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(epoch) * 7919 +
+namespace {
+// A rank's permutation of the data for one pass (unsharded) or one epoch (sharded: every rank
+// shuffles alike), and the base its images' augmentation keys count from.
+struct Shuffle {
+  std::vector<int> perm;
+  std::uint64_t key_base = 0;
+};
+
+Shuffle shuffle_for(int count, bool shard, int rank, std::uint64_t seed, std::uint64_t index) {
+  const std::uint64_t stream = seed * 0x9e3779b97f4a7c15ULL + index * 7919 +
                                (shard ? 0 : static_cast<std::uint64_t>(rank) * 104729 + 1);
   std::mt19937_64 rng(stream);
-  std::vector<int> perm(static_cast<std::size_t>(count));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), rng);
+  Shuffle s;
+  s.perm.resize(static_cast<std::size_t>(count));
+  std::iota(s.perm.begin(), s.perm.end(), 0);
+  std::shuffle(s.perm.begin(), s.perm.end(), rng);
+  s.key_base = (index << 32) ^ (shard ? 0 : stream);
+  return s;
+}
+}  // namespace
+
+EpochPlan plan_epoch(int count, int batch, int steps, bool shard, int rank, int size, std::uint64_t seed,
+                     int epoch) {
+  if (count <= 0 || batch <= 0 || steps < 0 || epoch < 0) {
+    throw InvalidArgument("an epoch plan needs images, a positive batch and a step count");
+  }
   EpochPlan plan;
-  const std::uint64_t key_base = (static_cast<std::uint64_t>(epoch) << 32) ^ (shard ? 0 : stream);
   plan.batch_begin.push_back(0);
-  // Position in the (cyclically extended) permutation of this step's first image.
-  long long pos = 0;
-  for (int s = 0; s < steps; ++s) {
-    long long stop = 0;
-    if (shard) {
-      // Speed, not Keras: every global batch is full, wrapping past the permutation's end.
-      pos = static_cast<long long>(s) * batch * size + static_cast<long long>(rank) * batch;
-      stop = pos + batch;
-    } else {
-      // Keras' iterator: a pass over the data ends with the remainder (50,000 images in batches of
-      // 32: 1,562 full batches and one of 16), and the next batch starts the next pass.
-      stop = std::min(pos + batch, (pos / count + 1) * count);
-    }
-    plan.first_key.push_back(key_base + static_cast<std::uint64_t>(pos));
-    for (long long p = pos; p < stop; ++p) plan.indices.push_back(perm[static_cast<std::size_t>(p % count)]);
+  const auto take = [&plan](const Shuffle& from, long long pos, long long stop) {
+    plan.first_key.push_back(from.key_base + static_cast<std::uint64_t>(pos));
+    for (long long p = pos; p < stop; ++p) plan.indices.push_back(from.perm[static_cast<std::size_t>(p % from.perm.size())]);
     plan.batch_begin.push_back(static_cast<int>(plan.indices.size()));
-    pos = stop;
+  };
+  if (shard) {
+    // Speed, not Keras: every global batch is full, wrapping past the permutation's end.
+    const Shuffle s = shuffle_for(count, true, rank, seed, static_cast<std::uint64_t>(epoch));
+    for (int step = 0; step < steps; ++step) {
+      const long long pos = static_cast<long long>(step) * batch * size + static_cast<long long>(rank) * batch;
+      take(s, pos, pos + batch);
+    }
+    return plan;
+  }
+  // Keras' iterator: one stream of batches over passes, each pass a new permutation cut into
+  // ceil(count / batch) batches, the last holding the remainder (50,000 images in batches of 32:
+  // 1,562 full and one of 16). Epochs are consecutive runs of `steps` batches of that stream, so a
+  // shorter epoch goes on with the pass the last one was in, and a longer one starts the next pass.
+  const long long per_pass = (static_cast<long long>(count) + batch - 1) / batch;
+  Shuffle s;
+  long long pass = -1;
+  for (long long g = static_cast<long long>(epoch) * steps, end = g + steps; g < end; ++g) {
+    if (g / per_pass != pass) {
+      pass = g / per_pass;
+      s = shuffle_for(count, false, rank, seed, static_cast<std::uint64_t>(pass));
+    }
+    const long long pos = (g % per_pass) * batch;
+    take(s, pos, std::min(pos + batch, static_cast<long long>(count)));
   }
   return plan;
 }

@@ -22,10 +22,12 @@ struct TrainData {
 TrainData load_train_data(const TrainOptions& options);
 
 // Image order of one rank for one epoch: `steps` batches of at most `batch` dataset indices,
-// plus each image's augmentation key (its position in the epoch). Unsharded, a rank's own
-// permutation is cut into batches as Keras' iterator cuts a pass: the pass's last batch holds the
-// remainder, and steps past the pass go round the permutation again. With `shard`, all ranks share
-// one permutation and rank r takes slice r of each global batch of batch * size images.
+// plus each batch's first augmentation key (the keys count up through a pass's positions).
+// Unsharded, as Keras' iterator: the rank's batches are one stream over passes, each a new
+// permutation cut into ceil(count / batch) batches with the remainder last, and epoch e is
+// batches e * steps .. (e + 1) * steps - 1 of it (a short epoch goes on with the pass the last one
+// left). With `shard`, all ranks share one permutation per epoch and rank r takes slice r of each
+// global batch of batch * size images. Throws InvalidArgument without images or with a bad batch.
 struct EpochPlan {
   std::vector<int> indices;           // concatenated batches
   std::vector<int> batch_begin;       // steps + 1 offsets into indices

@@ -1,7 +1,7 @@
 // The training loop end to end on synthetic data: it learns, --resume continues exactly where
 // an uninterrupted run would be, the saved model scores the same when evaluated, sharded epoch
-// plans partition the global batch, unsharded ones cut a pass as Keras does, and the options'
-// rank-dependent defaults.
+// plans partition the global batch, unsharded ones are Keras' stream of batches over passes (the
+// remainder last, short epochs going on with the pass), and the options' rank-dependent defaults.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "batchai/common/errors.hpp"
 #include "batchai/train/local_communicator.hpp"
 #include "train_data.hpp"
 #include "trainer.hpp"
@@ -136,23 +137,51 @@ TEST(Trainer, ShardedPlansPartitionTheGlobalBatch) {
 
 TEST(Trainer, UnshardedPlansCutAPassAsKerasDoes) {
   // 100 images in batches of 32: three full batches and the remainder of 4 make one pass, each
-  // image once; the next step goes round the permutation again.
+  // image once; the next step starts the next pass, a new permutation.
   const int count = 100, batch = 32;
-  const EpochPlan plan = plan_epoch(count, batch, 6, false, 1, 4, 9, 2);
-  const std::vector<int> sizes = {32, 32, 32, 4, 32, 32};
+  const EpochPlan plan = plan_epoch(count, batch, 8, false, 1, 4, 9, 0);
+  const std::vector<int> sizes = {32, 32, 32, 4, 32, 32, 32, 4};
   ASSERT_EQ(plan.batch_begin.size(), sizes.size() + 1);
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     EXPECT_EQ(plan.batch_begin[s + 1] - plan.batch_begin[s], sizes[s]) << "step " << s;
-    EXPECT_EQ(plan.first_key[s] - plan.first_key[0], static_cast<std::uint64_t>(plan.batch_begin[s])) << "step " << s;
+    const int in_pass = plan.batch_begin[s] % count;
+    EXPECT_EQ(plan.first_key[s] - plan.first_key[s < 4 ? 0 : 4], static_cast<std::uint64_t>(in_pass)) << "step " << s;
   }
-  std::vector<int> pass(plan.indices.begin(), plan.indices.begin() + count);
-  std::sort(pass.begin(), pass.end());
-  for (int i = 0; i < count; ++i) EXPECT_EQ(pass[static_cast<std::size_t>(i)], i);
-  EXPECT_TRUE(std::equal(plan.indices.begin() + count, plan.indices.end(), plan.indices.begin()));
+  for (int p = 0; p < 2; ++p) {
+    std::vector<int> pass(plan.indices.begin() + p * count, plan.indices.begin() + (p + 1) * count);
+    std::sort(pass.begin(), pass.end());
+    for (int i = 0; i < count; ++i) EXPECT_EQ(pass[static_cast<std::size_t>(i)], i) << "pass " << p;
+  }
+  EXPECT_FALSE(std::equal(plan.indices.begin() + count, plan.indices.end(), plan.indices.begin()));
+  EXPECT_NE(plan.first_key[4], plan.first_key[0] + static_cast<std::uint64_t>(count));
   // The tutorial's epoch: 1,563 steps of 32 over 50,000 images end with a batch of 16.
   const EpochPlan tutorial = plan_epoch(50000, 32, 1563, false, 0, 4, 1, 0);
   EXPECT_EQ(tutorial.indices.size(), 50000u);
   EXPECT_EQ(tutorial.batch_begin[1563] - tutorial.batch_begin[1562], 16);
+}
+
+TEST(Trainer, ShortUnshardedEpochsGoOnWithThePass) {
+  // Keras' iterator runs on across epochs: four epochs of 3 steps are the first 12 batches of
+  // one stream (keys and images), whatever the epoch length; pass 1 is the same in both.
+  const int count = 100, batch = 32;
+  const EpochPlan whole = plan_epoch(count, batch, 12, false, 2, 4, 5, 0);
+  std::vector<int> indices;
+  std::vector<std::uint64_t> keys;
+  for (int e = 0; e < 4; ++e) {
+    const EpochPlan part = plan_epoch(count, batch, 3, false, 2, 4, 5, e);
+    indices.insert(indices.end(), part.indices.begin(), part.indices.end());
+    keys.insert(keys.end(), part.first_key.begin(), part.first_key.end());
+  }
+  EXPECT_EQ(indices, whole.indices);
+  EXPECT_EQ(keys, whole.first_key);
+  const EpochPlan second = plan_epoch(count, batch, 4, false, 2, 4, 5, 1);
+  EXPECT_TRUE(std::equal(second.indices.begin(), second.indices.end(), whole.indices.begin() + count));
+  EXPECT_TRUE(std::equal(second.first_key.begin(), second.first_key.end(), whole.first_key.begin() + 4));
+  // Epoch 1 of 3 steps holds the pass's remainder (step 3 of the stream) and the next pass's first two.
+  const EpochPlan with_remainder = plan_epoch(count, batch, 3, false, 2, 4, 5, 1);
+  EXPECT_EQ(with_remainder.batch_begin, (std::vector<int>{0, 4, 36, 68}));
+  EXPECT_THROW(plan_epoch(0, batch, 3, false, 0, 1, 5, 0), InvalidArgument);
+  EXPECT_THROW(plan_epoch(count, 0, 3, false, 0, 1, 5, 0), InvalidArgument);
 }
 
 TEST(TrainOptions, DefaultsFollowTheTutorial) {

@@ -9,7 +9,7 @@ arithmetic alone (docs/trainer-results.md, "The full schedule, two seeds a side"
 of the images is not recomputed (std::shuffle over mt19937_64 is the library's); the lockstep's
 order.i32 carries it.
 
-  batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S] [--steps-per-epoch S]
+  batchai_draws.py --check LOCKSTEP_OUT --data-dir DATA [--seed S] [--ranks R] [--batch B] [--steps-per-epoch S]
 compares every draw with what `tutorial_lockstep --augment --dropout` wrote (its kept.u8, and its
 inputs.f32 for the images of order.i32; epochs of S steps, from the epoch after its start.json's
 when it began from a checkpoint): exit 0 when all are equal, 1 otherwise.
@@ -57,33 +57,45 @@ def dropout_layer_stream(seed, layer):
     return int(splitmix64(np.uint64(seed) ^ splitmix64(np.uint64((0xD1B54A32D192ED03 + layer) & M64))))
 
 
-def first_key(seed, epoch, rank, position):
-    """plan_epoch's key of the image at `position` of an unsharded rank's epoch."""
-    stream = (seed * GOLDEN + epoch * 7919 + rank * 104729 + 1) & M64
-    return (((epoch << 32) ^ stream) + position) & M64
+def first_key(seed, pass_, rank, position):
+    """plan_epoch's key of the image at `position` of an unsharded rank's pass `pass_` over the data."""
+    stream = (seed * GOLDEN + pass_ * 7919 + rank * 104729 + 1) & M64
+    return (((pass_ << 32) ^ stream) + position) & M64
 
 
-def plan_steps(count, batch, steps):
-    """plan_epoch's unsharded steps of one epoch: (position, images) of each, a pass over the count
-    images ending with the remainder as Keras' iterator ends it (positions index the epoch's order)."""
-    out, position = [], 0
-    for _ in range(steps):
-        stop = min(position + batch, (position // count + 1) * count)
-        out.append((position, stop - position))
-        position = stop
+def plan_steps(count, batch, steps, epoch):
+    """plan_epoch's unsharded steps of epoch `epoch` (from 0) as (pass, position, images, at) each:
+    batches epoch * steps .. of one stream over passes, each pass ceil(count / batch) batches of its
+    own permutation, the last holding the remainder as Keras' iterator ends it; `position` indexes
+    the pass's permutation, `at` the epoch's order (the images the epoch's steps take, in turn)."""
+    per_pass, out, at = -(-count // batch), [], 0
+    for g in range(epoch * steps, (epoch + 1) * steps):
+        pass_, b = divmod(g, per_pass)
+        n = min(batch, count - b * batch)
+        out.append((pass_, b * batch, n, at))
+        at += n
     return out
 
 
 def read_orders(draws, count, ranks, batch, steps):
-    """`tutorial_lockstep --orders` output's orders.i32 as (epochs, ranks, images of an epoch), with
-    plan_steps' cut of an epoch; SystemExit when the file is not whole epochs of that plan."""
-    plan = plan_steps(count, batch, steps)
-    per_epoch = plan[-1][0] + plan[-1][1]
-    orders = np.fromfile(os.path.join(draws, "orders.i32"), dtype=np.int32)
-    if orders.size == 0 or orders.size % (ranks * per_epoch) != 0:
-        raise SystemExit(f"{draws}/orders.i32 is not whole epochs of {ranks} ranks x {per_epoch} images"
-                         f" ({steps} steps of up to {batch})")
-    return orders.reshape(-1, ranks, per_epoch), plan
+    """`tutorial_lockstep --orders` output's orders.i32 as one (ranks, images of the epoch) array per
+    epoch, with plan_steps' plan of each; SystemExit when the file is not whole epochs of that plan."""
+    if min(count, ranks, batch, steps) < 1:
+        raise SystemExit("read_orders: images, ranks, batch and steps must be positive")
+    flat = np.fromfile(os.path.join(draws, "orders.i32"), dtype=np.int32)
+    orders, plans, at = [], [], 0
+    while at < flat.size:
+        plan = plan_steps(count, batch, steps, len(plans))
+        size = ranks * (plan[-1][3] + plan[-1][2])
+        if at + size > flat.size:
+            break
+        orders.append(flat[at:at + size].reshape(ranks, -1))
+        plans.append(plan)
+        at += size
+    if not orders or at != flat.size:
+        raise SystemExit(f"{draws}/orders.i32 is not whole epochs of {ranks} ranks x {steps} steps of up to"
+                         f" {batch} images")
+    return orders, plans
 
 
 def shifts_and_flips(seed, keys):
@@ -117,11 +129,11 @@ def kept(seed, layer, rate, keys, features):
     return draws >= threshold
 
 
-def rank_batch(seed, epoch, rank, position, sources):
+def rank_batch(seed, pass_, rank, position, sources):
     """One rank's batch of an unsharded epoch as batchai draws it: `sources` (uint8 (B, 3, 32, 32),
-    the images at `position`.. of the rank's order) shifted and flipped (float32 (B, 3, 32, 32) in
+    the images at `position`.. of the rank's permutation of pass `pass_`) shifted and flipped (float32 (B, 3, 32, 32) in
     [0, 1]) and each Dropout layer's kept features (bool (B, features), DROPOUT_SITES' order)."""
-    keys = np.uint64(first_key(seed, epoch, rank, position)) + np.arange(sources.shape[0], dtype=np.uint64)
+    keys = np.uint64(first_key(seed, pass_, rank, position)) + np.arange(sources.shape[0], dtype=np.uint64)
     x = transform(sources, *shifts_and_flips(seed, keys)).transpose(0, 3, 1, 2)
     return np.ascontiguousarray(x), [kept(seed, layer, rate, keys, n) for layer, rate, n in DROPOUT_SITES]
 
@@ -177,8 +189,8 @@ def main():
         return compare_offsets(args.offsets, args.seed)
     if not args.data_dir:
         ap.error("--check needs --data-dir")
-    if args.steps_per_epoch < 1:
-        ap.error("--steps-per-epoch must be positive")
+    if min(args.steps_per_epoch, args.ranks, args.batch) < 1:
+        ap.error("--steps-per-epoch, --ranks and --batch must be positive")
     out, batch, ranks, per = args.check, args.batch, args.ranks, args.steps_per_epoch
     start = os.path.join(out, "start.json")
     first_epoch = json.load(open(start))["epoch"] if os.path.exists(start) else 0
@@ -194,9 +206,9 @@ def main():
     images = read_train_images(args.data_dir)
     image_mismatch = kept_mismatch = 0
     for s in range(steps):
-        epoch, position = first_epoch + s // per, (s % per) * batch
+        pass_, position, _, _ = plan_steps(images.shape[0], batch, per, first_epoch + s // per)[s % per]
         for r in range(ranks):
-            mine, my_kept = rank_batch(args.seed, epoch, r, position, images[order[s, r]])
+            mine, my_kept = rank_batch(args.seed, pass_, r, position, images[order[s, r]])
             image_mismatch += int(np.any(mine != inputs[s, r].transpose(0, 3, 1, 2), axis=(1, 2, 3)).sum())
             at = 0
             for site, k in zip(sites, my_kept):

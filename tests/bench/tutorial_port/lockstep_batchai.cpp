@@ -29,9 +29,9 @@
 //
 // With --orders EPOCHS --steps-per-epoch S it trains nothing: rank 0 writes table.json, initial.f32
 // and orders.i32 (int32 [epoch][rank][the epoch's images], each rank's images of a whole schedule
-// as the trainer's epoch plans give them: S steps of batch images, but a step that ends a pass over
-// the data holds the remainder), the draws batchai_draws.py cannot recompute, for training the port
-// on batchai's own draws.
+// as the trainer's epoch plans give them: S steps of batch images from one stream of passes over
+// the data, a step that ends a pass holding the remainder, so epochs can differ in length), the
+// draws batchai_draws.py cannot recompute, for training the port on batchai's own draws.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -130,6 +130,19 @@ Start read_start(const std::string& path, const bt::TrainOptions& o, int size, s
   start.epoch = cp.epoch;
   start.global_step = cp.global_step;
   return start;
+}
+
+// The first step (counted from 0) of `epochs` epochs from `first_epoch` that holds fewer than a
+// batch of images (a pass's remainder), or -1: the files this tool writes hold full batches.
+int first_short_step(const bt::TrainOptions& o, int epochs, int first_epoch) {
+  const int count = bt::load_train_data(o).train.count;
+  for (int e = 0; e < epochs; ++e) {
+    const bt::EpochPlan plan = bt::plan_epoch(count, o.batch_size, o.steps_per_epoch, false, 0, 1, o.seed, first_epoch + e);
+    for (int s = 0; s < o.steps_per_epoch; ++s) {
+      if (plan.batch_begin[s + 1] - plan.batch_begin[s] < o.batch_size) return e * o.steps_per_epoch + s;
+    }
+  }
+  return -1;
 }
 
 // Weights then accumulators, as the port reads a state.
@@ -257,11 +270,6 @@ int main(int argc, char** argv) {
     comm->barrier();
     return 0;
   }
-  if (static_cast<long long>(steps_per_epoch) * batch > bt::load_train_data(o).train.count) {
-    // The files hold full batches: an epoch past the first pass would end one with the remainder.
-    std::cerr << "--steps-per-epoch: at most one pass over the training set per epoch\n";
-    return 2;
-  }
   if (steps % steps_per_epoch != 0) {
     std::cerr << "--steps must be a multiple of --steps-per-epoch\n";
     return 2;
@@ -283,6 +291,11 @@ int main(int argc, char** argv) {
       std::cerr << "tutorial_lockstep: --start " << e.what() << "\n";
       return 2;
     }
+  }
+  if (const int short_step = first_short_step(o, epochs, start.epoch); short_step >= 0) {
+    std::cerr << "--steps-per-epoch: step " << short_step + 1 << " of this run ends a pass over the training set "
+              << "with fewer than " << batch << " images; the files hold full batches\n";
+    return 2;
   }
   if (comm->rank() == 0) {
     write_shared_inputs(out, o, size, steps, start);

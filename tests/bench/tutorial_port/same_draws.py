@@ -66,9 +66,9 @@ def main():
     initial = ls.read_f32(os.path.join(args.draws, "initial.f32"))
     x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
     train = x_train.numpy()
-    orders, plan = bd.read_orders(args.draws, train.shape[0], ranks, batch, steps)
-    if orders.shape[0] != args.epochs:
-        raise SystemExit(f"same_draws: {args.draws}/orders.i32 holds {orders.shape[0]} epochs, not {args.epochs}")
+    orders, plans = bd.read_orders(args.draws, train.shape[0], ranks, batch, steps)
+    if len(orders) != args.epochs:
+        raise SystemExit(f"same_draws: {args.draws}/orders.i32 holds {len(orders)} epochs, not {args.epochs}")
     if args.validation_images:
         x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
     args.mutate = None  # lockstep.Port's network and optimizer, unbroken
@@ -87,11 +87,11 @@ def main():
     for epoch in range(first, args.epochs):  # batchai's epochs count from 0 in its keys
         start = time.perf_counter()
         sums = [0.0, 0.0, 0]
-        for s, (position, n) in enumerate(plan):
+        for s, (pass_, position, n, at) in enumerate(plans[epoch]):
             total = [torch.zeros_like(p) for p in params]
             for r in range(ranks):
-                idx = orders[epoch, r, position:position + n]
-                x, kept = bd.rank_batch(args.seed, epoch, r, position, train[idx])
+                idx = orders[epoch][r, at:at + n]
+                x, kept = bd.rank_batch(args.seed, pass_, r, position, train[idx])
                 x = torch.from_numpy(x)
                 for g, k in zip(given, kept):
                     g.kept = torch.from_numpy(k)

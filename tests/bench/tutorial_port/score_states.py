@@ -64,18 +64,18 @@ def main():
     count = sum(int(np.prod(e["shape"])) for e in table)
     x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
     train = x_train.numpy()
-    orders, plan = bd.read_orders(args.draws, train.shape[0], args.ranks, args.batch, args.steps_per_epoch)
-    epoch = args.epoch or orders.shape[0]
-    if not 1 <= epoch <= orders.shape[0]:
-        raise SystemExit(f"score_states: {args.draws}/orders.i32 holds epochs 1 to {orders.shape[0]}, not {epoch}")
+    orders, plans = bd.read_orders(args.draws, train.shape[0], args.ranks, args.batch, args.steps_per_epoch)
+    epoch = args.epoch or len(orders)
+    if not 1 <= epoch <= len(orders):
+        raise SystemExit(f"score_states: {args.draws}/orders.i32 holds epochs 1 to {len(orders)}, not {epoch}")
     ports = {name: load_state(path, args, table, count) for name, path in named}
     sums = {name: [0.0, 0, 0.0] for name in ports}  # loss with dropout, correct, loss without
     images = 0
     with torch.no_grad():
         for r in range(args.ranks):
-            for position, n in plan:
-                idx = orders[epoch - 1, r, position:position + n]
-                x, kept = bd.rank_batch(args.seed, epoch - 1, r, position, train[idx])
+            for pass_, position, n, at in plans[epoch - 1]:
+                idx = orders[epoch - 1][r, at:at + n]
+                x, kept = bd.rank_batch(args.seed, pass_, r, position, train[idx])
                 x = torch.from_numpy(x)
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
                 for name, port in ports.items():
