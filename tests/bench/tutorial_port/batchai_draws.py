@@ -206,7 +206,9 @@ def main():
     images = read_train_images(args.data_dir)
     image_mismatch = kept_mismatch = 0
     for s in range(steps):
-        pass_, position, _, _ = plan_steps(images.shape[0], batch, per, first_epoch + s // per)[s % per]
+        if s % per == 0:
+            plan = plan_steps(images.shape[0], batch, per, first_epoch + s // per)
+        pass_, position, _, _ = plan[s % per]
         for r in range(ranks):
             mine, my_kept = rank_batch(args.seed, pass_, r, position, images[order[s, r]])
             image_mismatch += int(np.any(mine != inputs[s, r].transpose(0, 3, 1, 2), axis=(1, 2, 3)).sum())

@@ -132,17 +132,17 @@ Start read_start(const std::string& path, const bt::TrainOptions& o, int size, s
   return start;
 }
 
-// The first step (counted from 0) of `epochs` epochs from `first_epoch` that holds fewer than a
-// batch of images (a pass's remainder), or -1: the files this tool writes hold full batches.
-int first_short_step(const bt::TrainOptions& o, int epochs, int first_epoch) {
-  const int count = bt::load_train_data(o).train.count;
-  for (int e = 0; e < epochs; ++e) {
-    const bt::EpochPlan plan = bt::plan_epoch(count, o.batch_size, o.steps_per_epoch, false, 0, 1, o.seed, first_epoch + e);
-    for (int s = 0; s < o.steps_per_epoch; ++s) {
-      if (plan.batch_begin[s + 1] - plan.batch_begin[s] < o.batch_size) return e * o.steps_per_epoch + s;
-    }
-  }
-  return -1;
+// The first step (counted from 0) of `steps` steps from epoch `first_epoch` that holds fewer than a
+// batch of images, or -1: the files this tool writes hold full batches. As plan_epoch cuts them,
+// the steps are batches first_epoch * steps_per_epoch ... of one stream of passes of
+// ceil(count / batch) batches, and only a pass's last batch can be short (arithmetic, not plans:
+// planning 100,000 one-step epochs would shuffle the data 100,000 times on every rank).
+long long first_short_step(int count, int batch, int steps_per_epoch, int steps, int first_epoch) {
+  if (count % batch == 0) return -1;
+  const long long per_pass = (static_cast<long long>(count) + batch - 1) / batch;
+  const long long begin = static_cast<long long>(first_epoch) * steps_per_epoch;
+  const long long last = begin + (per_pass - 1 - begin % per_pass);  // the first pass end from begin on
+  return last < begin + steps ? last - begin : -1;
 }
 
 // Weights then accumulators, as the port reads a state.
@@ -292,7 +292,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (const int short_step = first_short_step(o, epochs, start.epoch); short_step >= 0) {
+  if (const long long short_step =
+          first_short_step(bt::load_train_data(o).train.count, batch, steps_per_epoch, steps, start.epoch);
+      short_step >= 0) {
     std::cerr << "--steps-per-epoch: step " << short_step + 1 << " of this run ends a pass over the training set "
               << "with fewer than " << batch << " images; the files hold full batches\n";
     return 2;
