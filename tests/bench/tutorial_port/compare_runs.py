@@ -7,10 +7,12 @@ Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--t
 Per epoch: every run's accuracy, the seed spread of each side (largest minus smallest; with two seeds
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
 difference is within ±tolerance and whether it is within the seed spread (the larger of the two
-sides' spreads at that epoch). Then each run's level over the second half of the epochs (the mean of
-its validation passes there) and the difference of the sides' mean levels. --svg also draws every run's validation accuracy and training loss
-against the epoch (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with one
-run a side, where the comparison itself needs two and the exit status is 1.
+sides' spreads at that epoch), and what the ±tolerance test gives two runs of one program: each
+side's seeds against each other, and a normal model of identical sides with these many seeds. Then
+each run's level over the second half of the epochs (the mean of its validation passes there) and the
+difference of the sides' mean levels. --svg also draws every run's validation accuracy and training
+loss against the epoch (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with
+one run a side, where the comparison itself needs two and the exit status is 1.
 """
 import argparse
 import csv
@@ -71,6 +73,30 @@ def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=Tru
           f" port {' / '.join(shown(v) for v in lp)} (spread {delta(max(lp) - min(lp)).lstrip('+')})")
     print(f"port - batchai, mean level: {delta(mean)} (+-{delta(2 * sd / len(d) ** 0.5).lstrip('+')} from the"
           f" epochs' scatter); runs exchanged between the sides: {weighed}")
+
+
+def same_program_yardstick(ours, theirs, epochs, tolerance):
+    """What agreement within ±tolerance at every epoch asks of two runs of one program: each side's
+    own seeds against each other, pair by pair, and for the means of these many seeds a side, the
+    count of epochs within ±tolerance that identical sides would give and the chance that all would
+    be (a normal model with each epoch's seed variance pooled over both sides)."""
+    def pairs(runs):
+        return [sum(abs(a[e] - b[e]) <= tolerance + 1e-9 for e in epochs) for a, b in itertools.combinations(runs, 2)]
+    shown = f"±{100 * tolerance:g}%"
+    for side, runs in (("batchai", ours), ("port", theirs)):
+        print(f"{side}'s own seeds against each other, within {shown}: "
+              f"{', '.join(str(k) for k in pairs(runs))} of {len(epochs)} epochs")
+    nb, np_ = len(ours), len(theirs)
+    expected, every = 0.0, 1.0
+    for e in epochs:
+        squares = sum((x - sum(side) / len(side)) ** 2 for side in ([r[e] for r in ours], [r[e] for r in theirs])
+                      for x in side)
+        sd = math.sqrt(squares / (nb + np_ - 2) * (1 / nb + 1 / np_))
+        inside = math.erf(tolerance / (sd * math.sqrt(2))) if sd > 0 else 1.0
+        expected += inside
+        every *= inside
+    print(f"if both sides were one program ({nb} + {np_} seeds): {expected:.1f}/{len(epochs)} epochs expected"
+          f" within {shown}, every epoch with probability {every:.3f}")
 
 
 def loss_table(args, epochs, markdown):
@@ -215,6 +241,7 @@ def main():
           f"{' (every epoch)' if outside_tol == 0 else ''}; "
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
+    same_program_yardstick(ours, theirs, epochs, args.tolerance)
     plateau_levels(ours, theirs, epochs)
     plateau_levels([read(p, "loss") for p in args.batchai], [read(p, "loss") for p in args.port], epochs,
                    "training loss", percent=False)
