@@ -10,15 +10,18 @@ difference is within ±tolerance and whether it is within the seed spread (the l
 sides' spreads at that epoch), and what the ±tolerance test gives two runs of one program: each
 side's seeds against each other, and a normal model of identical sides with these many seeds. Then
 each run's level over the second half of the epochs (the mean of its validation passes there) and the
-difference of the sides' mean levels. --svg also draws every run's validation accuracy and training
-loss against the epoch (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with
-one run a side, where the comparison itself needs two and the exit status is 1.
+difference of the sides' mean levels, with a permutation p-value over the runs and, where the runs
+are enough (4 + 4 and more), the 95% interval of the difference that test does not reject. --svg also
+draws every run's validation accuracy and training loss against the epoch (batchai's seeds solid, the
+port's dashed), a plain SVG; it is drawn even with one run a side, where the comparison itself
+needs two and the exit status is 1.
 """
 import argparse
 import csv
 import itertools
 import math
 import re
+import statistics
 from xml.sax.saxutils import escape
 
 
@@ -36,15 +39,40 @@ def exchange_p(ours, theirs):
     observed one, and the smallest value it could take with these many runs (2 + 2 runs: 1/3, 3 + 3:
     1/10): whether the runs could be exchanged between the sides, and how little a few runs can show.
     (None, None) past MAX_SPLITS splits."""
-    runs, k = ours + theirs, len(theirs)
+    runs, k, m = ours + theirs, len(theirs), len(ours)
     if math.comb(len(runs), k) > MAX_SPLITS:
         return None, None
-    diff = lambda group: (sum(runs[i] for i in group) / k  # noqa: E731
-                          - sum(runs[i] for i in range(len(runs)) if i not in group) / len(ours))
-    observed = abs(sum(theirs) / k - sum(ours) / len(ours))
-    diffs = [abs(diff(g)) for g in itertools.combinations(range(len(runs)), k)]
+    total = sum(runs)
+    diffs = [abs(g / k - (total - g) / m) for g in map(sum, itertools.combinations(runs, k))]
+    observed = abs(sum(theirs) / k - sum(ours) / m)
     share = lambda at_least: sum(d >= at_least - 1e-12 for d in diffs) / len(diffs)  # noqa: E731
     return share(observed), share(max(diffs))
+
+
+def p_shown(p, p_min, nb, np_):
+    return (f"p = {p:.3g} (two-sided; {p_min:.2g} at best with {nb} + {np_} runs)" if p is not None
+            else f"not weighed ({nb} + {np_} runs are over {MAX_SPLITS:,} splits)")
+
+
+def shift_interval(ours, theirs, level=0.95):
+    """The differences of the sides (theirs - ours) that the permutation test does not reject at
+    1 - level: the port's runs moved by -delta must be exchangeable with batchai's. Found by bisection
+    on each side of the observed difference; None where the runs are too few for the level (the best
+    p of 2 + 2 or 3 + 3 runs is above 0.05) or too many to weigh."""
+    _, p_min = exchange_p(ours, theirs)
+    if p_min is None or p_min > 1 - level:
+        return None
+    observed = sum(theirs) / len(theirs) - sum(ours) / len(ours)
+    width = max(theirs + ours) - min(theirs + ours)
+    rejected = lambda delta: exchange_p(ours, [v - delta for v in theirs])[0] < 1 - level  # noqa: E731
+
+    def edge(outward):
+        inside, outside = observed, observed + outward * width
+        while outside - inside > 1e-4 * width or inside - outside > 1e-4 * width:
+            middle = (inside + outside) / 2
+            inside, outside = (inside, middle) if rejected(middle) else (middle, outside)
+        return inside
+    return edge(-1), edge(+1)
 
 
 def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=True):
@@ -66,8 +94,10 @@ def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=Tru
     mean = sum(d) / len(d)
     sd = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
     p, p_min = exchange_p(lb, lp)
-    weighed = (f"p = {p:.3f} (two-sided; {p_min:.3f} at best with {len(lb)} + {len(lp)} runs)" if p is not None
-               else f"not weighed ({len(lb)} + {len(lp)} runs are over {MAX_SPLITS:,} splits)")
+    weighed = p_shown(p, p_min, len(lb), len(lp))
+    interval = shift_interval(lb, lp)
+    if interval:
+        weighed += f"; 95% interval of the difference {delta(interval[0])} to {delta(interval[1])}"
     print(f"\n{what}, levels over epochs {late[0]}-{late[-1]} (each run's mean):"
           f" batchai {' / '.join(shown(v) for v in lb)} (spread {delta(max(lb) - min(lb)).lstrip('+')}),"
           f" port {' / '.join(shown(v) for v in lp)} (spread {delta(max(lp) - min(lp)).lstrip('+')})")
@@ -84,8 +114,10 @@ def same_program_yardstick(ours, theirs, epochs, tolerance):
         return [sum(abs(a[e] - b[e]) <= tolerance + 1e-9 for e in epochs) for a, b in itertools.combinations(runs, 2)]
     shown = f"±{100 * tolerance:g}%"
     for side, runs in (("batchai", ours), ("port", theirs)):
-        print(f"{side}'s own seeds against each other, within {shown}: "
-              f"{', '.join(str(k) for k in pairs(runs))} of {len(epochs)} epochs")
+        counts = sorted(pairs(runs))
+        listed = (", ".join(str(k) for k in pairs(runs)) if len(counts) <= 3 else
+                  f"{counts[0]}-{counts[-1]} (median {statistics.median(counts):g} of the {len(counts)} pairs)")
+        print(f"{side}'s own seeds against each other, within {shown}: {listed} of {len(epochs)} epochs")
     nb, np_ = len(ours), len(theirs)
     expected, every = 0.0, 1.0
     for e in epochs:
@@ -132,9 +164,16 @@ def run_label(path, i):
 def svg_plot(path, title, ours, theirs, labels):
     """Two panels, validation accuracy and training loss per epoch, every run a polyline."""
     runs = [("batchai", i, r) for i, r in enumerate(ours)] + [("port", i, r) for i, r in enumerate(theirs)]
-    colours = {"batchai": ["#1f5fa8", "#5b9bd5", "#9cc3e6"], "port": ["#c0501f", "#ed8a4e", "#f4b183"]}
+    ends = {"batchai": ((0x1f, 0x5f, 0xa8), (0x9c, 0xc3, 0xe6)), "port": ((0xc0, 0x50, 0x1f), (0xf4, 0xb1, 0x83))}
+    counts = {"batchai": len(ours), "port": len(theirs)}
+
+    def colour(side, i):  # each side's runs from its dark shade to its light one
+        (dark, light), t = ends[side], i / max(1, counts[side] - 1)
+        return "#" + "".join(f"{round(a + (b - a) * t):02x}" for a, b in zip(dark, light))
     panel_w, panel_h, left, top, gap = 420, 260, 56, 44, 70
-    width, height = left + 2 * panel_w + gap + 20, top + panel_h + 70
+    width = left + 2 * panel_w + gap + 20
+    per_row = (width - left) // 130
+    height = top + panel_h + 52 + 18 * math.ceil(len(runs) / per_row)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
            f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
            f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>']
@@ -166,15 +205,14 @@ def svg_plot(path, title, ours, theirs, labels):
             out.append(f'<text x="{px(e):.1f}" y="{top + panel_h + 16}" text-anchor="middle">{e}</text>')
         out.append(f'<text x="{x0 + panel_w / 2}" y="{top + panel_h + 32}" text-anchor="middle">epoch</text>')
         for side, i, pts in series:
-            colour = colours[side][i % 3]
             dash = ' stroke-dasharray="6 3"' if side == "port" else ""
             line = " ".join(f"{px(e):.1f},{py(v):.1f}" for e, v in pts)
-            out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+            out.append(f'<polyline points="{line}" fill="none" stroke="{colour(side, i)}" stroke-width="1.6"{dash}/>')
     for n, (side, i, _) in enumerate(runs):
-        x = left + n * 130
-        y = height - 14
+        x = left + n % per_row * 130
+        y = top + panel_h + 66 + 18 * (n // per_row)
         dash = ' stroke-dasharray="6 3"' if side == "port" else ""
-        out.append(f'<line x1="{x}" x2="{x + 24}" y1="{y - 4}" y2="{y - 4}" stroke="{colours[side][i % 3]}" '
+        out.append(f'<line x1="{x}" x2="{x + 24}" y1="{y - 4}" y2="{y - 4}" stroke="{colour(side, i)}" '
                    f'stroke-width="2"{dash}/><text x="{x + 30}" y="{y}">{side} {escape(labels[n])}</text>')
     out.append("</svg>")
     with open(path, "w") as f:

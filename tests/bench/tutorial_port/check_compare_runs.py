@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Checks compare_runs.py's statistics on numbers worked by hand (no data, no PyTorch; under a
+second): the permutation p-value and its floor, and the interval of differences the permutation
+test does not reject (it moves with a shift of one side and agrees with the t interval on normal
+samples). Prints `ok`; fails with a message."""
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_runs import exchange_p, shift_interval  # noqa: E402
+
+
+def close(a, b, tol):
+    return abs(a - b) <= tol
+
+
+def main():
+    # 2 + 2 runs split 6 ways; {2, 3} against {0, 1} and its mirror are the two largest: 2/6.
+    p, p_min = exchange_p([0.0, 1.0], [2.0, 3.0])
+    assert close(p, 1 / 3, 1e-12) and close(p_min, 1 / 3, 1e-12), (p, p_min)
+    # 3 + 3: 20 splits, the floor 2/20.
+    p, p_min = exchange_p([0.0, 1.0, 2.0], [10.0, 11.0, 12.0])
+    assert close(p, 0.1, 1e-12) and close(p_min, 0.1, 1e-12), (p, p_min)
+    assert exchange_p([5.0, 5.0], [5.0, 5.0])[0] == 1.0
+    # {0, 3} against {1, 2}: both means 1.5, every split at least as far: p = 1.
+    assert exchange_p([0.0, 3.0], [1.0, 2.0])[0] == 1.0
+
+    # Too few runs for a 95% interval (3 + 3 can give 0.1 at best).
+    assert shift_interval([0.0, 1.0, 2.0], [1.0, 2.0, 3.0]) is None
+
+    rng = random.Random(7)
+    ours = [rng.gauss(50.0, 1.0) for _ in range(8)]
+    theirs = [rng.gauss(49.0, 1.0) for _ in range(8)]
+    low, high = shift_interval(ours, theirs)
+    observed = statistics.mean(theirs) - statistics.mean(ours)
+    assert low < observed < high, (low, observed, high)
+    # Moving one side by c moves the interval by c.
+    low2, high2 = shift_interval(ours, [v + 0.7 for v in theirs])
+    assert close(low2, low + 0.7, 1e-3) and close(high2, high + 0.7, 1e-3), (low, high, low2, high2)
+    # The pooled t interval (t 0.975 with 14 degrees of freedom: 2.145) on the same samples.
+    pooled = ((statistics.variance(ours) + statistics.variance(theirs)) / 2 * (2 / 8)) ** 0.5
+    half = 2.145 * pooled
+    assert close(high - low, 2 * half, 0.2 * half), (high - low, 2 * half)
+    # At the interval's edges the test is at 0.05: just inside not rejected, just outside rejected.
+    width = max(ours + theirs) - min(ours + theirs)
+    for edge, outward in ((low, -1), (high, +1)):
+        assert exchange_p(ours, [v - (edge - outward * 1e-3 * width) for v in theirs])[0] >= 0.05
+        assert exchange_p(ours, [v - (edge + outward * 1e-3 * width) for v in theirs])[0] < 0.05
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
