@@ -2,7 +2,8 @@
 """Checks compare_runs.py's statistics on numbers worked by hand (no data, no PyTorch; under a
 second): the permutation p-value and its floor, and the interval of differences the permutation
 test does not reject (it moves with a shift of one side and agrees with the t interval on normal
-samples). Prints `ok`; fails with a message."""
+samples), and levels_across_schedules.py's test, which deals out a seed's runs on every schedule
+together. Prints `ok`; fails with a message."""
 import random
 import statistics
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_runs import exchange_p, shift_interval  # noqa: E402
+from levels_across_schedules import joint_p  # noqa: E402
 
 
 def close(a, b, tol):
@@ -48,6 +50,23 @@ def main():
     for edge, outward in ((low, -1), (high, +1)):
         assert exchange_p(ours, [v - (edge - outward * 1e-3 * width) for v in theirs])[0] >= 0.05
         assert exchange_p(ours, [v - (edge + outward * 1e-3 * width) for v in theirs])[0] < 0.05
+
+    # Two schedules, seeds 1-3 a side, the port below on both: 20 deals of the six seeds (not 20 x 20:
+    # a seed's runs go together), and the observed split is one of the two most extreme.
+    schedules = {name: {**{("batchai", k): base + 0.01 * k for k in (1, 2, 3)},
+                        **{("port", k): base - 0.05 + 0.01 * k for k in (1, 2, 3)}}
+                 for name, base in (("short", 0.5), ("long", 0.8))}
+    observed, p, p_min, deals = joint_p(schedules)
+    assert deals == 20 and close(observed, -0.10, 1e-12) and close(p, 0.1, 1e-12) and close(p_min, 0.1, 1e-12), \
+        (observed, p, p_min, deals)
+    # The port below on one schedule and above by as much on the other: the sum is 0, p = 1.
+    schedules["long"] = {u: v + (0.10 if u[0] == "port" else 0.0) for u, v in schedules["long"].items()}
+    observed, p, _, _ = joint_p(schedules)
+    assert close(observed, 0.0, 1e-12) and p == 1.0, (observed, p)
+    # A seed run on one schedule only: deals that leave a schedule without a run on a side do not count.
+    observed, p, _, deals = joint_p({"a": {("batchai", 1): 0.5, ("port", 1): 0.4},
+                                     "b": {("batchai", 2): 0.5, ("port", 2): 0.4}})
+    assert deals == 4 and close(p, 0.5, 1e-12), (deals, p)
     print("ok")
 
 
