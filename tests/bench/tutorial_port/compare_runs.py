@@ -68,7 +68,7 @@ def shift_interval(ours, theirs, level=0.95):
 
     def edge(outward):
         inside, outside = observed, observed + outward * width
-        while outside - inside > 1e-4 * width or inside - outside > 1e-4 * width:
+        while abs(outside - inside) > 1e-4 * width:
             middle = (inside + outside) / 2
             inside, outside = (inside, middle) if rejected(middle) else (middle, outside)
         return inside
