@@ -33,6 +33,8 @@ def seed_of(path):
 
 def level(path):
     run = read(path)
+    if not run:
+        raise SystemExit(f"levels_across_schedules: no epochs in {path}")
     epochs = sorted(run)
     late = epochs[len(epochs) // 2:]
     return sum(run[e] for e in late) / len(late)
