@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_runs import exchange_p, shift_interval  # noqa: E402
+from compare_runs import exchange_p, shift_interval, sign_flip_p  # noqa: E402
 from levels_across_schedules import joint_p  # noqa: E402
 
 
@@ -50,6 +50,20 @@ def main():
     for edge, outward in ((low, -1), (high, +1)):
         assert exchange_p(ours, [v - (edge - outward * 1e-3 * width) for v in theirs])[0] >= 0.05
         assert exchange_p(ours, [v - (edge + outward * 1e-3 * width) for v in theirs])[0] < 0.05
+
+    # Paired: four pairs all below by 1, 2, 3, 4: of 16 sign patterns only all-minus and all-plus
+    # are as far from 0, p = 2/16. With the smallest flipped the sum is -8 of 10: the patterns that
+    # reach |sum| >= 8 are the two of all one sign and the two with only the 1 flipped, p = 4/16.
+    p, p_min = sign_flip_p([-1.0, -2.0, -3.0, -4.0])
+    assert close(p, 2 / 16, 1e-12) and close(p_min, 2 / 16, 1e-12), (p, p_min)
+    p, _ = sign_flip_p([1.0, -2.0, -3.0, -4.0])
+    assert close(p, 4 / 16, 1e-12), p
+    assert sign_flip_p([0.0, 0.0])[0] == 1.0
+    # A shift the pairs share is not a difference: the paired test sees 1 per pair, the unpaired
+    # one only 1 against a spread of 30.
+    base = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
+    assert close(sign_flip_p([1.0] * 6)[0], 2 / 64, 1e-12)
+    assert exchange_p(base, [v + 1.0 for v in base])[0] > 0.5
 
     # Two schedules, seeds 1-3 a side, the port below on both: 20 deals of the six seeds (not 20 x 20:
     # a seed's runs go together), and the observed split is one of the two most extreme.

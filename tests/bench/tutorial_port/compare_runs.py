@@ -2,7 +2,7 @@
 """Compares the per-epoch validation accuracy of `batchai train` runs and tutorial_port.py runs (two or
 more seeds each; their metrics.csv) on the same schedule.
 
-Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--tolerance 0.01] [--markdown]
+Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--tolerance 0.01] [--markdown] [--paired]
                        [--svg OUT.svg [--title TEXT]]
 Per epoch: every run's accuracy, the seed spread of each side (largest minus smallest; with two seeds
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
@@ -11,10 +11,11 @@ sides' spreads at that epoch), and what the ±tolerance test gives two runs of o
 side's seeds against each other, and a normal model of identical sides with these many seeds. Then
 each run's level over the second half of the epochs (the mean of its validation passes there) and the
 difference of the sides' mean levels, with a permutation p-value over the runs and, where the runs
-are enough (4 + 4 and more), the 95% interval of the difference that test does not reject. --svg also
-draws every run's validation accuracy and training loss against the epoch (batchai's seeds solid, the
-port's dashed), a plain SVG; it is drawn even with one run a side, where the comparison itself
-needs two and the exit status is 1.
+are enough (4 + 4 and more), the 95% interval of the difference that test does not reject; with
+--paired (run i of each side on the same draws) also the pairs' differences and their sign-flip
+p-value. --svg also draws every run's validation accuracy and training loss against the epoch
+(batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with one run a side, where
+the comparison itself needs two and the exit status is 1.
 """
 import argparse
 import csv
@@ -49,6 +50,20 @@ def exchange_p(ours, theirs):
     return share(observed), share(max(diffs))
 
 
+def sign_flip_p(diffs):
+    """Two-sided sign-flip p-value of paired differences (run i of one side against run i of the
+    other, on the same draws): the share of all 2^n ways to flip the pairs' signs whose mean is at
+    least as far from 0 as the observed one, and the smallest value it could take (2 / 2^n, where no
+    difference is 0). (None, None) past MAX_SPLITS sign patterns."""
+    n = len(diffs)
+    if n == 0 or 2 ** n > MAX_SPLITS:
+        return None, None
+    means = [abs(sum(s * d for s, d in zip(signs, diffs))) / n for signs in itertools.product((1, -1), repeat=n)]
+    observed = abs(sum(diffs)) / n
+    share = lambda at_least: sum(m >= at_least - 1e-12 for m in means) / len(means)  # noqa: E731
+    return share(observed), share(max(means))
+
+
 def p_shown(p, p_min, nb, np_):
     return (f"p = {p:.3g} (two-sided; {p_min:.2g} at best with {nb} + {np_} runs)" if p is not None
             else f"not weighed ({nb} + {np_} runs are over {MAX_SPLITS:,} splits)")
@@ -75,6 +90,12 @@ def shift_interval(ours, theirs, level=0.95):
     return edge(-1), edge(+1)
 
 
+def late_levels(runs, epochs):
+    """The second half of the epochs, and each run's level there (the mean of its values)."""
+    late = epochs[len(epochs) // 2:]
+    return late, [sum(run[e] for e in late) / len(late) for run in runs]
+
+
 def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=True):
     """Each run's level over the second half of the epochs (the mean of its per-epoch values there):
     one validation pass scatters by about a point from epoch to epoch, a run's level much less, so
@@ -83,13 +104,12 @@ def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=Tru
     interval that the epoch-to-epoch scatter of the per-epoch difference gives (2 standard errors,
     the epochs taken as independent; it leaves out the run-to-run scatter of levels, which the
     spread of levels shows and the permutation p-value over the runs' levels weighs)."""
-    late = epochs[len(epochs) // 2:]
+    late, lb = late_levels(ours, epochs)
     if len(late) < 2:
         return
     shown = (lambda v: f"{100 * v:.2f}%") if percent else (lambda v: f"{v:.4f}")  # noqa: E731
     delta = (lambda v: f"{100 * v:+.2f} points") if percent else (lambda v: f"{v:+.4f}")  # noqa: E731
-    level = lambda run: sum(run[e] for e in late) / len(late)  # noqa: E731
-    lb, lp = [level(r) for r in ours], [level(r) for r in theirs]
+    lp = late_levels(theirs, epochs)[1]
     d = [sum(r[e] for r in theirs) / len(theirs) - sum(r[e] for r in ours) / len(ours) for e in late]
     mean = sum(d) / len(d)
     sd = (sum((x - mean) ** 2 for x in d) / (len(d) - 1)) ** 0.5
@@ -103,6 +123,21 @@ def plateau_levels(ours, theirs, epochs, what="validation accuracy", percent=Tru
           f" port {' / '.join(shown(v) for v in lp)} (spread {delta(max(lp) - min(lp)).lstrip('+')})")
     print(f"port - batchai, mean level: {delta(mean)} (+-{delta(2 * sd / len(d) ** 0.5).lstrip('+')} from the"
           f" epochs' scatter); runs exchanged between the sides: {weighed}")
+
+
+def paired_levels(ours, theirs, epochs, what="validation accuracy", percent=True):
+    """With --paired (run i of each side trained on the same draws): each pair's level difference
+    over the second half of the epochs, their mean and the sign-flip p-value, which takes out what
+    the draws give both runs of a pair."""
+    late, lb = late_levels(ours, epochs)
+    shown = (lambda v: f"{100 * v:+.2f}") if percent else (lambda v: f"{v:+.4f}")  # noqa: E731
+    diffs = [p - b for b, p in zip(lb, late_levels(theirs, epochs)[1])]
+    p, p_min = sign_flip_p(diffs)
+    weighed = (f"p = {p:.3g} (two-sided, signs flipped; {p_min:.2g} at best with {len(diffs)} pairs)"
+               if p is not None else f"not weighed ({len(diffs)} pairs are over {MAX_SPLITS:,} sign patterns)")
+    print(f"paired {what} (run i of each side on the same draws), port - batchai level over epochs"
+          f" {late[0]}-{late[-1]}: {' / '.join(shown(d) for d in diffs)}{' points' if percent else ''},"
+          f" mean {shown(sum(diffs) / len(diffs))}; {weighed}")
 
 
 def same_program_yardstick(ours, theirs, epochs, tolerance):
@@ -226,6 +261,8 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.01)
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--svg", metavar="OUT", help="also draw every run's curves into this SVG file")
+    ap.add_argument("--paired", action="store_true",
+                    help="run i of --batchai and run i of --port share their draws: also weigh the pairs")
     ap.add_argument("--title", default="batchai (solid) and the PyTorch port (dashed), per seed")
     args = ap.parse_args()
     if args.svg:
@@ -280,9 +317,15 @@ def main():
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
     same_program_yardstick(ours, theirs, epochs, args.tolerance)
+    if args.paired and len(ours) != len(theirs):
+        raise SystemExit("compare_runs: --paired needs as many runs of each side")
+    losses = [read(p, "loss") for p in args.batchai], [read(p, "loss") for p in args.port]
     plateau_levels(ours, theirs, epochs)
-    plateau_levels([read(p, "loss") for p in args.batchai], [read(p, "loss") for p in args.port], epochs,
-                   "training loss", percent=False)
+    plateau_levels(*losses, epochs, "training loss", percent=False)
+    if args.paired:
+        print()
+        paired_levels(ours, theirs, epochs)
+        paired_levels(*losses, epochs, "training loss", percent=False)
     loss_table(args, epochs, args.markdown)
     return 0 if outside_tol == 0 else 1
 

@@ -12,7 +12,7 @@ one process and their gradients are averaged, as lockstep.py does.
 
   mpirun -np 1 tutorial_lockstep --data-dir DATA --out DRAWS --seed S --orders 25 --steps-per-epoch 1563
   same_draws.py --data-dir DATA --draws DRAWS --out OUT --seed S [--epochs 25] [--steps-per-epoch 1563]
-                [--ranks 4] [--batch 32] [--validation-images N] [--threads 2] [--resume]
+                [--ranks 4] [--batch 32] [--validation-images N] [--threads 2] [--float64] [--resume]
 
 Writes OUT/metrics.csv (epoch,loss,acc,val_loss,val_acc,lr,seconds, as tutorial_port.py) and a
 checkpoint after every epoch (the draws are pure functions of seed and key: weights and optimizer
@@ -35,12 +35,12 @@ import tutorial_port as tp  # noqa: E402
 
 
 @torch.no_grad()
-def validate(model, given, x_test, y_test, batch=500):
+def validate(model, given, x_test, y_test, dtype, batch=500):
     for g in given:
         g.kept = None
     loss = correct = 0.0
     for i in range(0, x_test.shape[0], batch):
-        logits = model(x_test[i:i + batch].float().div_(255.0))
+        logits = model(x_test[i:i + batch].to(dtype).div_(255.0))
         loss += tp.keras_categorical_crossentropy(logits, y_test[i:i + batch], reduction="sum").item()
         correct += (logits.argmax(1) == y_test[i:i + batch]).sum().item()
     return loss / x_test.shape[0], correct / x_test.shape[0]
@@ -58,6 +58,8 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--validation-images", type=int, default=0, help="default all 10,000")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--float64", action="store_true",
+                    help="the port's arithmetic in float64 (weights and accumulators too): the rounding-free reference")
     ap.add_argument("--resume", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -72,7 +74,8 @@ def main():
     if args.validation_images:
         x_test, y_test = x_test[:args.validation_images], y_test[:args.validation_images]
     args.mutate = None  # lockstep.Port's network and optimizer, unbroken
-    port = ls.Port(args, table, torch.float32, initial)
+    dtype = torch.float64 if args.float64 else torch.float32
+    port = ls.Port(args, table, dtype, initial)
     model, given, params, opt = port.model, port.given, port.params, port.opt
     os.makedirs(args.out, exist_ok=True)
     checkpoint, rows, first = os.path.join(args.out, "checkpoint.pt"), [], 0
@@ -92,7 +95,7 @@ def main():
             for r in range(ranks):
                 idx = orders[epoch][r, at:at + n]
                 x, kept = bd.rank_batch(args.seed, pass_, r, position, train[idx])
-                x = torch.from_numpy(x)
+                x = torch.from_numpy(x).to(dtype)
                 for g, k in zip(given, kept):
                     g.kept = torch.from_numpy(k)
                 y = y_train[torch.from_numpy(idx.astype(np.int64))]
@@ -110,7 +113,7 @@ def main():
             opt.step()
             if (s + 1) % 100 == 0:
                 print(f"epoch {epoch + 1} step {s + 1}/{steps} loss {sums[0] / sums[2]:.4f}", flush=True)
-        val_loss, val_acc = validate(model, given, x_test, y_test)
+        val_loss, val_acc = validate(model, given, x_test, y_test, dtype)
         model.train()
         rows.append(dict(epoch=epoch + 1, loss=f"{sums[0] / sums[2]:.6f}", acc=f"{sums[1] / sums[2]:.6f}",
                          val_loss=f"{val_loss:.6f}", val_acc=f"{val_acc:.4f}", lr=f"{opt.current_lr():.9g}",
