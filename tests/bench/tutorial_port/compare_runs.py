@@ -265,6 +265,8 @@ def main():
                     help="run i of --batchai and run i of --port share their draws: also weigh the pairs")
     ap.add_argument("--title", default="batchai (solid) and the PyTorch port (dashed), per seed")
     args = ap.parse_args()
+    if args.paired and len(args.batchai) != len(args.port):
+        raise SystemExit("compare_runs: --paired needs as many runs of each side (run i against run i)")
     if args.svg:
         columns = ("val_acc", "loss")
         svg_plot(args.svg, args.title, [{c: read(p, c) for c in columns} for p in args.batchai],
@@ -317,8 +319,6 @@ def main():
           f"within the seed spread: {n - outside_spread}/{n} epochs"
           f"{' (every epoch)' if outside_spread == 0 else ''}")
     same_program_yardstick(ours, theirs, epochs, args.tolerance)
-    if args.paired and len(ours) != len(theirs):
-        raise SystemExit("compare_runs: --paired needs as many runs of each side")
     losses = [read(p, "loss") for p in args.batchai], [read(p, "loss") for p in args.port]
     plateau_levels(ours, theirs, epochs)
     plateau_levels(*losses, epochs, "training loss", percent=False)

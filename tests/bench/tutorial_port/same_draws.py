@@ -10,7 +10,8 @@ The step is the port's (tutorial_port.py: network, Keras loss, KerasRMSprop, Hor
 lockstep.py: batchai's weight layout and GivenDropout); the ranks run one after another in this
 one process and their gradients are averaged, as lockstep.py does.
 
-  mpirun -np 1 tutorial_lockstep --data-dir DATA --out DRAWS --seed S --orders 25 --steps-per-epoch 1563
+  mpirun -np 4 tutorial_lockstep --data-dir DATA --out DRAWS --seed S --orders 25 --steps-per-epoch 1563
+  (as many MPI ranks as --ranks: the orders are written for each of them)
   same_draws.py --data-dir DATA --draws DRAWS --out OUT --seed S [--epochs 25] [--steps-per-epoch 1563]
                 [--ranks 4] [--batch 32] [--validation-images N] [--threads 2] [--float64] [--resume]
 
@@ -81,6 +82,9 @@ def main():
     checkpoint, rows, first = os.path.join(args.out, "checkpoint.pt"), [], 0
     if args.resume and os.path.exists(checkpoint):
         state = torch.load(checkpoint)
+        written = "float64" if state.get("float64", False) else "float32"
+        if written != ("float64" if args.float64 else "float32"):  # one run, one arithmetic
+            raise SystemExit(f"same_draws: {checkpoint} was written in {written}; resume it as it was started")
         model.load_state_dict(state["model"])
         for a, saved in zip(opt.accumulators, state["accumulators"]):
             a.copy_(saved)
@@ -124,7 +128,7 @@ def main():
             w.writeheader()
             w.writerows(rows)
         torch.save(dict(epoch=epoch, rows=rows, model=model.state_dict(), accumulators=opt.accumulators,
-                        iterations=opt.iterations), checkpoint + ".tmp")
+                        iterations=opt.iterations, float64=args.float64), checkpoint + ".tmp")
         os.replace(checkpoint + ".tmp", checkpoint)
     return 0
 
