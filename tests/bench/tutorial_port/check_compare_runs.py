@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_runs import exchange_p, shift_interval, sign_flip_p  # noqa: E402
+from compare_runs import common_epochs, exchange_p, shift_interval, sign_flip_p  # noqa: E402
 from levels_across_schedules import joint_p  # noqa: E402
 
 
@@ -28,6 +28,11 @@ def main():
     assert exchange_p([5.0, 5.0], [5.0, 5.0])[0] == 1.0
     # {0, 3} against {1, 2}: both means 1.5, every split at least as far: p = 1.
     assert exchange_p([0.0, 3.0], [1.0, 2.0])[0] == 1.0
+
+    # A 5-epoch run against a 10-epoch schedule: the first five; --epochs 3 the first three.
+    ten, five = {e: 0.5 for e in range(1, 11)}, {e: 0.5 for e in range(1, 6)}
+    assert common_epochs([ten, five]) == [1, 2, 3, 4, 5] and common_epochs([ten, five], 3) == [1, 2, 3]
+    assert common_epochs([ten, ten], 12) == list(range(1, 11))
 
     # Too few runs for a 95% interval (3 + 3 can give 0.1 at best).
     assert shift_interval([0.0, 1.0, 2.0], [1.0, 2.0, 3.0]) is None

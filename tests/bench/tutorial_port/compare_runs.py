@@ -3,7 +3,7 @@
 more seeds each; their metrics.csv) on the same schedule.
 
 Usage: compare_runs.py --batchai A.csv B.csv [...] --port A.csv B.csv [...] [--tolerance 0.01] [--markdown] [--paired]
-                       [--svg OUT.svg [--title TEXT]]
+                       [--epochs N] [--svg OUT.svg [--title TEXT]]
 Per epoch: every run's accuracy, the seed spread of each side (largest minus smallest; with two seeds
 |A - B|), and the difference of the means (port - batchai). The verdict says whether every epoch's
 difference is within ±tolerance and whether it is within the seed spread (the larger of the two
@@ -13,7 +13,8 @@ each run's level over the second half of the epochs (the mean of its validation 
 difference of the sides' mean levels, with a permutation p-value over the runs and, where the runs
 are enough (4 + 4 and more), the 95% interval of the difference that test does not reject; with
 --paired (run i of each side on the same draws) also the pairs' differences and their sign-flip
-p-value. --svg also draws every run's validation accuracy and training loss against the epoch
+p-value. --epochs N weighs only epochs 1..N (a shorter run against the start of a longer schedule).
+--svg also draws every run's validation accuracy and training loss against the epoch
 (batchai's seeds solid, the port's dashed), a plain SVG; it is drawn even with one run a side, where
 the comparison itself needs two and the exit status is 1.
 """
@@ -88,6 +89,11 @@ def shift_interval(ours, theirs, level=0.95):
             inside, outside = (inside, middle) if rejected(middle) else (middle, outside)
         return inside
     return edge(-1), edge(+1)
+
+
+def common_epochs(runs, last=0):
+    """The epochs every run has, up to `last` when given (0: all of them)."""
+    return sorted(e for e in set.intersection(*(set(r) for r in runs)) if not last or e <= last)
 
 
 def late_levels(runs, epochs):
@@ -264,6 +270,8 @@ def main():
     ap.add_argument("--paired", action="store_true",
                     help="run i of --batchai and run i of --port share their draws: also weigh the pairs")
     ap.add_argument("--title", default="batchai (solid) and the PyTorch port (dashed), per seed")
+    ap.add_argument("--epochs", type=int, default=0,
+                    help="weigh only epochs 1..N (runs of a longer schedule against the start of it)")
     args = ap.parse_args()
     if args.paired and len(args.batchai) != len(args.port):
         raise SystemExit("compare_runs: --paired needs as many runs of each side (run i against run i)")
@@ -277,7 +285,7 @@ def main():
                          + (f" (the curves are drawn in {args.svg})" if args.svg else ""))
     ours, theirs = [read(p) for p in args.batchai], [read(p) for p in args.port]
     runs = ours + theirs
-    epochs = sorted(set.intersection(*(set(r) for r in runs)))
+    epochs = common_epochs(runs, args.epochs)
     if not epochs:
         raise SystemExit("compare_runs: no epoch common to all runs")
 
