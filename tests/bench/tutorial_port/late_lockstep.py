@@ -86,7 +86,7 @@ def run_batchai(args):
     if args.reuse and os.path.exists(os.path.join(args.out, f"state-{args.steps // args.steps_per_epoch}.f32")):
         return
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # containers, CI
-    subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", args.exe,
+    subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", ls.checked_exe(args.exe),
                     "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                     "--steps", str(args.steps), "--steps-per-epoch", str(args.steps_per_epoch),
                     "--seed", str(args.seed), "--threads", "1",

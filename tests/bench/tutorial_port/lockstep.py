@@ -247,6 +247,15 @@ def read_kept(args):
     return kept, [site["rate"] for site in sites], ok
 
 
+def checked_exe(path):
+    """The tutorial_lockstep binary, or a refusal that says where it is looked for (the default path
+    is relative to the project root) instead of mpirun's own complaint."""
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"{path}: no tutorial_lockstep there; run from the project root after "
+                         "`cmake --build build --target tutorial_lockstep`, or pass --exe")
+    return path
+
+
 class Port:
     """The port's network and optimizer in dtype on batchai's batches (images: uint8 [step][rank]
     [image][C][H][W], labels alike; kept: read_kept's choices per Dropout layer, or None for no
@@ -361,7 +370,7 @@ def main():
             and os.path.exists(os.path.join(args.out, "inputs.f32")) == args.augment
             and os.path.exists(os.path.join(args.out, "kept.u8")) == args.dropout):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # containers, CI
-        subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", args.exe,
+        subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", checked_exe(args.exe),
                         "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                         "--steps", str(args.steps), "--seed", str(args.seed), "--threads", "1",
                         "--allreduce", args.allreduce] + (["--augment"] if args.augment else [])
