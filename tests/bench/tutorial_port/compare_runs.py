@@ -273,6 +273,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=0,
                     help="weigh only epochs 1..N (runs of a longer schedule against the start of it)")
     args = ap.parse_args()
+    if args.epochs < 0:
+        ap.error("--epochs counts epochs from 1 (0: all of them)")
     if args.paired and len(args.batchai) != len(args.port):
         raise SystemExit("compare_runs: --paired needs as many runs of each side (run i against run i)")
     if args.svg:
