@@ -92,7 +92,7 @@ def main():
     print("state: with the draws' dropout: loss (accuracy) | without dropout | plain training set | test set")
     for name, port in ports.items():
         loss, correct, plain = sums[name]
-        train_loss, test_loss = (sd.validate(port.model, port.given, x, y)[0] for x, y in
+        train_loss, test_loss = (sd.validate(port.model, port.given, x, y, torch.float32)[0] for x, y in
                                  ((x_train, y_train), (x_test, y_test)))
         print(f"{name}: {loss / images:.5f} ({correct / images:.2%}) | {plain / images:.5f} | "
               f"{train_loss:.5f} | {test_loss:.5f}")
