@@ -13,8 +13,6 @@ Usage: last_step.py --data-dir DIR --out DIR --start CHECKPOINT [--trials 20] [-
 CHECKPOINT: RUN/checkpoints/checkpoint.bin of a `batchai train` run of seed S (4 ranks, batch 32);
 S also seeds the trials' draws.
 """
-import argparse
-import json
 import os
 import statistics
 import sys
@@ -57,16 +55,8 @@ def one_step(model, opt, images, labels, seed):
     opt.step()
 
 
-def mean_se(values):
-    return statistics.fmean(values), statistics.stdev(values) / len(values) ** 0.5
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--start", required=True, help="a batchai train checkpoint (checkpoints/checkpoint.bin)")
-    ap.add_argument("--exe", default="build/tests/bench/tutorial_port/tutorial_lockstep")
+    ap = ll.start_arguments(__doc__)
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -78,15 +68,8 @@ def main():
     ll.run_batchai(types.SimpleNamespace(reuse=True, out=args.out, steps=2, steps_per_epoch=1, ranks=RANKS,
                                          batch=BATCH, exe=args.exe, data_dir=args.data_dir, seed=args.seed,
                                          start=args.start))
-    with open(os.path.join(args.out, "table.json")) as f:
-        table = json.load(f)
-    with open(os.path.join(args.out, "start.json")) as f:
-        start = json.load(f)
-    count = sum(int(torch.tensor(e["shape"]).prod()) for e in table)
-    state = ls.read_f32(os.path.join(args.out, "state-0.f32"))
-    if state.numel() != 2 * count:
-        raise SystemExit(f"last_step: {args.out}/state-0.f32 is not {count} weights and accumulators")
-    weights, accumulators = state[:count], state[count:]
+    table, start, count = ll.read_start(args.out)
+    weights, accumulators = ll.read_state(args, 0, count)
 
     torch.set_num_threads(1)
     x_train, y_train, x_test, y_test = tp.load_cifar10(args.data_dir)
@@ -128,7 +111,7 @@ def main():
     for name, i in (("val_loss", 0), ("val_acc", 1)):
         s32 = [r[i] for r in rows]
         s16 = [r[i + 2] for r in rows]
-        d, se = mean_se([b - a for a, b in zip(s32, s16)])
+        d, se = ll.mean_se([b - a for a, b in zip(s32, s16)])
         scale = 100 if i else 1
         print(f"{name}: after 32 {scale * statistics.fmean(s32):.4f} (sd {scale * statistics.stdev(s32):.4f}), "
               f"after 16 {scale * statistics.fmean(s16):.4f} (sd {scale * statistics.stdev(s16):.4f}); "

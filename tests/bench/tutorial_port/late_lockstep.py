@@ -94,6 +94,26 @@ def run_batchai(args):
                    check=True, stdout=subprocess.DEVNULL, env=env, timeout=600 + 30 * args.steps)
 
 
+def start_arguments(doc):
+    """The options of a tool that begins from a batchai checkpoint read by tutorial_lockstep --start."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--start", required=True, help="a batchai train checkpoint (checkpoints/checkpoint.bin)")
+    ap.add_argument("--exe", default="build/tests/bench/tutorial_port/tutorial_lockstep")
+    return ap
+
+
+def read_start(out):
+    """tutorial_lockstep --start's parameter table, the checkpoint's epoch and update count, and the
+    number of weights."""
+    with open(os.path.join(out, "table.json")) as f:
+        table = json.load(f)
+    with open(os.path.join(out, "start.json")) as f:
+        start = json.load(f)
+    return table, start, sum(int(torch.tensor(e["shape"]).prod()) for e in table)
+
+
 def read_state(args, k, count):
     state = ls.read_f32(os.path.join(args.out, f"state-{k}.f32"))
     if state.numel() != 2 * count:
@@ -102,11 +122,7 @@ def read_state(args, k, count):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--start", required=True, help="a batchai train checkpoint (checkpoints/checkpoint.bin)")
-    ap.add_argument("--exe", default="build/tests/bench/tutorial_port/tutorial_lockstep")
+    ap = start_arguments(__doc__)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--steps", type=int, default=20)
@@ -124,11 +140,7 @@ def main():
     args.data_dir = ls.plain_data_dir(args.data_dir, args.out)
     run_batchai(args)
 
-    with open(os.path.join(args.out, "table.json")) as f:
-        table = json.load(f)
-    with open(os.path.join(args.out, "start.json")) as f:
-        start = json.load(f)
-    count = sum(int(torch.tensor(e["shape"]).prod()) for e in table)
+    table, start, count = read_start(args.out)
     with open(os.path.join(args.out, "order.i32"), "rb") as f:
         order = torch.frombuffer(bytearray(f.read()), dtype=torch.int32).long()
     if order.numel() != args.steps * args.ranks * args.batch:
