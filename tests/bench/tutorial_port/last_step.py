@@ -64,8 +64,9 @@ def main():
         ap.error("--trials must be 2 to 1000")
     os.makedirs(args.out, exist_ok=True)
     args.data_dir = ls.plain_data_dir(args.data_dir, args.out)
-    # batchai's own reading of the checkpoint: its weights and accumulators in the Keras layout
-    ll.run_batchai(types.SimpleNamespace(reuse=True, out=args.out, steps=2, steps_per_epoch=1, ranks=RANKS,
+    # batchai's own reading of the checkpoint: its weights and accumulators in the Keras layout (read
+    # again every run, a few seconds: an OUT kept from another checkpoint must not stand in for it)
+    ll.run_batchai(types.SimpleNamespace(reuse=False, out=args.out, steps=2, steps_per_epoch=1, ranks=RANKS,
                                          batch=BATCH, exe=args.exe, data_dir=args.data_dir, seed=args.seed,
                                          start=args.start))
     table, start, count = ll.read_start(args.out)
