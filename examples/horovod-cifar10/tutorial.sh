@@ -7,6 +7,7 @@
 #   BATCHAI            the executable (default build/src/cli/batchai, else batchai on PATH)
 #   BATCHAI_HOME       state, nodes and storage (default: a fresh temporary folder)
 #   NODES              cluster size and job nodeCount (default 4, as in the tutorial)
+#   PROCESSES          the job's horovodSettings.processCount (default: one per node)
 #   EPOCHS, STEPS_PER_EPOCH   training schedule (default 1 epoch of 40 steps per worker: a short
 #                      run for a 2-core machine); SCHEDULE=full trains the tutorial's schedule
 #                      (ceil(100 / NODES) epochs of 1563 steps per worker)
@@ -20,7 +21,8 @@
 #   SLURM_PARTITION    run on this Slurm partition instead of simulated nodes: the cluster is
 #                      created with --slurm-partition and the job goes through sbatch. The controller
 #                      is the one SLURM_CONF (or the system's slurm.conf) names; the partition needs
-#                      NODES idle nodes and BATCHAI_HOME on a filesystem its nodes share (docs/slurm.md)
+#                      NODES idle nodes and BATCHAI_SHARED_DIR (default BATCHAI_HOME) on a folder its
+#                      nodes share at the same path (docs/slurm.md)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
     --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tutorial.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -179,7 +181,13 @@ fi
 
 step "Prepare the job configuration file (job.json)"
 # The example job with this run's node count, data and schedule; placeholders stay for job create.
+process_count=""
+if [ -n "${PROCESSES:-}" ]; then
+  [[ "$PROCESSES" =~ ^[1-9][0-9]{0,2}$ ]] || { echo "tutorial.sh: PROCESSES must be 1..999, not '$PROCESSES'" >&2; exit 2; }
+  process_count="\"processCount\": $PROCESSES,"
+fi
 sed -e "s/\"nodeCount\": 4/\"nodeCount\": $NODES/" \
+  -e "s/\"horovodSettings\": {/\"horovodSettings\": {$process_count/" \
   -e "s#\"--dir=\\\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar\"#\"--dir=\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar $data_args $schedule_args\"#" \
   "$here/job.json" > "$work/job.json"
 cat "$work/job.json"

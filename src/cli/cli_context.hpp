@@ -44,6 +44,7 @@ class CliContext {
 
   control_plane::ControlPlane& control_plane();
   ProcessLauncher& launcher() { return *launcher_; }
+  const std::shared_ptr<ProcessLauncher>& launcher_shared() const { return launcher_; }
   const PluginPaths& plugins() const { return plugins_; }
 
   GlobalOptions globals;

@@ -294,4 +294,13 @@ bool ConfinedDir::remove_tree(const std::string& relative, const std::string& wh
   return true;
 }
 
+bool is_within(const std::filesystem::path& candidate, const std::filesystem::path& root) {
+  auto c = candidate.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++c) {
+    if (r->empty()) continue;  // trailing separator
+    if (c == candidate.end() || *c != *r) return false;
+  }
+  return true;
+}
+
 }  // namespace batchai

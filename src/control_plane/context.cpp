@@ -3,6 +3,9 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/common/confined_path.hpp"
+
+#include <algorithm>
 #include "store.hpp"
 
 namespace fs = std::filesystem;
@@ -18,9 +21,10 @@ ProcessLauncher& Context::launcher() const {
 
 namespace {
 
-// Under the write lock each trashed folder is renamed into $BATCHAI_HOME/.trash (atomic and
-// quick), so a concurrent create of the same name never loses its fresh folder.
-std::vector<fs::path> move_to_bin(Store& store, const fs::path& bin) {
+// Under the write lock each trashed folder is renamed into the .trash of its root (the shared
+// folder's or the home's: a rename never crosses file systems), atomic and quick, so a concurrent
+// create of the same name never loses its fresh folder.
+std::vector<fs::path> move_to_bins(Store& store, const NodeLayout& layout) {
   return store.write([&] {
     std::vector<std::string> paths;
     {
@@ -29,8 +33,9 @@ std::vector<fs::path> move_to_bin(Store& store, const fs::path& bin) {
     }
     std::vector<fs::path> moved;
     std::error_code ec;
-    if (!paths.empty()) fs::create_directories(bin, ec);
     for (const auto& p : paths) {
+      const fs::path bin = (is_within(p, layout.shared()) ? layout.shared() : layout.home()) / ".trash";
+      fs::create_directories(bin, ec);
       fs::path tomb = bin / new_uuid();
       fs::rename(p, tomb, ec);
       if (!ec) {
@@ -47,23 +52,21 @@ std::vector<fs::path> move_to_bin(Store& store, const fs::path& bin) {
 }  // namespace
 
 void Context::empty_trash() const {
-  const fs::path bin = settings_.home / ".trash";
-  std::error_code bin_ec;
+  std::vector<fs::path> bins = {layout_.home() / ".trash"};
+  if (layout_.shared() != layout_.home()) bins.push_back(layout_.shared() / ".trash");
   bool queued = store_.read([&] {
     auto st = store_.prepare("SELECT EXISTS(SELECT 1 FROM trash)");
     return st.step() && st.integer(0) != 0;
   });
-  if (!queued && !fs::exists(bin, bin_ec)) return;
-  const std::vector<fs::path> tombstones = move_to_bin(store_, bin);
-  for (const auto& tomb : tombstones) {
-    std::error_code ec;
-    fs::remove_all(tomb, ec);
-  }
-  if (!tombstones.empty()) fs::remove(bin, bin_ec);  // only when empty
-  // Leftovers of a process killed between the rename and the removal.
   std::error_code ec;
-  if (tombstones.empty() && fs::is_directory(bin, ec)) {
-    for (const auto& e : fs::directory_iterator(bin, ec)) fs::remove_all(e.path(), ec);
+  const bool any_bin = std::any_of(bins.begin(), bins.end(), [&](const fs::path& b) { return fs::exists(b, ec); });
+  if (!queued && !any_bin) return;
+  const std::vector<fs::path> tombstones = move_to_bins(store_, layout_);
+  for (const auto& tomb : tombstones) fs::remove_all(tomb, ec);
+  for (const auto& bin : bins) {
+    // Leftovers of a process killed between the rename and the removal.
+    if (tombstones.empty() && fs::is_directory(bin, ec))
+      for (const auto& e : fs::directory_iterator(bin, ec)) fs::remove_all(e.path(), ec);
     fs::remove(bin, ec);  // only when empty; a concurrent delete may have refilled it
   }
 }

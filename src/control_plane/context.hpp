@@ -19,7 +19,7 @@ class Store;
 class Context {
  public:
   Context(const Settings& settings, Store& store, const Clock& clock, ProcessLauncher* launcher)
-      : settings_(settings), store_(store), clock_(clock), layout_(settings.home), launcher_(launcher) {}
+      : settings_(settings), store_(store), clock_(clock), layout_(settings.home, settings.shared_dir()), launcher_(launcher) {}
 
   const Settings& settings() const { return settings_; }
   Store& store() const { return store_; }

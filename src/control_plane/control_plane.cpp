@@ -56,6 +56,11 @@ Settings Settings::from_environment() {
   s.user_home = os_user_home();
   const std::string home = env_text("BATCHAI_HOME");
   s.home = home.empty() ? s.user_home / ".batchai" : fs::path(home);
+  if (const std::string shared = env_text("BATCHAI_SHARED_DIR"); !shared.empty()) {
+    if (!fs::path(shared).is_absolute())
+      throw InvalidArgument("BATCHAI_SHARED_DIR must be an absolute path (the same on every node), got '" + shared + "'.");
+    s.shared = shared;
+  }
   if (const std::string delay = env_text("BATCHAI_SIM_DELAY_S"); !delay.empty()) {
     char* end = nullptr;
     double seconds = std::strtod(delay.c_str(), &end);
@@ -132,9 +137,11 @@ int ControlPlane::supervise(const std::string& job_key) {
   return Supervisor(parts_->cx, parts_->reconciler, parts_->scheduler, parts_->docs).run(job_key);
 }
 
-int ControlPlane::run_in_slurm_allocation(const std::string& job_key) {
-  return jobs_detail::run_in_slurm_allocation(dynamic_cast<detail::SlurmBackend&>(parts_->backends.of(ClusterKind::kSlurm)).env(),
-                                         job_key);
+int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key) {
+  if (!services.clock || !services.launcher) throw SystemError("The Slurm runner needs a clock and a process launcher.");
+  const jobs_detail::RunnerHost host{NodeLayout(settings.shared_dir()), *services.clock, *services.launcher,
+                                     settings.containment};
+  return jobs_detail::run_in_slurm_allocation(host, job_key);
 }
 
 void ControlPlane::reconcile() { parts_->reconciler.reconcile(); }

@@ -118,8 +118,8 @@ void Groups::remove(const std::string& name) {
       while (st.step()) accounts.push_back(st.text(0));
     }
     for (const auto& a : accounts) trash(cx_.store(), cx_.layout().storage_account(a));
-    trash(cx_.store(), cx_.settings().home / "clusters" / to_lower(name));
-    trash(cx_.store(), cx_.settings().home / "fileservers" / to_lower(name));
+    trash(cx_.store(), cx_.layout().shared() / "clusters" / to_lower(name));
+    trash(cx_.store(), cx_.layout().shared() / "fileservers" / to_lower(name));
     // Workspaces, clusters, nodes, experiments, file servers and accounts go by ON DELETE CASCADE.
     cx_.store().prepare("DELETE FROM resource_groups WHERE name_lc = ?").bind(1, to_lower(name)).run();
   });

@@ -7,23 +7,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 
 namespace fs = std::filesystem;
 
 namespace batchai::control_plane {
-namespace {
-
-bool is_within(const fs::path& candidate, const fs::path& root) {
-  auto c = candidate.begin();
-  for (auto r = root.begin(); r != root.end(); ++r, ++c) {
-    if (r->empty()) continue;  // trailing separator
-    if (c == candidate.end() || *c != *r) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 fs::path resolve_inside(const fs::path& root, const std::string& relative, const std::string& what) {
   std::string normal = confine_relative(relative, what, "its share or container");

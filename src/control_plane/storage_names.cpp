@@ -72,7 +72,7 @@ void validate_share_name(const std::string& name, const char* what) {
 // path from a name that is a path ('..', '/x', 'a/b', a trailing '/').
 fs::path NodeLayout::storage_account(const std::string& account) const {
   validate_storage_account_name(to_lower(account));
-  return home_ / "storage" / to_lower(account);
+  return shared_ / "storage" / to_lower(account);
 }
 fs::path NodeLayout::share(const std::string& account, const std::string& share) const {
   validate_share_name(share, "share");
@@ -86,10 +86,10 @@ fs::path NodeLayout::file_server(const std::string& rg, const std::string& ws, c
   return workspace_file_servers(rg, ws) / to_lower(fs_name);
 }
 fs::path NodeLayout::workspace_clusters(const std::string& rg, const std::string& ws) const {
-  return home_ / "clusters" / to_lower(rg) / to_lower(ws);
+  return shared_ / "clusters" / to_lower(rg) / to_lower(ws);
 }
 fs::path NodeLayout::workspace_file_servers(const std::string& rg, const std::string& ws) const {
-  return home_ / "fileservers" / to_lower(rg) / to_lower(ws);
+  return shared_ / "fileservers" / to_lower(rg) / to_lower(ws);
 }
 fs::path NodeLayout::cluster(const std::string& rg, const std::string& ws, const std::string& cluster) const {
   return workspace_clusters(rg, ws) / to_lower(cluster);

@@ -8,7 +8,6 @@
 
 
 #include "batchai/common/errors.hpp"
-#include "lines_backwards.hpp"
 
 namespace batchai::slurm {
 namespace fs = std::filesystem;
@@ -195,32 +194,28 @@ bool of_the_job(const JobInfo& info, const std::map<JobId, fs::path>& work_dirs)
 }
 }  // namespace
 
-std::map<JobId, JobInfo> SlurmClient::completion_records(const std::vector<JobId>& ids,
+std::map<JobId, JobInfo> SlurmClient::accounting_records(const std::vector<JobId>& ids,
                                                          const std::map<JobId, fs::path>& work_dirs) {
   std::map<JobId, JobInfo> found;
   if (ids.empty()) return found;
+  // Without an accounting storage sacct has nothing to say (and says so slowly on some versions).
   const auto& cfg = config();
-  auto type = cfg.find("JobCompType");
-  auto loc = cfg.find("JobCompLoc");
-  if (type == cfg.end() || type->second != "jobcomp/filetxt" || loc == cfg.end()) return found;
-  const fs::path log = loc->second;
-  std::error_code ec;  // a FIFO there would block the open, a device never end
-  if (!log.is_absolute() || !fs::is_regular_file(log, ec)) return found;
+  const auto storage = cfg.find("AccountingStorageType");
+  if (storage == cfg.end() || storage->second == "accounting_storage/none") return found;
+  std::string list;
+  for (JobId id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  Output out = run({"sacct", "-n", "-P", "-X", "-D", "-j", list, "-o", kSacctFormat});
+  if (out.exit_code != 0) return found;  // accounting unreachable: the runner's record decides
   const std::set<JobId> wanted(ids.begin(), ids.end());
-  // The last record of an id wins (a controller started with fresh state numbers jobs anew), and
-  // the jobs asked about ended lately: read from the end until every id has its record.
-  for_each_line_backwards(log, 64 * 1024, [&](std::string_view line) {
-    if (line.substr(0, 6) != "JobId=") return true;
-    JobId id = 0;
-    try {
-      id = parse_job_id(line.substr(6, line.find(' ') - 6));
-    } catch (const Error&) {
-      return true;
-    }
-    if (!wanted.count(id) || found.count(id)) return true;
-    if (auto record = parse_jobcomp_line(line); record && of_the_job(*record, work_dirs)) found[id] = *record;
-    return found.size() < wanted.size();
-  });
+  std::size_t start = 0;
+  while (start < out.out.size()) {
+    std::size_t end = out.out.find('\n', start);
+    if (end == std::string::npos) end = out.out.size();
+    const auto record = parse_sacct_line(std::string_view(out.out).substr(start, end - start));
+    start = end + 1;
+    // -D lists every run under an id: the last one of the job's own folder wins.
+    if (record && wanted.count(record->id) && of_the_job(*record, work_dirs)) found[record->id] = *record;
+  }
   return found;
 }
 
@@ -277,17 +272,20 @@ std::map<JobId, JobInfo> SlurmClient::jobs(const std::vector<JobId>& ids, const 
         out[info.id] = info;
     }
   }
-  for (JobId id : ids)
-    if (!out.count(id)) ended.push_back(id);
-  auto records = completion_records(ended, work_dirs);
-  for (JobId id : ended) {
-    if (auto it = records.find(id); it != records.end()) {
-      out[id] = it->second;
-    } else if (auto info = scontrol_job(id); info && of_the_job(*info, work_dirs)) {
+  std::vector<JobId> purged;  // asked of the accounting storage, where there is one
+  for (JobId id : ids) {
+    if (out.count(id)) continue;
+    if (auto info = scontrol_job(id); info && of_the_job(*info, work_dirs))
       out[id] = *info;
-    } else if (auto q = from_queue.find(id); q != from_queue.end()) {
+    else
+      purged.push_back(id);
+  }
+  auto records = accounting_records(purged, work_dirs);
+  for (JobId id : purged) {
+    if (auto it = records.find(id); it != records.end())
+      out[id] = it->second;
+    else if (auto q = from_queue.find(id); q != from_queue.end())
       out[id] = q->second;
-    }
   }
   return out;
 }

@@ -117,7 +117,7 @@ std::string work_dir(std::string_view s, std::string_view what) {
   return std::string(s);
 }
 
-// The fields scontrol and jobcomp share.
+// The fields scontrol and sacct share.
 JobInfo job_from_key_values(const std::map<std::string, std::string>& kv, std::string_view what,
                             std::string_view state_key, std::string_view count_key) {
   auto get = [&](std::string_view key) -> const std::string* {
@@ -264,10 +264,19 @@ JobInfo parse_scontrol_job(std::string_view line) {
   return job_from_key_values(parse_key_values(trim(line)), "job record (scontrol)", "JobState", "NumNodes");
 }
 
-std::optional<JobInfo> parse_jobcomp_line(std::string_view line) {
+std::optional<JobInfo> parse_sacct_line(std::string_view line) {
   line = trim(line);
   if (line.empty()) return std::nullopt;
-  return job_from_key_values(parse_key_values(line), "completion record (jobcomp)", "JobState", "NodeCnt");
+  static constexpr const char* kKeys[] = {"JobId", "JobState", "ExitCode", "NodeCnt", "NodeList", "Reason"};
+  std::map<std::string, std::string> kv;
+  for (const char* key : kKeys) {
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) bad("accounting record (sacct)", line);
+    kv[key] = std::string(line.substr(0, bar));
+    line.remove_prefix(bar + 1);
+  }
+  kv["WorkDir"] = std::string(line);  // the last field: a folder may hold '|'
+  return job_from_key_values(kv, "accounting record (sacct)", "JobState", "NodeCnt");
 }
 
 std::map<std::string, std::string> parse_scontrol_config(std::string_view text) {

@@ -183,19 +183,20 @@ TEST(SlurmClientFake, AnIdThatNamesAJobOfAnotherFolderIsNotCancelled) {
   EXPECT_EQ(joined(fake.specs.back().argv), "scancel 7");
 }
 
-// Job 7 ended; then a controller started on fresh state gave 7 to another job, which runs now and
-// has an earlier run of its own on record. Asked with its folder, job 7 is its own record.
+// Job 7 ended and the controller forgot it; then a controller started on fresh state gave 7 to
+// another job, which runs now and has an earlier run of its own in the accounting. Asked with its
+// folder, job 7 is its own accounting record.
 TEST(SlurmClientFake, AnIdGivenOutAgainStillFindsTheJobsOwnRecord) {
-  const auto dir = std::filesystem::temp_directory_path() / ("slurm-client-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "jobcomp.txt")
-      << "JobId=7 Name=ours JobState=COMPLETED NodeList=node1 NodeCnt=1 WorkDir=/home/a/jobs/k7 ExitCode=0:0\n"
-         "JobId=7 Name=theirs JobState=FAILED NodeList=node2 NodeCnt=1 WorkDir=/home/b/jobs/x ExitCode=3:0\n";
   FakeLauncher fake;
   fake.answer = [&](const std::vector<std::string>& argv) {
     if (argv[0] == "scontrol" && argv[1] == "show" && argv[2] == "config")
-      return Answer{0, "JobCompType = jobcomp/filetxt\nJobCompLoc = " + (dir / "jobcomp.txt").string() + "\n", ""};
+      return Answer{0, "AccountingStorageType = accounting_storage/slurmdbd\n", ""};
     if (argv[0] == "squeue") return Answer{0, "7|RUNNING|1|node2|/home/b/jobs/y\x1fNone\n", ""};
+    if (argv[0] == "sacct")
+      return Answer{0,
+                    "7|COMPLETED|0:0|1|node1|None|/home/a/jobs/k7\n"
+                    "7|FAILED|3:0|1|node2|None|/home/b/jobs/x\n",
+                    ""};
     return Answer{1, "", "slurm_load_jobs error: Invalid job id specified\n"};
   };
   SlurmClient client(fake, conf());
@@ -207,29 +208,27 @@ TEST(SlurmClientFake, AnIdGivenOutAgainStillFindsTheJobsOwnRecord) {
   EXPECT_TRUE(client.jobs({7}, {{7, "/home/c/jobs/z"}}).empty());  // no record of that job at all
   client.cancel(7, "/home/a/jobs/k7");  // it has ended: nothing to cancel, and the other is left alone
   for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "scancel");
-  std::filesystem::remove_all(dir);
 }
 
-// A completion record that is no regular file (a FIFO would block the open, a device never end) is
-// not read: the job is asked of scontrol, within the client's bounds.
-TEST(SlurmClientFake, ACompletionRecordThatIsNoRegularFileIsNotRead) {
-  const auto dir = std::filesystem::temp_directory_path() / ("slurm-client-fifo-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(::mkfifo((dir / "jobcomp.txt").c_str(), 0600), 0);
-  for (const std::string& loc : {(dir / "jobcomp.txt").string(), std::string("/dev/zero")}) {
-    FakeLauncher fake;
-    fake.answer = [&](const std::vector<std::string>& argv) {
-      if (argv[0] == "scontrol" && argv[1] == "show" && argv[2] == "config")
-        return Answer{0, "JobCompType = jobcomp/filetxt\nJobCompLoc = " + loc + "\n", ""};
-      if (argv[0] == "scontrol") return Answer{0, "JobId=7 JobState=COMPLETED ExitCode=0:0 NumNodes=1\n", ""};
-      return Answer{0, "", ""};  // squeue: no longer queued
-    };
-    SlurmClient client(fake, conf());
-    const auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(client.job(7).slurm_state, "COMPLETED") << loc;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << loc;
-  }
-  std::filesystem::remove_all(dir);
+// An ended job comes from Slurm's commands only: scontrol while the controller remembers it, and
+// sacct never runs where Slurm keeps no accounting. No file of the controller's is opened, even
+// where slurm.conf names a completion log (the login host need not be the controller).
+TEST(SlurmClientFake, EndedJobsComeFromSlurmsCommandsNotItsFiles) {
+  FakeLauncher fake;
+  fake.answer = [&](const std::vector<std::string>& argv) {
+    if (argv[0] == "scontrol" && argv[1] == "show" && argv[2] == "config")
+      return Answer{0, "AccountingStorageType = accounting_storage/none\nJobCompType = jobcomp/filetxt\n"
+                       "JobCompLoc = /nonexistent/jobcomp.txt\n", ""};
+    if (argv[0] == "scontrol" && argv.back() == "7") return Answer{0, "JobId=7 JobState=COMPLETED ExitCode=0:0 NumNodes=1\n", ""};
+    if (argv[0] == "scontrol") return Answer{1, "", "slurm_load_jobs error: Invalid job id specified\n"};
+    return Answer{0, "", ""};  // squeue: no longer queued
+  };
+  SlurmClient client(fake, conf());
+  auto known = client.jobs({7, 8});
+  ASSERT_EQ(known.count(7), 1u);
+  EXPECT_EQ(known[7].slurm_state, "COMPLETED");
+  EXPECT_EQ(known.count(8), 0u);  // forgotten, and no accounting to ask: the runner's record decides
+  for (const auto& s : fake.specs) EXPECT_NE(s.argv[0], "sacct");
 }
 
 TEST(SlurmClientFake, UnknownJobIsNotFoundAndNotCancelled) {

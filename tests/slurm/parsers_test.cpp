@@ -148,26 +148,24 @@ TEST(SlurmParseKeyValues, SpacesAndRepeats) {
   EXPECT_EQ(kv["C"], "3");  // "=x" has no key and follows a repeated key: dropped
 }
 
-TEST(SlurmParseJobcomp, Line) {
-  const char* line =
-      "JobId=1 UserId=root(0) GroupId=root(0) Name=wrap JobState=FAILED Partition=batchai TimeLimit=UNLIMITED "
-      "StartTime=2026-11-24T23:45:47 EndTime=2026-11-24T23:45:48 NodeList=node[1-2] NodeCnt=2 ProcCnt=2 WorkDir=/tmp "
-      "ReservationName= Tres=cpu=1,mem=2G,node=1,billing=1 Account= QOS= WcKey= Cluster=unknown "
-      "SubmitTime=2026-11-24T23:45:45 EligibleTime=2026-11-24T23:45:45 DerivedExitCode=0:0 ExitCode=3:0 ";
-  auto j = parse_jobcomp_line(line);
+TEST(SlurmParseSacct, Line) {
+  auto j = parse_sacct_line("1|CANCELLED by 0|0:15|2|node[1-2]|None|/shared/jobs/k|with a bar\n");
   ASSERT_TRUE(j);
   EXPECT_EQ(j->id, 1u);
-  EXPECT_EQ(j->slurm_state, "FAILED");
+  EXPECT_EQ(j->slurm_state, "CANCELLED");
   EXPECT_EQ(j->node_count, 2);
   EXPECT_EQ(j->node_list, "node[1-2]");
+  EXPECT_EQ(j->work_dir, "/shared/jobs/k|with a bar");  // the last field keeps its '|'
   ASSERT_TRUE(j->exit);
-  EXPECT_EQ(j->exit->code, 3);
-  auto o = outcome_of(*j);
-  EXPECT_EQ(o.state, JobState::failed);
-  EXPECT_EQ(o.error_code, "JobFailed");
-  EXPECT_FALSE(parse_jobcomp_line("  \n"));
-  EXPECT_THROW(parse_jobcomp_line("garbage"), SystemError);
-  EXPECT_THROW(parse_jobcomp_line("JobId=1 JobState=FAILED ExitCode=3"), SystemError);
+  EXPECT_EQ(j->exit->signal, 15);
+  auto f = parse_sacct_line("2|FAILED|3:0|1|h1|NonZeroExitCode|/w");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->exit->code, 3);
+  EXPECT_EQ(outcome_of(*f).error_code, "JobFailed");
+  EXPECT_FALSE(parse_sacct_line("  \n"));
+  EXPECT_THROW(parse_sacct_line("garbage"), SystemError);
+  EXPECT_THROW(parse_sacct_line("x|FAILED|3:0|1|h1|None|/w"), Error);  // not a job id
+  EXPECT_THROW(parse_sacct_line("3|FAILED|3:0|1|h1\x01|None|/w"), SystemError);  // not a host list
 }
 
 TEST(SlurmParseConfig, KeysAndVersion) {

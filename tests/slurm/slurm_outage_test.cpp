@@ -9,7 +9,8 @@
 
 #include "control_plane/fixture.hpp"
 #include "fake_slurm.hpp"
-#include "engine/slurm/run_claim.hpp"
+#include "engine/slurm/run_exchange.hpp"
+#include "engine/slurm/runner_records.hpp"
 #include "engine/slurm/slurm_jobs.hpp"
 
 namespace batchai::control_plane::testing {
@@ -52,6 +53,9 @@ class SlurmOutage : public ControlPlaneTest {
       st.bind(1, name);
       return st.step() ? st.text(0) : std::string();
     });
+  }
+  jobs_detail::RunExchange exchange(const std::string& name) {
+    return jobs_detail::RunExchange(cp_->layout().job_exchange(job_key(name)));
   }
   static bool has_silence_entry(const Json& doc) {
     return doc.contains("errors") && doc["errors"].is_array() && !doc["errors"].empty() &&
@@ -184,12 +188,9 @@ TEST_F(SlurmOutage, AnIdGivenToAnotherJobIsNeitherTakenForTheJobNorCancelled) {
 // Row 14: a restarted controller that says PENDING for a job whose run was claimed does not move
 // it back to queued; once the runner recorded its end, the job ends so.
 TEST_F(SlurmOutage, PendingAfterARestartDoesNotRequeueAClaimedRun) {
-  const std::string key = job_key("job");
   const std::string started = show("job")["executionInfo"]["startTime"];
-  cp_->store().write([&] {
-    EXPECT_TRUE(jobs_detail::claim_run(cp_->store(), key, "runner one"));
-    EXPECT_FALSE(jobs_detail::claim_run(cp_->store(), key, "runner two"));  // claimed once
-  });
+  EXPECT_TRUE(exchange("job").try_claim("runner one"));
+  EXPECT_FALSE(exchange("job").try_claim("runner two"));  // claimed once
   slurm_->queue[42] = "PENDING";
   Json job = show("job");
   EXPECT_EQ(job["executionState"], "running");
@@ -201,12 +202,8 @@ TEST_F(SlurmOutage, PendingAfterARestartDoesNotRequeueAClaimedRun) {
   slurm_->queue[43] = "PENDING";
   EXPECT_EQ(show("other")["executionState"], "queued");
   // The claimed run ends (the runner's word) while Slurm still says PENDING.
-  cp_->store().write([&] {
-    auto st = cp_->store().prepare(
-        "UPDATE jobs SET private = json_set(private, '$.slurm.outcome', json('{\"succeeded\": true, \"exitCode\": 0, "
-        "\"errors\": null}')) WHERE job_key = ?");
-    st.bind(1, key).run();
-  });
+  EXPECT_TRUE(exchange("job").record_outcome({{"succeeded", true}, {"exitCode", 0}, {"errors", nullptr}}));
+  EXPECT_FALSE(exchange("job").record_outcome({{"succeeded", false}}));  // the first word stays
   job = show("job");
   EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
   EXPECT_EQ(job["executionInfo"]["exitCode"], 0);
@@ -228,7 +225,9 @@ TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
   auto runner = [&] {
     ProcessSpec spec;
     spec.argv = {BATCHAI_EXE, "_slurm-run", "--job-key", key};
-    spec.env = {{"BATCHAI_HOME", (root_ / "home").string()}, {"SLURM_JOB_ID", id},
+    // A compute host: the shared folder, and a home that does not exist (the store is never opened)
+    spec.env = {{"BATCHAI_SHARED_DIR", cp_->layout().shared().string()},
+                {"BATCHAI_HOME", (root_ / "no-home-on-this-host").string()}, {"SLURM_JOB_ID", id},
                 {"SLURM_JOB_NODELIST", "node1"}, {"SLURMD_NODENAME", "node1"}, {"HOME", (root_ / "user").string()}};
     spec.stdout_file = root_ / ("runner-" + std::to_string(logs.size()) + ".log");
     spec.stderr_file = spec.stdout_file;
@@ -250,32 +249,79 @@ TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
   EXPECT_EQ(first_exit->exit_code, 3);
   EXPECT_EQ(second_exit->exit_code, 3) << read_file(logs[1]);  // the first run's status, for Slurm's record
   EXPECT_EQ(read_file(marker), "run\n");  // the command ran once
+  EXPECT_FALSE(fs::exists(root_ / "no-home-on-this-host"));  // no store was made where none is
+  slurm_->queue[43] = "FAILED";
+  const Json done = show("twice");
+  EXPECT_EQ(done["executionState"], "failed") << done.dump();
+  EXPECT_EQ(done["executionInfo"]["exitCode"], 3) << done.dump();
 }
 
-// Slurm says FAILED: the runner's own word when it left one; without it the batch script was killed
-// (seen in CI: a controller restarted as the job started, killed the run it had lost track of and
-// failed the job with exit 1, "Job credential revoked"), which is a lost run, not the command's
-// exit code 1.
-TEST(SlurmJobEnd, AFailedBatchScriptWithoutTheRunnersWordIsALostRun) {
+// Slurm says FAILED or COMPLETED: the runner's own word when it left one. Without it, a claimed run
+// was lost (seen in CI: a controller restarted as the job started, killed the run it had lost
+// track of and failed the job with exit 1), and an unclaimed one never started: Slurm could not
+// start the runner (seen on hosts without the shared folder: exit 181). Never succeeded.
+TEST(SlurmJobEnd, ABatchScriptWithoutTheRunnersWordNeverSucceeds) {
   jobs_detail::JobRow job;
   job.state = JobState::kRunning;
   job.doc = {{"executionState", "running"}, {"executionInfo", {{"startTime", "2026-11-26T09:02:17.000000+00:00"}}}};
   job.private_data = {{"slurm", {{"jobId", 21}}}};
   slurm::JobInfo info;
   info.id = 21;
-  info.slurm_state = "FAILED";
-  info.exit = slurm::ExitStatus{1, 0};
-  jobs_detail::finish_from_slurm(job, info, 1795000000000000);
-  EXPECT_EQ(job.state, JobState::kFailed);
-  EXPECT_EQ(job.doc["executionInfo"]["errors"][0]["code"], "JobRunLost") << job.doc.dump();
+  info.node_list = "h1";
+  for (const char* state : {"FAILED", "COMPLETED"}) {
+    info.slurm_state = state;
+    info.exit = std::string(state) == "FAILED" ? slurm::ExitStatus{1, 0} : slurm::ExitStatus{0, 0};
+    jobs_detail::JobRow claimed = job;
+    jobs_detail::RunnerRecord record;
+    record.claim = "Slurm job 21 on h1, pid 7";
+    jobs_detail::finish_from_slurm(claimed, info, record, 1795000000000000);
+    EXPECT_EQ(claimed.state, JobState::kFailed) << state;
+    EXPECT_EQ(claimed.doc["executionInfo"]["errors"][0]["code"], "JobRunLost") << claimed.doc.dump();
 
-  jobs_detail::JobRow told = job;
-  told.state = JobState::kRunning;
-  told.private_data["slurm"]["outcome"] = {
-      {"succeeded", false}, {"exitCode", 3}, {"errors", jobs_detail::job_error("JobFailed", "task 0 exited with 3")}};
-  info.exit = slurm::ExitStatus{3, 0};
-  jobs_detail::finish_from_slurm(told, info, 1795000000000000);
-  EXPECT_EQ(told.doc["executionInfo"]["errors"][0]["message"], "task 0 exited with 3") << told.doc.dump();
+    jobs_detail::JobRow never = job;
+    record = {};
+    record.batch_log_tail = "slurmstepd: error: couldn't chdir to `/shared/jobs/k': No such file or directory";
+    info.reason = "NonZeroExitCode";
+    jobs_detail::finish_from_slurm(never, info, record, 1795000000000000);
+    EXPECT_EQ(never.state, JobState::kFailed) << state;
+    const std::string message = never.doc["executionInfo"]["errors"][0]["message"];
+    EXPECT_EQ(never.doc["executionInfo"]["errors"][0]["code"], "JobRunnerNotStarted") << message;
+    EXPECT_NE(message.find("h1"), std::string::npos) << message;
+    EXPECT_NE(message.find("couldn't chdir"), std::string::npos) << message;
+    EXPECT_NE(message.find("NonZeroExitCode"), std::string::npos) << message;
+  }
+
+}
+
+// The issue-52 failure: Slurm reports the batch script COMPLETED, exit 0, but its runner never
+// claimed the run (it found no job and exited 0, or never started): the job fails, saying so.
+TEST_F(SlurmOutage, ACompletedBatchScriptWithoutARunIsNotASuccess) {
+  slurm_->queue[42] = "COMPLETED";
+  const Json job = show("job");
+  EXPECT_EQ(job["executionState"], "failed") << job.dump();
+  EXPECT_EQ(job["executionInfo"]["errors"][0]["code"], "JobRunnerNotStarted") << job.dump();
+}
+
+// The runner's outcome lands although the controller is silent (and backing off): it needs no
+// controller, only the job's exchange folder. Slurm's later word does not change it.
+TEST_F(SlurmOutage, TheRunnersOutcomeLandsWhileTheControllerIsSilent) {
+  ASSERT_TRUE(exchange("job").try_claim("runner one"));
+  exchange("job").record_started({{"startUs", 1}, {"folders", {{"stdouterr", "/x"}, {"outputs", Json::object()}}},
+                                  {"nodes", {"node1"}}});
+  slurm_->silent = true;
+  show("job");  // finds the controller silent: it backs off
+  ASSERT_TRUE(exchange("job").record_outcome({{"succeeded", false}, {"exitCode", 7},
+                                              {"errors", jobs_detail::job_error("JobFailed", "exit 7")}}));
+  const int before = slurm_->slurm_commands();
+  Json job = show("job");
+  EXPECT_EQ(slurm_->slurm_commands(), before);  // backing off: Slurm not asked
+  EXPECT_EQ(job["executionState"], "failed") << job.dump();
+  EXPECT_EQ(job["executionInfo"]["exitCode"], 7);
+  clock_->advance(11s);
+  slurm_->silent = false;
+  slurm_->queue[42] = "COMPLETED";
+  job = show("job");
+  EXPECT_EQ(job["executionInfo"]["exitCode"], 7) << job.dump();  // landed once
 }
 
 }  // namespace

@@ -114,6 +114,10 @@ std::string confine_relative(const std::string& relative, const std::string& wha
 // True for the temporaries replace_file leaves while it writes (listings hide them).
 bool is_upload_temporary(const std::string& name);
 
+// True when `candidate` is `root` or lies below it, comparing the words of the two paths as they are
+// (no file system access: callers pass canonical or self-made paths).
+bool is_within(const std::filesystem::path& candidate, const std::filesystem::path& root);
+
 // Copies an open file from its current offset to its end into `out_fd`, in bounded memory.
 void copy_fd(int in_fd, int out_fd);
 

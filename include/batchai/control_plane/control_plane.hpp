@@ -37,6 +37,10 @@ class Store;
 // BATCHAI_CONTAINMENT (auto, cgroup or subreaper), BATCHAI_SUBSCRIPTION_ID, SLURM_CONF.
 struct Settings {
   std::filesystem::path home;
+  // What every node of a Slurm cluster mounts at the same path: storage, cluster and job folders
+  // ($BATCHAI_SHARED_DIR); empty: the home. The store never goes there (docs/adr/0006).
+  std::filesystem::path shared;
+  const std::filesystem::path& shared_dir() const { return shared.empty() ? home : shared; }
   Micros provisioning_delay{std::chrono::seconds(3)};
   Micros node_preparation_delay{std::chrono::seconds(3)};
   // How a job's processes are contained (jobs/job_processes.hpp).
@@ -91,9 +95,6 @@ class ControlPlane {
   // waits for nodes, runs the job, records the result. Returns the process exit code (0 unless
   // the supervisor itself could not work).
   int supervise(const std::string& job_key);
-  // Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run
-  // by Slurm on the first node of the job's allocation. Returns the batch script's exit status.
-  int run_in_slurm_allocation(const std::string& job_key);
 
   // Brings simulated state up to clock().now(): provisioning, allocation, node preparation, then
   // the job scheduler. It asks no engine (Slurm) anything; the services scope that themselves.
@@ -135,5 +136,11 @@ class ControlPlane {
   FileServers file_servers_;
   Jobs jobs_;
 };
+
+// Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run by
+// Slurm on the first node of the job's allocation, on a compute host. It never opens the store
+// (docs/adr/0006): it works in the job's exchange folder under settings.shared_dir(). Returns the
+// batch script's exit status.
+int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key);
 
 }  // namespace batchai::control_plane

@@ -39,13 +39,15 @@ class SlurmClient {
   // Submits the job (sbatch --parsable) and returns its id. The folders of its stdout and stderr
   // files are created first: Slurm does not create them.
   JobId submit(const BatchJob& job);
-  // The job's state: from squeue while Slurm still queues or runs it; once it has ended, from the
-  // completion record (jobcomp/filetxt), or scontrol while the controller still remembers it.
+  // The job's state: from squeue while Slurm still queues or runs it; once it has ended, from
+  // scontrol while the controller still remembers it (MinJobAge), then from sacct where Slurm keeps
+  // accounting. No file of the controller's is read: the login host need not be the controller.
   // NotFound when no source knows the job. With a `work_dir`, only a record of the job run in that
   // folder is its answer (see jobs()).
   JobInfo job(JobId id, const std::filesystem::path& work_dir = {});
-  // The states of many jobs with one squeue and one pass over the completion record (what a
-  // reconcile of every job of a cluster needs); a job no source knows is left out of the answer.
+  // The states of many jobs with one squeue, scontrol for those that ended, and one sacct for those
+  // the controller forgot (what a reconcile of every job of a cluster needs); a job no source knows
+  // is left out of the answer.
   // A controller that lost a job gives its id out again: with `work_dirs`, an id's answer is only
   // a record of the job run in its folder (is_same_job), so another job's queue entry or record
   // under that id is passed over, and an earlier completion record of the job itself still found.
@@ -65,9 +67,9 @@ class SlurmClient {
   // Output of a command that must succeed; throws the controller error or SystemError otherwise.
   std::string run_checked(const std::vector<std::string>& argv);
   [[noreturn]] void fail(const std::string& command, const Output& result);
-  // The last completion record of each of `ids` (jobcomp/filetxt), of the job run in its folder where
-  // `work_dirs` names one; empty without one. Read from the end of the file (lines_backwards.hpp).
-  std::map<JobId, JobInfo> completion_records(const std::vector<JobId>& ids,
+  // The last accounting record (sacct) of each of `ids`, of the job run in its folder where
+  // `work_dirs` names one; empty where Slurm keeps no accounting or it does not answer.
+  std::map<JobId, JobInfo> accounting_records(const std::vector<JobId>& ids,
                                              const std::map<JobId, std::filesystem::path>& work_dirs = {});
   std::optional<JobInfo> scontrol_job(JobId id);
   const std::map<std::string, std::string>& config();

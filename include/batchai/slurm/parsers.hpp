@@ -68,7 +68,7 @@ inline constexpr const char* kSqueueFormat = "%i|%T|%D|%N|%Z\x1f%r";
 // One line of `squeue -h -t all -j ID -o kSqueueFormat`.
 JobInfo parse_squeue_line(std::string_view line);
 
-// `Key=Value Key=Value ...` as `scontrol show job -o` and jobcomp/filetxt print them. A word
+// `Key=Value Key=Value ...` as `scontrol show job -o` prints them. A word
 // without '=' continues the previous value ("JobState=CANCELLED by 0"). Keys seen twice keep the
 // first value.
 std::map<std::string, std::string> parse_key_values(std::string_view line);
@@ -76,8 +76,10 @@ std::map<std::string, std::string> parse_key_values(std::string_view line);
 // One line of `scontrol show job -o ID`.
 JobInfo parse_scontrol_job(std::string_view line);
 
-// One line of a jobcomp/filetxt completion log (JobCompLoc); nullopt for a blank line.
-std::optional<JobInfo> parse_jobcomp_line(std::string_view line);
+// The sacct format parse_sacct_line reads (one line per job, -P: '|' between fields, no header).
+inline constexpr const char* kSacctFormat = "JobIDRaw,State,ExitCode,NNodes,NodeList,Reason,WorkDir";
+// One line of `sacct -n -P -X -j IDS -o kSacctFormat`; nullopt for a blank line.
+std::optional<JobInfo> parse_sacct_line(std::string_view line);
 
 // `scontrol show config`: "Key = Value" lines (the header and blank lines are skipped).
 std::map<std::string, std::string> parse_scontrol_config(std::string_view text);

@@ -7,7 +7,9 @@
 
 #include <iostream>
 
+#include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
+#include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/jobs.hpp"
 #include "batchai/runtime/rank_exec.hpp"
 #include "commands/common.hpp"
@@ -16,25 +18,29 @@ namespace batchai::cli {
 
 namespace {
 
-// A hidden command run by the job machinery with one job key: the key is checked before anything
-// is opened or created, and any failure is reported as `who` of the job with exit code 1.
+// Runs `body` for a job key checked before anything is opened or created; any failure is reported
+// as `who` of the job with exit code 1.
+template <typename Body>
+CommandResult run_keyed(const std::string& key, const std::string& who, Body body) {
+  int code = 0;
+  try {
+    if (!control_plane::is_job_key(key)) throw InvalidArgument("--job-key '" + key + "' is not a job key (a lower-case UUID).");
+    code = body(key);
+  } catch (const std::exception& e) {
+    std::cerr << "ERROR: " << who << " of job " << key << ": " << e.what() << std::endl;
+    code = 1;
+  }
+  return CommandResult::exit_code_only(code);
+}
+
+// A hidden command run by the job machinery with one job key (run_keyed).
 void add_job_key_command(CLI::App& root, CliContext& ctx, const std::string& name, const std::string& description,
                          const std::string& who, int (control_plane::ControlPlane::*run)(const std::string&)) {
   add_command(root, ctx, name, description)
       .hidden()
       .option("--job-key", "The job's key (a lower-case UUID).", required())
       .handler([&ctx, who, run](const Args& a) -> CommandResult {
-        const std::string key = a.str("job-key");
-        int code = 0;
-        try {
-          if (!control_plane::is_job_key(key))
-            throw InvalidArgument("--job-key '" + key + "' is not a job key (a lower-case UUID).");
-          code = (ctx.control_plane().*run)(key);
-        } catch (const std::exception& e) {
-          std::cerr << "ERROR: " << who << " of job " << key << ": " << e.what() << std::endl;
-          code = 1;
-        }
-        return CommandResult::exit_code_only(code);
+        return run_keyed(a.str("job-key"), who, [&](const std::string& key) { return (ctx.control_plane().*run)(key); });
       });
 }
 
@@ -43,8 +49,16 @@ void add_job_key_command(CLI::App& root, CliContext& ctx, const std::string& nam
 void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
   add_job_key_command(root, ctx, "_supervise", "Run a job's supervisor (internal).", "supervisor",
                       &control_plane::ControlPlane::supervise);
-  add_job_key_command(root, ctx, "_slurm-run", "Run a job inside its Slurm allocation (internal).", "Slurm runner",
-                      &control_plane::ControlPlane::run_in_slurm_allocation);
+  // On a compute host: the store is never opened there (docs/adr/0006), so no control plane either.
+  add_command(root, ctx, "_slurm-run", "Run a job inside its Slurm allocation (internal).")
+      .hidden()
+      .option("--job-key", "The job's key (a lower-case UUID).", required())
+      .handler([&ctx](const Args& a) -> CommandResult {
+        return run_keyed(a.str("job-key"), "Slurm runner", [&](const std::string& key) {
+          return control_plane::run_in_slurm_allocation(control_plane::Settings::from_environment(),
+                                                        {make_process_clock(), ctx.launcher_shared()}, key);
+        });
+      });
 
   // The program's own arguments must pass untouched (CLI11 would reorder what it does not
   // know), so the command takes its words verbatim and run_rank_exec reads them itself.

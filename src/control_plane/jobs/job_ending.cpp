@@ -38,7 +38,10 @@ void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::str
                  now);
       save_job(store, job);
     }
-    if (kind != Deleted::kCluster) trash(store, state_dir(cx_.layout(), job.key));
+    if (kind != Deleted::kCluster) {
+      trash(store, state_dir(cx_.layout(), job.key));
+      trash(store, cx_.layout().job_exchange(job.key));  // a Slurm job's, on the shared folder
+    }
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());

@@ -101,6 +101,7 @@ void spawn_supervisor(const Context& cx, const std::string& job_key) {
   spec.clear_env = true;
   spec.env = node_base_environment();
   spec.env["BATCHAI_HOME"] = cx.settings().home.string();
+  if (!cx.settings().shared.empty()) spec.env["BATCHAI_SHARED_DIR"] = cx.settings().shared.string();
   spec.cwd = dir;
   spec.stdout_file = dir / "supervisor.log";
   spec.stderr_file = dir / "supervisor.log";

@@ -140,30 +140,39 @@ void start_if_queued(JobRow& job, std::int64_t now_us) {
   job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now_us)}};
 }
 
+Json run_folders(const runtime::LaunchPlan& plan) {
+  Json outputs = Json::object();
+  for (const auto& [id, path] : plan.output_directories) outputs[id] = path.string();
+  return {{"stdouterr", plan.stdouterr_dir.string()}, {"outputs", outputs}};
+}
+
 void record_run_place(Store& store, const std::string& job_key, PlacedRun& run,
                       std::optional<std::int64_t> start_queued_at_us) {
-  const runtime::LaunchPlan& plan = run.plan;
   store.write([&] {
     auto j = load_job_by_key(store, job_key);
     if (!j) return;
     if (start_queued_at_us) start_if_queued(*j, *start_queued_at_us);
-    Json outputs = Json::object();
-    for (const auto& [id, path] : plan.output_directories) outputs[id] = path.string();
-    j->private_data["folders"] = {{"stdouterr", plan.stdouterr_dir.string()}, {"outputs", outputs}};
+    j->private_data["folders"] = run_folders(run.plan);
     j->private_data["nodes"] = run.node_ids;
     save_job(store, *j);
   });
+  prepare_run_folders(run);
+}
+
+void prepare_run_folders(PlacedRun& run) {
   std::error_code ec;
-  fs::create_directories(plan.stdouterr_dir, ec);
+  fs::create_directories(run.plan.stdouterr_dir, ec);
   for (auto& t : run.plan.tasks) t.process.append = true;  // keep what is written there before them
 }
 
-RunResult run_contained(const Context& cp, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
-  const JobProcesses procs = JobProcesses::contain(job_key, cp.settings().containment);
+RunHost run_host(const Context& cx) { return {cx.clock(), cx.launcher(), cx.settings().containment}; }
+
+RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
+  const JobProcesses procs = JobProcesses::contain(job_key, host.containment);
   if (options.on_contained) options.on_contained(procs);
   std::ofstream(run.plan.execution_log, std::ios::app)
-      << format_iso(cp.clock().now()) << " " << options.log_note << "process containment: " << procs.describe() << "\n";
-  JobLauncher launcher(cp.launcher(), procs);
+      << format_iso(host.clock.now()) << " " << options.log_note << "process containment: " << procs.describe() << "\n";
+  JobLauncher launcher(host.launcher, procs);
   std::atomic<bool> done{false};
   std::atomic<StopReason> reason{StopReason::kNone};
   TickWait ticks(options.stop_signals);

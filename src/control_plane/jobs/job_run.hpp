@@ -19,6 +19,11 @@
 #include "batchai/runtime/supervisor.hpp"
 #include "job_rows.hpp"
 
+namespace batchai {
+class Clock;
+class ProcessLauncher;
+}  // namespace batchai
+
 namespace batchai::control_plane {
 class Context;
 }
@@ -47,11 +52,16 @@ PlacedRun place_run(const NodeLayout& layout, const JobRow& job, Placement place
 // A queued job becomes running, its executionInfo started at `now_us`.
 void start_if_queued(JobRow& job, std::int64_t now_us);
 
+// Where `job file list` looks: {"stdouterr": folder, "outputs": {id: folder}}.
+Json run_folders(const runtime::LaunchPlan& plan);
+
 // Records, before anything runs, where `job file list` looks (folders) and which nodes the run
-// has (nodes); with `start_queued_at_us`, a job still queued is started then. Then makes the
-// stdouterr folder and lets the tasks append to what is written there before them.
+// has (nodes); with `start_queued_at_us`, a job still queued is started then. Then prepares the
+// run's folders (prepare_run_folders).
 void record_run_place(Store& store, const std::string& job_key, PlacedRun& run,
                       std::optional<std::int64_t> start_queued_at_us = std::nullopt);
+// Makes the stdouterr folder and lets the tasks append to what is written there before them.
+void prepare_run_folders(PlacedRun& run);
 
 // Why a run's watcher stopped the job; kNone while nothing did.
 enum class StopReason { kNone, kSignalled, kTerminated, kDeleted, kRequeue, kNodesLost };
@@ -76,9 +86,17 @@ struct RunResult {
   bool processes_gone = false;  // every process of the job was confirmed gone after the run
 };
 
+// What a run needs of the host it runs on; no store (a Slurm runner on a compute host has none).
+struct RunHost {
+  const Clock& clock;
+  ProcessLauncher& launcher;
+  std::string containment;  // Settings::containment
+};
+RunHost run_host(const Context& cx);
+
 // Runs the plan with runtime::supervise_job inside the job's containment (the configured mode),
 // with the watcher of `options` (SIGTERM to every job process when it stops the job, SIGKILL a
 // second later; orphans reaped every second), then kills and confirms gone what is left.
-RunResult run_contained(const Context& cp, const std::string& job_key, const PlacedRun& run, const RunOptions& options);
+RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options);
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -251,6 +251,7 @@ void Jobs::remove(const JobRef& ref) {
     JobRow j = require_job(store, ref);
     for (auto cluster : release_nodes(store, j.key)) docs_.refresh(cluster);
     trash(store, state_dir(cx_.layout(), j.key));
+    trash(store, cx_.layout().job_exchange(j.key));  // a Slurm job's, on the shared folder
     store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, j.id).run();
   });
   cx_.empty_trash();
@@ -267,11 +268,6 @@ std::string iso_of(const struct stat& st) {
   const auto t = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec)) +
                  std::chrono::microseconds(st.st_mtim.tv_nsec / 1000);
   return format_iso(std::chrono::time_point_cast<Micros>(t));
-}
-
-bool is_within(const fs::path& candidate, const fs::path& root) {
-  auto [r, c] = std::mismatch(root.begin(), root.end(), candidate.begin(), candidate.end());
-  return r == root.end() || (r->empty() && std::next(r) == root.end());
 }
 
 // Where an opened folder really is (the kernel's name for its descriptor).
@@ -314,7 +310,7 @@ std::optional<ConfinedDir> Jobs::output_folder(const JobRef& ref, const std::str
     throw InvalidArgument("The " + label.substr(4) + " leaves its folder ('..' in '" + root + "'); nothing is listed.");
   auto dir = ConfinedDir::open(folder, label);
   if (!dir) return std::nullopt;
-  const fs::path home = fs::weakly_canonical(cx_.layout().home());
+  const fs::path home = fs::weakly_canonical(cx_.layout().shared());
   const fs::path real = real_path_of(*dir);
   if (!is_within(real, home / "storage") && !is_within(real, home / "fileservers") && !is_within(real, home / "clusters"))
     throw InvalidArgument("The " + label.substr(4) + " leads out of the job's mounts (to '" + real.string() +

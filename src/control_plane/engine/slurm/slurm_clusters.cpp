@@ -2,6 +2,9 @@
 // what the node commands show or refuse (docs/slurm.md, "Slurm-backed clusters").
 #include "slurm_clusters.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -42,7 +45,22 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
   return partition;
 }
 
+void check_shared_folder(const NodeLayout& layout) {
+  const std::string dir = layout.shared().string();
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw InvalidArgument("The shared folder '" + dir + "' (BATCHAI_SHARED_DIR) does not exist or is not a folder: "
+                          "mount the folder that every node of the partition shares, at the same path, and set "
+                          "BATCHAI_SHARED_DIR to it (docs/slurm.md).",
+                          "SharedFolderMissing");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw InvalidArgument("The shared folder '" + dir + "' (BATCHAI_SHARED_DIR) is not writable by this user: jobs "
+                          "write their folders there (docs/slurm.md).",
+                          "SharedFolderNotWritable");
+}
+
 std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const std::string& partition) {
+  check_shared_folder(env.layout());
   refuse_while_silent(env);
   SlurmBudget budget;
   try {

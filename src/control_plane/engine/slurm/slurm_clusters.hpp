@@ -30,6 +30,9 @@ std::optional<std::string> requested_slurm_partition(const std::optional<std::st
 // at all while the controller backs off. Throws the client's error: NotFound partition, controller
 // that does not answer (then every process backs off), Slurm too old.
 std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const std::string& partition);
+// The shared folder (BATCHAI_SHARED_DIR) must be a folder this user can write (InvalidArgument
+// SharedFolderMissing / SharedFolderNotWritable otherwise); checked before the probe's Slurm commands.
+void check_shared_folder(const NodeLayout& layout);
 
 // {"partition": NAME, "nodes": [{"name", "address", "state", "slurmState"}...]}: the private "slurm"
 // entry ("address" is Slurm's NodeAddr; rows stored before it was read lack it).

@@ -15,6 +15,8 @@
 #include "batchai/slurm/batch_script.hpp"
 #include "batchai/slurm/client.hpp"
 #include "run_claim.hpp"
+#include "run_exchange.hpp"
+#include "runner_records.hpp"
 #include "slurm_clusters.hpp"
 #include "slurm_reconcile.hpp"
 
@@ -47,10 +49,12 @@ Json& slurm_entry(JobRow& job) { return job.private_data["slurm"]; }
 // The node bound of a Slurm cluster: how many of its partition's nodes its jobs may hold at once.
 int node_bound(const ClusterRow& cluster) { return cluster.scale_mode == "auto" ? cluster.max_nodes : cluster.target; }
 
-// The batch job for `job` on `cluster` (its state folder holds Slurm's own output of the script).
+// The batch job for `job` on `cluster`: it runs in the job's exchange folder on the shared folder,
+// which holds Slurm's own output of the script; the runner gets the shared folder, never the home.
 slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const ClusterRow& cluster) {
   const runtime::Job typed = runtime::parse_job(job.doc);
-  const std::filesystem::path dir = state_dir(env.layout(), job.key);
+  const RunExchange exchange(env.layout().job_exchange(job.key));
+  const std::filesystem::path dir = exchange.dir();
   slurm::BatchJob b;
   b.name = job.name;
   b.comment = "batchai job " + job.key + " " + value_or<std::string>(job.doc, "id", "");
@@ -65,32 +69,25 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
   b.nice = nice_for(typed.priority);
   b.gpus_per_node = slurm_gpus_per_node(cluster);
   b.work_dir = dir;
-  b.stdout_path = dir / "slurm-batch.log";
-  b.stderr_path = dir / "slurm-batch.log";
-  b.environment["BATCHAI_HOME"] = env.settings().home.string();
+  b.stdout_path = exchange.batch_log();
+  b.stderr_path = exchange.batch_log();
+  b.environment["BATCHAI_SHARED_DIR"] = env.layout().shared().string();
+  if (!env.settings().containment.empty()) b.environment["BATCHAI_CONTAINMENT"] = env.settings().containment;
   b.command_line = slurm::shell_quote(self_executable().string()) + " _slurm-run --job-key " + job.key;
   return b;
 }
 
-// A claimed run whose runner recorded how it ended: the job ends so (Slurm's record may not come:
-// a restarted controller can show the job PENDING). False while the run goes on.
-bool finish_from_runner(JobRow& job, std::int64_t now_us) {
-  const Json& runner = job.private_data["slurm"].value("outcome", Json());
-  if (!runner.is_object()) return false;
-  const bool succeeded = runner.value("succeeded", false);
-  std::optional<int> exit_code;
-  if (runner.contains("exitCode") && runner["exitCode"].is_number_integer()) exit_code = runner["exitCode"].get<int>();
-  if (succeeded)
-    finish_job(job, true, exit_code.value_or(0), nullptr, now_us);
-  else
-    finish_job(job, false, exit_code, runner.value("errors", Json()), now_us);
-  return true;
+// What the runner needs of the job and its cluster, written into the job's exchange folder before
+// sbatch (read back by slurm_runner.cpp): the runner never opens the store.
+Json run_inputs(const JobRow& job, const ClusterRow& cluster, int gpus_per_node) {
+  Json j = {{"name", job.name}, {"nodeCount", job.node_count}, {"doc", job.doc}};
+  if (job.private_data.contains("secrets")) j["secrets"] = job.private_data["secrets"];
+  return {{"version", 1},
+          {"job", j},
+          {"cluster", {{"resourceGroup", cluster.resource_group}, {"workspace", cluster.workspace},
+                       {"name", cluster.name}, {"doc", cluster.doc}}},
+          {"gpusPerNode", gpus_per_node}};
 }
-
-struct Submitted {
-  std::int64_t row = 0;
-  std::optional<slurm::JobId> id;
-};
 
 // Slurm's reason for a pending job as squeue gives it (a word such as Resources or Priority),
 // kept in the job's private data for the dashboard when it changed; false when it did not.
@@ -210,8 +207,20 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
         const std::int64_t now = to_us(env.clock().now());
         try {
           const slurm::BatchJob batch = batch_job_for(env, job, *cluster);
+          const RunExchange exchange(env.layout().job_exchange(job.key));
+          exchange.write_inputs(run_inputs(job, *cluster, batch.gpus_per_node));
           // Bounded by the budget: sbatch runs under the write lock, which every other writer waits for.
           const slurm::JobId id = env.client(budget).submit(batch);
+          try {
+            exchange.write_slurm_id(id);
+          } catch (const Error&) {  // the runner will not start the run: Slurm must not hold nodes for it
+            try {
+              env.client(budget).cancel(id, exchange.dir());
+            } catch (const Error& e) {
+              log::warning("Cannot cancel Slurm job " + std::to_string(id) + ": " + e.what());
+            }
+            throw;
+          }
           slurm_entry(job)["jobId"] = id;
           slurm_entry(job)["submittedUs"] = now;
           slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
@@ -222,7 +231,10 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
             return;
           }
           finish_job(job, false, std::nullopt,
-                     job_error("SlurmSubmitFailed", std::string("Slurm refused the job: ") + e.what()), now);
+                     e.code() == "SharedFolderFull"
+                         ? job_error("SharedFolderFull", std::string("The job cannot be submitted: ") + e.what())
+                         : job_error("SlurmSubmitFailed", std::string("Slurm refused the job: ") + e.what()),
+                     now);
         }
         save_job(store, job);
       }
@@ -231,60 +243,102 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
   if (silence) throw SystemError(*silence, "SlurmControllerUnreachable");
 }
 
-void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now_us) {
-  std::optional<int> exit_code;
-  if (info.exit) exit_code = info.exit->batchai_exit_code();
-  const slurm::JobOutcome outcome = slurm::map_job_state(info.slurm_state, exit_code);
-  const Json& runner = job.private_data["slurm"].value("outcome", Json());
-  const bool terminated = job.state == JobState::kTerminating;
-  if (terminated) {
-    finish_job(job, false, exit_code, job_error("JobTerminated", "The job was terminated by the user."), now_us);
-  } else if (outcome.state == slurm::JobState::succeeded) {
-    finish_job(job, true, exit_code.value_or(0), nullptr, now_us);
-  } else {
-    // For a job that ended by itself (FAILED), the runner's word is the more precise one (which task
-    // failed, a wall-clock timeout); Slurm's reason when Slurm ended it (a node failure, its own
-    // time limit, a cancel, memory).
-    const bool ended_by_itself = slurm::map_job_state(info.slurm_state).error_code == "JobFailed";
-    Json errors = ended_by_itself && runner.is_object() && runner.value("errors", Json()).is_array()
-                      ? runner["errors"]
-                      : job_error(outcome.error_code, outcome.error_message);
-    // A runner records how every run it started ended, failures included: a batch script that
-    // failed without a word from it was killed (a restarted controller kills the runs it lost
-    // track of, then fails the job with exit 1), and its job's command may have run.
-    if (ended_by_itself && !runner.is_object())
-      errors = job_error("JobRunLost", "The job's batch script ended (Slurm: " + info.slurm_state +
-                                           (exit_code ? ", exit code " + std::to_string(*exit_code) : std::string()) +
-                                           ") without its runner recording how: it was killed; batchai does not "
-                                           "start a run twice.");
-    finish_job(job, false, exit_code, errors, now_us);
+std::vector<JobRow> submitted_unfinished_jobs(Store& store, const std::vector<std::int64_t>& clusters) {
+  std::vector<JobRow> out;
+  auto st = store.prepare(std::string(kJobColumns) +
+                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND private LIKE "
+                          "'%\"jobId\":%'");
+  for (std::int64_t cluster : clusters) {
+    st.bind(1, cluster);
+    while (st.step()) {
+      JobRow j = read_job(st);
+      if (slurm_job_id(j)) out.push_back(std::move(j));
+    }
   }
-  if (!info.node_list.empty()) slurm_entry(job)["nodeList"] = info.node_list;
-  slurm_entry(job)["finalState"] = info.slurm_state;
+  return out;
 }
+
+namespace {
+
+// The nodes of `node_list` that the cluster's last sinfo showed unusable (not responding, down).
+std::vector<std::string> unusable_nodes(Store& store, const JobRow& job, const std::string& node_list) {
+  std::vector<std::string> out;
+  if (!job.cluster_id || node_list.empty()) return out;
+  const auto cluster = load_cluster(store, *job.cluster_id);
+  if (!cluster) return out;
+  const Json nodes = cluster->private_data.value("slurm", Json::object()).value("nodes", Json::array());
+  std::vector<std::string> names;
+  try {
+    names = slurm::expand_hostlist(node_list, 1000);
+  } catch (const std::exception&) {
+    return out;
+  }
+  for (const Json& n : nodes)
+    if (n.is_object() && n.value("state", std::string()) == "unusable" &&
+        std::find(names.begin(), names.end(), n.value("name", std::string())) != names.end())
+      out.push_back(n.value("name", std::string()) + " (Slurm: " + n.value("slurmState", std::string("?")) + ")");
+  return out;
+}
+
+// One submitted job brought up to date from what Slurm says of it (`info`, nullopt: Slurm does not
+// know it) and what its runner recorded; inside the write transaction. False when nothing changed.
+bool update_from_slurm(const SlurmEnv& env, JobRow& job, slurm::JobId id, const std::optional<slurm::JobInfo>& info,
+                       const RunnerRecord& record, std::int64_t now) {
+  Store& store = env.store();
+  const bool final = info && slurm::is_final_job_state(info->slurm_state);
+  // Slurm ended the job (a lost node, its time limit): its reason is the job's, not the runner's
+  // "stopped by a signal", which waits for Slurm's final word.
+  const bool slurm_ended_it = final && !ended_by_itself(info->slurm_state);
+  const bool with_end = !slurm_ended_it && !(stopped_by_signal(record) && info && !final);
+  bool changed = fold_runner_record(store, job, record, now, with_end);
+  if (job.state == JobState::kSucceeded || job.state == JobState::kFailed) {  // the runner's word
+    // Its run is over: a batch script Slurm requeued must not start again.
+    if (info && slurm::map_job_state(info->slurm_state).state == slurm::JobState::queued)
+      queue_slurm_cancel(env, id, job.key);
+    return true;
+  }
+  if (!info) {
+    // Slurm forgot the job (its record purged, or a controller restarted without its state). The
+    // id may name another job by now, which jobs() passes over (it ran in another folder).
+    finish_forgotten(job, id, record, now);
+    return true;
+  }
+  if (final) {
+    finish_from_slurm(job, *info, record, now, unusable_nodes(store, job, info->node_list));
+  } else {
+    const slurm::JobOutcome o = slurm::map_job_state(info->slurm_state);
+    if (o.state == slurm::JobState::running && job.state == JobState::kQueued) {
+      set_state(job, JobState::kRunning, now);
+      job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
+    } else if (o.state == slurm::JobState::queued && job.state == JobState::kQueued) {
+      if (!record_pending_reason(job, info->reason)) return changed;
+    } else if (o.state == slurm::JobState::queued && job.state == JobState::kRunning) {
+      // A restarted controller that lost the allocation says PENDING while the run goes on (or has
+      // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
+      if (record.claim || run_claim(store, job.key)) return changed;
+      set_state(job, JobState::kQueued, now);  // requeued before its runner started
+      job.doc["executionInfo"] = nullptr;
+    } else {
+      return changed;
+    }
+  }
+  if (!info->node_list.empty()) slurm_entry(job)["nodeList"] = info->node_list;
+  if (slurm::is_final_job_state(info->slurm_state)) slurm_entry(job)["finalState"] = info->slurm_state;
+  return true;
+}
+
+}  // namespace
 
 void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& scope, const SlurmBudget& budget) {
   Store& store = env.store();
-  std::map<slurm::JobId, std::string> submitted = store.read([&] {
-    std::map<slurm::JobId, std::string> out;
-    auto st = store.prepare(std::string(kJobColumns) +
-                            "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND private LIKE "
-                            "'%\"jobId\":%'");
-    for (std::int64_t cluster : scope) {
-      st.bind(1, cluster);
-      while (st.step()) {
-        JobRow j = read_job(st);
-        if (auto id = slurm_job_id(j)) out[*id] = j.key;
-      }
-    }
-    return out;
-  });
+  const std::vector<JobRow> submitted = store.read([&] { return submitted_unfinished_jobs(store, scope); });
   if (submitted.empty()) return;
   std::vector<slurm::JobId> ids;
   std::map<slurm::JobId, std::filesystem::path> work_dirs;  // each job's own folder: its identity
-  for (const auto& [id, key] : submitted) {
+  for (const JobRow& job : submitted) {
+    const slurm::JobId id = *slurm_job_id(job);
     ids.push_back(id);
-    work_dirs[id] = state_dir(env.layout(), key);
+    work_dirs[id] = env.layout().job_exchange(job.key);
   }
   std::map<slurm::JobId, slurm::JobInfo> known;
   try {
@@ -294,46 +348,19 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
     log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
     return;
   }
+  // Read after Slurm answered: a runner's outcome written before its batch script ended is seen.
+  std::map<std::string, RunnerRecord> records;
+  for (const JobRow& job : submitted) records.emplace(job.key, read_runner_record(env.layout(), job.key));
   store.write([&] {
     const std::int64_t now = to_us(env.clock().now());
-    for (const auto& [id, key] : submitted) {
-      auto it = known.find(id);
-      auto job = load_job_by_key(store, key);
+    for (const JobRow& seen : submitted) {
+      const slurm::JobId id = *slurm_job_id(seen);
+      auto job = load_job_by_key(store, seen.key);
       if (!job || slurm_job_id(*job) != id) continue;
       if (job->state != JobState::kQueued && job->state != JobState::kRunning && job->state != JobState::kTerminating) continue;
-      if (it == known.end()) {
-        // Slurm forgot the job (a controller restarted without its state): it will not run. The id
-        // may name another job by now, which jobs() passes over (it ran in another folder).
-        finish_job(*job, false, std::nullopt,
-                   job_error("SlurmJobLost", "Slurm no longer knows job " + std::to_string(id) +
-                                                 " (its controller lost its state); submit the job again."),
-                   now);
-      } else if (slurm::is_final_job_state(it->second.slurm_state)) {
-        finish_from_slurm(*job, it->second, now);
-      } else {
-        const slurm::JobOutcome o = slurm::map_job_state(it->second.slurm_state);
-        if (o.state == slurm::JobState::running && job->state == JobState::kQueued) {
-          set_state(*job, JobState::kRunning, now);
-          job->doc["executionInfo"] = {
-              {"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
-        } else if (o.state == slurm::JobState::queued && job->state == JobState::kQueued) {
-          if (!record_pending_reason(*job, it->second.reason)) continue;
-        } else if (o.state == slurm::JobState::queued && job->state == JobState::kRunning) {
-          // A restarted controller that lost the allocation says PENDING while the run goes on (or has
-          // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
-          if (run_claim(store, job->key)) {
-            if (!finish_from_runner(*job, now)) continue;
-            queue_slurm_cancel(env, id, key);  // its run is over: Slurm must not start the batch script again
-          } else {
-            set_state(*job, JobState::kQueued, now);  // requeued before its runner started
-            job->doc["executionInfo"] = nullptr;
-          }
-        } else {
-          continue;
-        }
-        if (!it->second.node_list.empty()) slurm_entry(*job)["nodeList"] = it->second.node_list;
-      }
-      save_job(store, *job);
+      const auto it = known.find(id);
+      const std::optional<slurm::JobInfo> info = it == known.end() ? std::nullopt : std::optional(it->second);
+      if (update_from_slurm(env, *job, id, info, records.at(seen.key), now)) save_job(store, *job);
     }
   });
 }
@@ -341,18 +368,23 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
 std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow& job, bool wait) {
   const auto id = slurm_job_id(job);
   if (!id) return std::nullopt;
+  const RunExchange exchange(env.layout().job_exchange(job.key));  // the Slurm job's identity
+  try {
+    exchange.request_stop();  // the runner stops the tasks within a second, whatever Slurm does
+  } catch (const Error& e) {
+    log::warning("Cannot ask the runner of job '" + job.name + "' to stop: " + e.what());
+  }
   if (silent_controller_entry(env, to_us(env.clock().now()))) {
-    queue_slurm_cancel(env, *id, job.key);  // scancel once the controller answers; the runner stops the tasks now
+    queue_slurm_cancel(env, *id, job.key);  // scancel once the controller answers
     return std::nullopt;
   }
-  const std::filesystem::path own_folder = state_dir(env.layout(), job.key);  // the Slurm job's identity
   try {
-    env.client(SlurmBudget()).cancel(*id, own_folder);
+    env.client(SlurmBudget()).cancel(*id, exchange.dir());
     if (!wait) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + kCancelWait;
     for (;;) {
       // Each poll within its own budget: a controller that dies meanwhile costs one budget, not the wait.
-      slurm::JobInfo info = env.client(SlurmBudget()).job(*id, own_folder);
+      slurm::JobInfo info = env.client(SlurmBudget()).job(*id, exchange.dir());
       if (slurm::is_final_job_state(info.slurm_state) || std::chrono::steady_clock::now() >= deadline) return info;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -368,19 +400,23 @@ std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow
 }
 
 void terminate_slurm_job(const SlurmEnv& env, const JobRow& job) {
-  // The runner stops the tasks on SIGTERM, or when it reads `terminating` in the store; Slurm ends
-  // the allocation.
+  // The runner stops the tasks on SIGTERM or on the stop request; Slurm ends the allocation.
   const auto info = cancel_slurm_job(env, job);
-  Store& store = env.store();
+  const bool slurm_ended = info && slurm::is_final_job_state(info->slurm_state);
   // Slurm gave no final word (its controller is silent): the runner's own is awaited, bounded.
-  if (!(info && slurm::is_final_job_state(info->slurm_state))) await_runner_outcome(store, job.key, kRunnerStopWait);
+  RunnerRecord record = read_runner_record(env.layout(), job.key);
+  for (const auto deadline = std::chrono::steady_clock::now() + kRunnerStopWait;
+       !slurm_ended && record.claim && !record.outcome && std::chrono::steady_clock::now() < deadline;
+       record = read_runner_record(env.layout(), job.key))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Store& store = env.store();
   store.write([&] {
     auto j = load_job_by_key(store, job.key);
     if (!j || j->state != JobState::kTerminating) return;  // a reconcile recorded the end meanwhile
     const std::int64_t now = to_us(env.clock().now());
-    if (info && slurm::is_final_job_state(info->slurm_state))
-      finish_from_slurm(*j, *info, now);
-    else
+    fold_runner_record(store, *j, record, now);  // ends it terminated, with the runner's exit code
+    if (j->state == JobState::kTerminating && slurm_ended) finish_from_slurm(*j, *info, record, now);
+    if (j->state == JobState::kTerminating)
       finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
     save_job(store, *j);
   });

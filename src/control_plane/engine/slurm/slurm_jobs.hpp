@@ -1,9 +1,10 @@
-// Jobs on Slurm-backed clusters (issue 15, docs/slurm.md "Jobs on Slurm clusters"): a job is
-// stored queued like any other; the scheduler submits it with sbatch (one batch job, exclusive
-// nodes) once the cluster's bound (target, or auto-scale maximum) has room; every reconcile reads
-// the submitted jobs' states from Slurm (one squeue, one pass over the completion record); the
-// batch script runs `batchai _slurm-run --job-key K` in the allocation (slurm_runner.hpp).
-// The job's private JSON keeps {"slurm": {"partition", "jobId", "outcome"}}.
+// Jobs on Slurm-backed clusters (docs/slurm.md "Jobs on Slurm clusters"): a job is stored queued
+// like any other; the scheduler writes its inputs into its exchange folder on the shared folder and
+// submits it with sbatch (one batch job, exclusive nodes) once the cluster's bound (target, or
+// auto-scale maximum) has room; every reconcile reads the submitted jobs' states from Slurm's
+// client commands and what their runners recorded (runner_records.hpp); the batch script runs
+// `batchai _slurm-run --job-key K` in the allocation (slurm_runner.hpp), which never opens the store.
+// The job's private JSON keeps {"slurm": {"partition", "jobId", "nodeList", "finalState"}}.
 #pragma once
 #include <optional>
 #include <string>
@@ -59,8 +60,7 @@ std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow
 // Slurm's word, the runner's (it stops the tasks when it reads `terminating`) is awaited, bounded.
 void terminate_slurm_job(const SlurmEnv& env, const JobRow& job);
 
-// The exit code and errors a Slurm job ends with: Slurm's record, with the runner's errors when
-// the runner recorded the job's failure itself (a preparation that failed, a wall-clock timeout).
-void finish_from_slurm(JobRow& job, const slurm::JobInfo& info, std::int64_t now_us);
+// Inside a read: the submitted jobs of the named clusters that have not ended.
+std::vector<JobRow> submitted_unfinished_jobs(Store& store, const std::vector<std::int64_t>& clusters);
 
 }  // namespace batchai::control_plane::jobs_detail

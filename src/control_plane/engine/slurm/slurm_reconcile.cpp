@@ -9,6 +9,7 @@
 #include "batchai/common/log.hpp"
 #include "jobs/job_processes.hpp"
 #include "jobs/job_rows.hpp"
+#include "runner_records.hpp"
 #include "slurm_jobs.hpp"
 #include "slurm_clusters.hpp"
 
@@ -85,7 +86,7 @@ void run_queued_cancels(const SlurmEnv& env, const SlurmBudget& budget) {
     try {
       // a cancel queued before job keys were recorded is checked against nothing, as it was then
       env.client(budget).cancel(static_cast<slurm::JobId>(id),
-                                job_key.empty() ? fs::path() : jobs_detail::state_dir(env.layout(), job_key));
+                                job_key.empty() ? fs::path() : env.layout().job_exchange(job_key));
     } catch (const NotFound&) {
       // Slurm forgot it: nothing left to cancel
     } catch (const Error& e) {
@@ -180,6 +181,8 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
     st.bind(1, key);
     return st.step() ? std::optional<std::int64_t>(st.integer(0)) : std::nullopt;
   });
+  // What the jobs' runners recorded needs no controller: their outcomes land whatever Slurm does.
+  jobs_detail::fold_runner_records(env, clusters);
   // Backing off: the stored state and its errors entries are the answer, at once.
   if (silent_until && now < *silent_until) return;
   const bool was_silent = silent_until.has_value();

@@ -8,12 +8,14 @@
 #include <set>
 #include <thread>
 
+#include "batchai/common/log.hpp"
 #include "node_folders.hpp"
 #include "node_mounts.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/srun_step.hpp"
 #include "jobs/job_run.hpp"
 #include "run_claim.hpp"
+#include "run_exchange.hpp"
 #include "slurm_jobs.hpp"
 
 extern char** environ;
@@ -26,8 +28,8 @@ using namespace detail;
 
 namespace {
 
-// The submitting command stores the Slurm job id when its transaction commits, which may come
-// after Slurm has started the batch script.
+// The submitting command records the Slurm job id once sbatch answered, which may come after Slurm
+// has started the batch script.
 constexpr auto kJobIdWait = std::chrono::seconds(30);
 
 std::string env_text(const char* name) {
@@ -85,34 +87,58 @@ void wrap_in_srun(runtime::TaskPlan& task, const std::string& node) {
   p.argv = slurm::srun_argv(step);
 }
 
-// Waits until the job's row carries this allocation's Slurm id. nullopt: nothing to run (the job
-// was deleted or has ended meanwhile).
-std::optional<JobRow> wait_for_own_row(Store& store, const std::string& job_key, slurm::JobId own) {
+// Waits until the login host recorded the Slurm id it submitted the job as, and checks it is this
+// allocation's: a batch script of another submission never runs the job. nullopt: the job was
+// deleted meanwhile (its folder is gone), nothing to run.
+std::optional<Json> wait_for_own_inputs(const RunExchange& exchange, slurm::JobId own) {
+  Json inputs = exchange.inputs();  // throws, saying why, when the folder is not on this node
   const auto deadline = std::chrono::steady_clock::now() + kJobIdWait;
   for (;;) {
-    auto job = store.read([&] { return load_job_by_key(store, job_key); });
-    if (!job || job->state == JobState::kSucceeded || job->state == JobState::kFailed) return std::nullopt;
-    const auto id = slurm_job_id(*job);
-    if (id && *id == own) return job;
-    if (id)
-      throw InvalidArgument("Slurm job " + std::to_string(own) + " is not the allocation of job '" + job->name +
-                            "' (it was submitted as Slurm job " + std::to_string(*id) + ").");
+    if (const auto id = exchange.slurm_id()) {
+      if (*id != own)
+        throw InvalidArgument("Slurm job " + std::to_string(own) + " is not the allocation of job '" +
+                              value_or<std::string>(inputs["job"], "name", "?") + "' (it was submitted as Slurm job " +
+                              std::to_string(*id) + ").");
+      return inputs;
+    }
+    std::error_code ec;
+    if (!fs::is_directory(exchange.dir(), ec)) return std::nullopt;
     if (std::chrono::steady_clock::now() >= deadline)
-      throw SystemError("Job '" + job->name + "' never recorded its Slurm job id " + std::to_string(own) + ".");
+      throw SystemError("The job's Slurm job id " + std::to_string(own) + " was never recorded in " +
+                        exchange.dir().string() + ".");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
-// Records the runner's word on the job's end, for finish_from_slurm.
-void record_outcome(Store& store, const std::string& job_key, const runtime::JobOutcome& outcome) {
-  store.write([&] {
-    auto j = load_job_by_key(store, job_key);
-    if (!j) return;
-    j->private_data["slurm"]["outcome"] = {{"succeeded", outcome.succeeded},
-                                           {"exitCode", outcome.exit_code ? Json(*outcome.exit_code) : Json()},
-                                           {"errors", outcome.errors}};
-    save_job(store, *j);
-  });
+// The job and its cluster as the login host wrote them into run.json (slurm_jobs.cpp, run_inputs).
+struct RunInputs {
+  JobRow job;
+  ClusterRow cluster;
+};
+
+int bounded_int(const Json& value, int lo, int hi, int fallback) {
+  return value.is_number_integer() ? std::clamp(value.get<int>(), lo, hi) : fallback;
+}
+
+RunInputs read_run_inputs(const Json& inputs, const std::string& job_key) {
+  const Json job = inputs.value("job", Json());
+  const Json cluster = inputs.value("cluster", Json());
+  if (!job.is_object() || !cluster.is_object() || !job.value("doc", Json()).is_object() ||
+      !cluster.value("doc", Json()).is_object())
+    throw SystemError("The job's inputs are malformed (run.json has no job or cluster document).");
+  RunInputs in;
+  in.job.key = job_key;
+  in.job.name = value_or<std::string>(job, "name", "");
+  in.job.node_count = bounded_int(job.value("nodeCount", Json()), 1, 1000, 1);
+  in.job.doc = job["doc"];
+  in.job.private_data = Json::object();
+  if (job.value("secrets", Json()).is_object()) in.job.private_data["secrets"] = job["secrets"];
+  in.job.private_data["slurm"] = {{"gpusPerNode", bounded_int(inputs.value("gpusPerNode", Json()), 0, 1024, 0)}};
+  in.cluster.resource_group = value_or<std::string>(cluster, "resourceGroup", "");
+  in.cluster.workspace = value_or<std::string>(cluster, "workspace", "");
+  in.cluster.name = value_or<std::string>(cluster, "name", "");
+  in.cluster.doc = cluster["doc"];
+  return in;
 }
 
 int exit_status(const runtime::JobOutcome& outcome) {
@@ -146,45 +172,57 @@ sigset_t block_stop_signals() {
   return stop_signals;
 }
 
-// The run is claimed once, by the job's key, under the lock this runner holds while it runs: a
-// batch script Slurm starts again (a restarted controller) runs nothing (run_claim.hpp). True
-// when this runner has the run; a queued job becomes running then.
-bool claim_the_run(const SlurmEnv& cp, RunLock& run_lock, const std::string& job_key, const Allocation& a) {
-  Store& store = cp.store();
-  return run_lock.try_take() && store.write([&] {
-    if (!claim_run(store, job_key, "Slurm job " + a.sid + " on " + a.here + ", pid " + std::to_string(::getpid())))
-      return false;
-    auto j = load_job_by_key(store, job_key);
-    if (j && j->state == JobState::kQueued) {
-      start_if_queued(*j, to_us(cp.clock().now()));
-      save_job(store, *j);
-    }
-    return true;
-  });
+// What the runner records of how the run ended (folded into the store by the login host). A run a
+// signal stopped (scancel, or Slurm ending the job for a lost node or its time limit) says so:
+// Slurm's reason is then the job's.
+Json outcome_record(const runtime::JobOutcome& outcome, std::int64_t end_us, bool signalled = false) {
+  return {{"succeeded", outcome.succeeded},
+          {"exitCode", outcome.exit_code ? Json(*outcome.exit_code) : Json()},
+          {"errors", outcome.errors},
+          {"endUs", end_us},
+          {"stoppedBySignal", signalled}};
+}
+
+// The body of a batch script that found the run claimed by another: runs nothing, waits until the
+// run's lock is free (or one of `stop_signals` comes: 143), then returns the run's exit status. A
+// run that ended without recording how (its runner was killed) is recorded failed, JobRunLost.
+int follow_claimed_run(const RunExchange& exchange, RunLock& lock, const sigset_t& stop_signals, std::int64_t now_us) {
+  log::warning("Job folder " + exchange.dir().string() + ": its run was started before (" +
+               exchange.claim().value_or("?") +
+               "); Slurm started its batch script again, which runs nothing and waits for that run to end.");
+  while (!lock.try_take()) {
+    const timespec wait{1, 0};
+    if (sigtimedwait(&stop_signals, nullptr, &wait) > 0) return 143;  // scancel: nothing of ours runs here
+  }
+  runtime::JobOutcome lost;
+  lost.errors = job_error("JobRunLost", "The job's run ended without recording how (its runner was killed); "
+                                        "batchai does not start a run twice.");
+  exchange.record_outcome(outcome_record(lost, now_us));  // unless the first run recorded its own
+  const Json outcome = exchange.outcome().value_or(Json::object());
+  if (outcome.value("succeeded", false)) return 0;
+  const int code = bounded_int(outcome.value("exitCode", Json()), -1, 255, 1);
+  return code >= 1 ? code : 1;
 }
 
 // The allocation's nodes as the job's: the batch host first (the master node, whatever order Slurm
 // lists the allocation in), as many as the job needs, each with its folder of the cluster on the
-// shared home and the GPUs sbatch asked each node for (--gres: Slurm gives each task them in
+// shared folder and the GPUs sbatch asked each node for (--gres: Slurm gives each task them in
 // CUDA_VISIBLE_DEVICES); tasks see the allocation's variables.
-Placement allocation_placement(const NodeLayout& layout, const ClusterRow& cluster, const JobRow& job, const Allocation& a) {
+Placement allocation_placement(const NodeLayout& layout, const RunInputs& in, const Allocation& a) {
   std::vector<std::string> names = slurm::expand_hostlist(a.node_list, 1000);
   for (const auto& n : names) check_node_name(n);
   auto self = std::find(names.begin(), names.end(), a.here);
   if (self == names.end()) throw SystemError("This node (" + a.here + ") is not in the allocation " + a.node_list + ".");
   std::rotate(names.begin(), self, self + 1);
-  if (static_cast<int>(names.size()) < job.node_count)
+  if (static_cast<int>(names.size()) < in.job.node_count)
     throw SystemError("Slurm allocated " + std::to_string(names.size()) + " node(s), the job needs " +
-                      std::to_string(job.node_count) + ".");
-  names.resize(static_cast<std::size_t>(job.node_count));
-  const Json& entry = job.private_data["slurm"];
-  const int gpus_per_node = entry.is_object() && entry.value("gpusPerNode", Json(0)).is_number_integer()
-                                ? std::clamp(entry.value("gpusPerNode", 0), 0, 1024)
-                                : 0;
+                      std::to_string(in.job.node_count) + ".");
+  names.resize(static_cast<std::size_t>(in.job.node_count));
+  const int gpus_per_node = in.job.private_data["slurm"].value("gpusPerNode", 0);
   Placement placement;
   for (const auto& name : names) {
-    const fs::path dir = layout.node(cluster.resource_group, cluster.workspace, cluster.name, name);
-    ensure_node_folder(layout, cluster.doc, dir);
+    const fs::path dir = layout.node(in.cluster.resource_group, in.cluster.workspace, in.cluster.name, name);
+    ensure_node_folder(layout, in.cluster.doc, dir);
     placement.nodes.push_back({name, dir, name, gpus_per_node});
   }
   placement.extra_env = allocation_environment(false);
@@ -194,36 +232,30 @@ Placement allocation_placement(const NodeLayout& layout, const ClusterRow& clust
 
 // The job's plan over the allocation, tasks of other nodes routed through srun; throws what stops
 // the job from launching.
-PlacedRun place_in_allocation(const NodeLayout& layout, const std::optional<ClusterRow>& cluster, const JobRow& job,
-                              const Allocation& a) {
-  if (!cluster) throw InvalidArgument("The job's cluster is gone.");
-  PlacedRun run = place_run(layout, job, allocation_placement(layout, *cluster, job, a));
+PlacedRun place_in_allocation(const NodeLayout& layout, const RunInputs& in, const Allocation& a) {
+  PlacedRun run = place_run(layout, in.job, allocation_placement(layout, in, a));
   route_tasks_through_srun(run.plan, run.node_ids, a.here, allocation_environment(true));
   return run;
 }
 
-// Runs the plan inside the job's containment; SIGTERM/SIGINT/SIGHUP and the job terminated,
-// deleted or recorded ended (while Slurm could not be asked) stop its tasks.
-runtime::JobOutcome run_in_allocation(const SlurmEnv& cp, const std::string& job_key, const PlacedRun& run,
-                                      const Allocation& a, const sigset_t& stop_signals) {
-  Store& store = cp.store();
+// Runs the plan inside the job's containment; SIGTERM/SIGINT/SIGHUP and the login host's stop
+// request (job terminate or delete, also while Slurm cannot be asked) stop its tasks.
+RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange, const std::string& job_key,
+                            const PlacedRun& run, const Allocation& a, const sigset_t& stop_signals) {
   RunOptions options;
   options.who = "slurm runner";
   options.runner = "runner";
   options.log_note = "Slurm job " + a.sid + " on " + a.node_list + "; ";
   options.stop_signals = &stop_signals;
   options.should_stop = [&](int tick) {
-    if (tick % 5 != 0) return StopReason::kNone;
-    return store.read([&] {
-      auto j = load_job_by_key(store, job_key);
-      return !j || (j->state != JobState::kRunning && j->state != JobState::kQueued);
-    }) ? StopReason::kTerminated : StopReason::kNone;
+    return tick % 5 == 0 && exchange.stop_requested() ? StopReason::kTerminated : StopReason::kNone;
   };
-  runtime::JobOutcome outcome = run_contained(cp.context(), job_key, run, options).outcome;
+  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment}, job_key, run, options);
+  runtime::JobOutcome& outcome = result.outcome;
   if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
       value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
     outcome.errors[0]["message"] = "Job failed with non-zero exit code";
-  return outcome;
+  return result;
 }
 
 }  // namespace
@@ -242,30 +274,39 @@ void route_tasks_through_srun(runtime::LaunchPlan& plan, const std::vector<std::
   }
 }
 
-int run_in_slurm_allocation(const SlurmEnv& cp, const std::string& job_key) {
+int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key) {
   if (!is_job_key(job_key)) throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
   const Allocation alloc = allocation_from_environment();
   const sigset_t stop_signals = block_stop_signals();
-  Store& store = cp.store();
-  auto job = wait_for_own_row(store, job_key, slurm::parse_job_id(alloc.sid));
-  if (!job) return 0;
-  RunLock run_lock(cp.layout(), job_key);
-  if (!claim_the_run(cp, run_lock, job_key, alloc)) return follow_claimed_run(store, run_lock, job_key, stop_signals);
-  auto cluster = store.read([&] { return job->cluster_id ? load_cluster(store, *job->cluster_id) : std::nullopt; });
+  const RunExchange exchange(host.layout.job_exchange(job_key));
+  const auto inputs = wait_for_own_inputs(exchange, slurm::parse_job_id(alloc.sid));
+  if (!inputs) return 0;  // deleted before it started: nobody waits for its word
+  RunLock run_lock(exchange.lock_file());
+  const std::string who = "Slurm job " + alloc.sid + " on " + alloc.here + ", pid " + std::to_string(::getpid());
+  // The run is claimed once: the lock, then the exclusive create (a batch script Slurm starts
+  // again finds either taken and runs nothing).
+  if (!run_lock.try_take() || !exchange.try_claim(who))
+    return follow_claimed_run(exchange, run_lock, stop_signals, to_us(host.clock.now()));
+  const RunInputs in = read_run_inputs(*inputs, job_key);
   PlacedRun run;
   try {
-    run = place_in_allocation(cp.layout(), cluster, *job, alloc);
+    run = place_in_allocation(host.layout, in, alloc);
   } catch (const std::exception& e) {
     runtime::JobOutcome failed;
     failed.errors = job_error("JobFailed", std::string("The job cannot be launched: ") + e.what());
-    record_outcome(store, job_key, failed);
+    exchange.record_outcome(outcome_record(failed, to_us(host.clock.now())));
     return 1;
   }
   // Where `job file list` looks and which nodes the job has, recorded before anything runs.
-  record_run_place(store, job_key, run, to_us(cp.clock().now()));
-  const runtime::JobOutcome outcome = run_in_allocation(cp, job_key, run, alloc, stop_signals);
-  record_outcome(store, job_key, outcome);
-  return exit_status(outcome);
+  exchange.record_started({{"startUs", to_us(host.clock.now())},
+                           {"claim", who},
+                           {"folders", run_folders(run.plan)},
+                           {"nodes", run.node_ids}});
+  prepare_run_folders(run);
+  const RunResult result = run_in_allocation(host, exchange, job_key, run, alloc, stop_signals);
+  exchange.record_outcome(
+      outcome_record(result.outcome, to_us(host.clock.now()), result.stopped == StopReason::kSignalled));
+  return exit_status(result.outcome);
 }
 
 }  // namespace batchai::control_plane::jobs_detail
