@@ -93,7 +93,8 @@ stop() {
   fi
   local ns pids
   ns=$(rig_namespaces)
-  stop_pid_files "$BASE"/run/slurmd-*.pid "$BASE/run/slurmctld.pid"
+  # a slurmd cut off from its controller lingers on TERM: KILL comes sooner
+  STOP_WAIT_TENTHS=30 stop_pid_files "$BASE"/run/slurmd-*.pid "$BASE/run/slurmctld.pid"
   # everything in the hosts' namespaces (munged, job steps, keepers), twice: ending one may have
   # let another fork; slurmstepd ignores TERM, so KILL comes sooner
   for _ in 1 2; do
@@ -254,7 +255,7 @@ start() {
   slurmctld -f "$SLURM_CONF" -i || fail "slurmctld did not start"
   local i
   for i in $(seq 1 "$N"); do start_host "$i"; done
-  wait_idle "$N" "$START_TIMEOUT_S" || { SLURM_CONF=$SLURM_CONF timeout 5 sinfo -N >&2 || true; fail "not all $N hosts became idle within $START_TIMEOUT_S s"; }
+  wait_idle "$N" "$START_TIMEOUT_S" || fail "start failed"
   local hosts="" addrs=""
   for i in $(seq 1 "$N"); do hosts+=" h$i"; addrs+=" $(addr_of "$i")"; done
   cat > "$BASE/rig.env" <<EOF
@@ -272,7 +273,7 @@ EOF
   echo "export SLURM_CONF=$SLURM_CONF"
 }
 
-# wait_idle COUNT SECONDS: until COUNT nodes are idle (bounded); fails if slurmctld died.
+# wait_idle COUNT SECONDS: until COUNT nodes are idle (bounded); says why not.
 wait_idle() {
   local deadline=$((SECONDS + $2)) idle=0
   while [ "$SECONDS" -lt "$deadline" ]; do
@@ -281,6 +282,8 @@ wait_idle() {
     [ "$idle" -ge "$1" ] && return 0
     sleep 0.2
   done
+  SLURM_CONF=$SLURM_CONF timeout 5 sinfo -N >&2 || true
+  echo "rig: only $idle of $1 hosts became idle within $2 s" >&2
   return 1
 }
 
