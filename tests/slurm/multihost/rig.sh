@@ -101,6 +101,9 @@ stop() {
     mapfile -t pids < <(rig_processes "$ns")
     STOP_WAIT_TENTHS=30 stop_pids "${pids[@]}"
   done
+  # the records of the namespaces go only once nothing is left in them, so a later stop retries
+  mapfile -t pids < <(rig_processes "$ns")
+  [ ${#pids[@]} -gt 0 ] || rm -f "$BASE"/run/ns-h*
   stop_pid_files "$BASE"/run/*.pid
   local link
   for link in $(ip -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | grep "^rv$HASH" || true); do
@@ -112,10 +115,10 @@ stop() {
   ip link del "$BRIDGE" 2>/dev/null || true
   local m
   for m in $(mounts_under); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-  rm -f "$BASE"/run/ns-h* "$BASE/rig.env"
+  rm -f "$BASE/rig.env"
   shopt -u nullglob
+  [ ${#pids[@]} -eq 0 ] || die "processes left in the rig's namespaces: ${pids[*]}"
   [ -z "$(mounts_under)" ] || die "mounts left under $BASE: $(mounts_under | tr '\n' ' ')"
-  return 0
 }
 
 write_files() {

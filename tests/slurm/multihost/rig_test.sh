@@ -6,7 +6,8 @@
 #                                 MPI across hosts, a host cut off and mended
 #   rig_test.sh stop RIG BASE     the fixture's cleanup: a job running and a host cut off, then
 #                                 `rig.sh stop` twice, then nothing of the rig may be left
-#   rig_test.sh failed-start RIG BASE   a start that fails half-way (its port taken) leaves nothing
+#   rig_test.sh failed-start RIG BASE   a start that fails half-way (its port taken) or is
+#                                 interrupted leaves nothing
 # Exits 77 (skip) where rig.sh says namespaces or bridges are not permitted.
 set -u
 [ $# -eq 3 ] || { echo "usage: $0 check|stop|failed-start RIG BASE" >&2; exit 2; }
@@ -124,7 +125,7 @@ nothing_left() {
   local p id left=""
   for p in /proc/[0-9]*; do
     for id in $(readlink "$p/ns/net" "$p/ns/mnt" 2>/dev/null); do
-      grep -qxF "$id" <<< "$1" && left+=" ${p#/proc/}($(cat "$p/comm" 2>/dev/null))"
+      grep -qxF "$id" <<< "$1" && { left+=" ${p#/proc/}($(cat "$p/comm" 2>/dev/null))"; break; }
     done
   done
   [ -z "$left" ] && ok "no process left in the rig's namespaces" || bad "processes left in the rig's namespaces:$left"
@@ -173,6 +174,13 @@ failed_start() {
   hash=$(printf '%s' "${BASE%/}" | md5sum | cut -c1-6)
   nothing_left "" "$hash"
   pgrep -a munged | grep -F "$BASE/" && bad "a munged of the failed start is left" || ok "no munged of it left"
+  # interrupted while its hosts come up (wherever the signal lands, nothing may be left)
+  timeout -s INT 0.6 "$RIG" start "$BASE" 3 > /dev/null 2>&1
+  rc=$?
+  [ ! -f "$BASE/rig.env" ] && ok "a start interrupted after 0.6 s ends ($rc) without rig.env" ||
+    bad "a start interrupted after 0.6 s left rig.env (it had finished?)"
+  nothing_left "" "$hash"
+  pgrep -a munged | grep -F "$BASE/" && bad "a munged of the interrupted start is left" || ok "no munged of it left"
   finish
 }
 
