@@ -158,9 +158,28 @@ stop_rig() {
   finish
 }
 
+# refused RC WORDS CMD...: CMD exits RC and says WORDS, before it starts anything.
+refused() {
+  local want=$1 words=$2 err rc
+  shift 2
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  [ "$rc" = "$want" ] && [[ "$err" == *"$words"* ]] && ok "refused: ${*:2} ($words)" ||
+    bad "$* -> exit $rc, '$err' (wanted exit $want and '$words')"
+}
+
 # A start that fails after the bridge, the shared tmpfs and the login's munged: its port is taken.
 failed_start() {
   "$RIG" check "$BASE" || exit $?
+  refused 1 "N must be 2..8" "$RIG" start "$BASE" 9
+  refused 1 "N must be 2..8" "$RIG" start "$BASE" '2;id'
+  refused 1 "absolute path" "$RIG" start relative/base 2
+  refused 1 "not be under /tmp" "$RIG" start /tmp/rig 2
+  refused 1 "may hold only" "$RIG" start "$BASE/a b" 2
+  refused 1 "PORT_BASE must be" env PORT_BASE=80 "$RIG" start "$BASE" 2
+  refused 1 "HOST must be" "$RIG" exec "$BASE" ../h1 true
+  refused 1 "is not running" "$RIG" cut "$BASE" h1
+  refused 2 "usage" "$RIG" exec "$BASE" h1
   local port=$((30000 + RANDOM % 2000)) holder out rc
   python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(); time.sleep(120)' \
     "$port" & holder=$!
