@@ -14,49 +14,13 @@
 # /dev/null (Slurm schedules and counts them; there is nothing to compute on).
 # START_TIMEOUT_S (default 30): how long start waits for the nodes to be idle.
 set -eu
+. "$(dirname "$0")/slurm_common.sh"
 
 usage() { echo "usage: $0 start BASE [NODES] | stop BASE" >&2; exit 2; }
 die() { echo "private_slurm: $*" >&2; exit 1; }
 
 # Prints the last lines of every log, so a failed start says why.
-show_logs() {
-  local f
-  for f in "$BASE"/log/*.log "$BASE"/munge/munged.log; do
-    [ -f "$f" ] || continue
-    echo "--- tail of ${f#"$BASE"/}" >&2
-    tail -n 15 "$f" >&2
-  done
-}
-
-# The pid recorded in a pid file, if it is a plain positive number of a live process.
-live_pid() {
-  local pid
-  pid=$(cat "$1" 2>/dev/null || true)
-  [[ "$pid" =~ ^[1-9][0-9]{0,9}$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-  return 0
-}
-
-# Stops the processes of the given pid files: TERM to all, wait (bounded), KILL what is left.
-stop_pid_files() {
-  local f pid pids=()
-  for f in "$@"; do
-    [ -f "$f" ] || continue
-    pid=$(live_pid "$f")
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && pids+=("$pid")
-  done
-  local alive
-  for _ in $(seq 1 100); do
-    alive=()
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
-    [ ${#alive[@]} -eq 0 ] && break
-    sleep 0.1
-  done
-  for pid in "${alive[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  for pid in "${alive[@]}"; do
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  rm -f "$@"
-}
+show_logs() { tail_logs "$BASE"/log/*.log "$BASE"/munge/munged.log; }
 
 stop() {
   [ -d "$BASE/run" ] || return 0
@@ -77,22 +41,8 @@ stop() {
   return 0
 }
 
-start_munged() {
-  mkdir -p "$BASE/munge" "$BASE/munge-sock"
-  [ -f "$BASE/munge/munge.key" ] || head -c 1024 /dev/urandom > "$BASE/munge/munge.key"
-  chmod 700 "$BASE/munge"
-  chmod 400 "$BASE/munge/munge.key"
-  chmod 755 "$BASE/munge-sock"   # munged refuses a socket folder that is not world-executable
-  local args=(munged --socket="$BASE/munge-sock/munge.socket" --key-file="$BASE/munge/munge.key"
-              --pid-file="$BASE/munge/munged.pid" --log-file="$BASE/munge/munged.log"
-              --seed-file="$BASE/munge/munged.seed")
-  if [ "$(id -u)" = 0 ]; then
-    # munged refuses to run as root with a key root owns: run it as the packaged munge user
-    chown -R munge:munge "$BASE/munge" "$BASE/munge-sock"
-    runuser -u munge -- "${args[@]}" || { show_logs; die "munged did not start"; }
-  else
-    "${args[@]}" || { show_logs; die "munged did not start"; }
-  fi
+run_munged() {
+  start_munged "$BASE/munge" "$BASE/munge-sock" "$BASE/munge/munge.key" || { show_logs; die "munged did not start"; }
   cp "$BASE/munge/munged.pid" "$BASE/run/munged.pid"
 }
 
@@ -175,7 +125,7 @@ start() {
   host=$(hostname -s)
   user=$(id -un)
   export SLURM_CONF=$BASE/etc/slurm.conf
-  start_munged
+  run_munged
   write_conf "$host" "$user"
   slurmctld -f "$SLURM_CONF" -i || { show_logs; stop; die "slurmctld did not start"; }
   for i in $(seq 1 "$NODES"); do
