@@ -8,6 +8,7 @@
 #   BATCHAI_HOME       state, nodes and storage (default: a fresh temporary folder)
 #   NODES              cluster size and job nodeCount (default 4, as in the tutorial)
 #   PROCESSES          the job's horovodSettings.processCount (default: one per node)
+#   TRAIN_ARGS         more options for the trainer, e.g. "--allreduce mpi"
 #   EPOCHS, STEPS_PER_EPOCH   training schedule (default 1 epoch of 40 steps per worker: a short
 #                      run for a 2-core machine); SCHEDULE=full trains the tutorial's schedule
 #                      (ceil(100 / NODES) epochs of 1563 steps per worker)
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
     --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tutorial.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -106,6 +107,10 @@ if [ "${SCHEDULE:-short}" != full ]; then
   schedule_args="--epochs=${EPOCHS:-1} --steps-per-epoch=${STEPS_PER_EPOCH:-40}"
 fi
 [ -n "${VALIDATION_IMAGES:-}" ] && schedule_args="$schedule_args --validation-images=$VALIDATION_IMAGES"
+if [ -n "${TRAIN_ARGS:-}" ]; then
+  [[ "$TRAIN_ARGS" =~ ^[-A-Za-z0-9=.,\ ]+$ ]] || { echo "tutorial.sh: TRAIN_ARGS may hold letters, digits, spaces and - = . , only" >&2; exit 2; }
+  schedule_args="$schedule_args $TRAIN_ARGS"
+fi
 
 echo "BATCHAI_HOME=$BATCHAI_HOME"
 echo "nodes: $NODES, data: $data_mode, schedule: ${schedule_args:-full}"

@@ -1,6 +1,7 @@
 // The hierarchical shared-memory communicator (see shm_communicator.hpp).
 #include "shm_communicator.hpp"
 
+#include <cstdio>
 #include <optional>
 
 #include "batchai/common/errors.hpp"
@@ -81,6 +82,12 @@ std::unique_ptr<Communicator> make_shm_communicator(std::string* why) {
     if (why->empty()) *why = "another host could not create its shared-memory segment";
     return nullptr;
   }
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (world_rank == 0)  // the layout the job got, in its stderr: which ranks share a host is MPI's word
+    std::fprintf(stderr, "batchai: allreduce through shared memory within each host%s: %d ranks on %d host(s)\n",
+                 layout->hosts() > 1 ? ", a ring between the hosts' first ranks" : "", world_size, layout->hosts());
   return std::make_unique<ShmCommunicator>(std::move(mpi), std::move(layout), std::move(segment), chunk_floats,
                                            timeout_s, writes);
 }
