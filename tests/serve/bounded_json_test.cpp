@@ -62,8 +62,8 @@ TEST(BoundedJson, TooManyValuesAreRefusedWithinTheirBudget) {
 }
 
 TEST(BoundedJson, DocumentsWithinTheBudgetParseAsBefore) {
-  const std::string text =
-      R"({"epochs": [{"epoch": 1, "loss": 2.5, "acc": null, "ok": true, "name": "a\u00e9"}], "n": -3, "u": 18446744073709551615})";
+  const std::string text = R"({"epochs": [{"epoch": 1, "loss": 2.5, "acc": null, "ok": true, "name": "a\u00e9"}],)"
+                           R"( "n": -3, "u": 18446744073709551615})";
   const auto doc = parse_bounded_json(text, kBudget);
   ASSERT_TRUE(doc.has_value());
   EXPECT_EQ(*doc, Json::parse(text));

@@ -123,7 +123,8 @@
       setText(f['Duration'], fmtDuration(j.startTime, j.endTime));
       setText(f['Execution'], j.executionState);
       setText(f['Slurm job'], j.slurmJobId || '');
-      setText(f['Command line'], (j.commandLine || '') + (j.commandLineTrimmed ? ' (trimmed: batchai job show has it whole)' : ''));
+      const trimmed = j.commandLineTrimmed ? ' (trimmed: batchai job show has it whole)' : '';
+      setText(f['Command line'], (j.commandLine || '') + trimmed);
       const errs = j.errors || [];
       this.errors.hidden = !errs.length;
       const key = JSON.stringify(errs);
