@@ -6,7 +6,11 @@ one-time login (303, cookie attributes, no token after it, reuse/expired/forged 
 guard (401 without the cookie, ARM refuses the cookie, X-Batchai-UI, Origin and Host), the security
 headers on every /ui/ answer, ETag/304 on files and the overview, every endpoint's shape on real
 jobs (hostile output, secrets left out, queue positions and reasons, a manifest's model link and a
-hostile manifest), and `batchai serve ui-url`. Standard library only."""
+hostile manifest), and `batchai serve ui-url`. Issue 53: the cookie without its session key reads
+nothing (F403); 4 MiB of '[' in metrics.json, read four at a time, grows the server's peak RSS by
+less than 64 MiB (F404); a malformed timelineSummary is reported (F406); a 70,000-character command
+line is trimmed, not a 500 (F407); a used link stays used on a second server of the home and after
+a restart (F401). Standard library only."""
 import json
 import os
 import shutil
