@@ -99,12 +99,13 @@ struct Server::Impl : HttpHandler {
   ControlPlanePool pool;
   Operations operations;
   WireCache job_wire;                // jobs' wire text for GET …/jobs (wire_cache.hpp)
-  UsedUiLogins ui_logins;            // dashboard links already exchanged (ui_auth.hpp)
+  UsedUiLogins ui_logins;            // dashboard links already exchanged, kept in the home (ui_auth.hpp)
   RateGate ui_overview_engines{std::chrono::milliseconds(500)};
   RateGate ui_jobs_engines{std::chrono::milliseconds(500)};
   std::unique_ptr<HttpServer> http;  // last: it calls back into the members above
 
-  explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
+  explicit Impl(ServerConfig c)
+      : config(std::move(c)), pool(config.settings, config.services), ui_logins(config.settings.home / "serve") {}
 
   BodyPlan admit(const HttpRequest& head) override {
     BodyPlan plan;
