@@ -25,7 +25,8 @@ close to the float64 run as the reference's own float32 run does. It passes when
 - the loss before any update agrees with the float64 one within 1e-5;
 - at most 0.1% of the weights' first updates differ from the float64 ones by more than 0.1% of a
   full first step (lr / sqrt(1 - rho), what a first RMSprop step moves any weight whose gradient is
-  well above epsilon: weights with gradients near zero are where rounding may decide), and
+  well above epsilon: weights with gradients near zero are where rounding may decide), and no more
+  than 5 and 1% of any one tensor's (an error in a bias gradient shows in its tensor only), and
 - batchai's loss first leaves the float64 one by more than 1e-3 no earlier than half the step at
   which the float32 reference's does.
 --mutate breaks one piece of the reference on purpose, to show what the check catches (seed 1: the
@@ -330,6 +331,21 @@ def update_disagreement(initial, ours, theirs, full_step):
     return (d > 1e-3).double().mean().item(), d.max().item()
 
 
+def crowded_tensors(initial, ours, theirs, full_step, table):
+    """The tensors (kernel or bias of a layer) where more than 5 weights, and more than 1% of the
+    tensor's, take a first update off the reference's by more than 0.1% of a full step: an error
+    confined to a small tensor (a bias gradient) hides in the share over all 1.25 million weights,
+    while rounding leaves a few weights of a tensor off (seed 1: 3 of conv2d_1's 864)."""
+    d = ((ours - initial).double() - (theirs - initial).double()).abs() / full_step
+    crowded = []
+    for e in table:
+        size = int(torch.tensor(e["shape"]).prod())
+        off = int((d[e["offset"]:e["offset"] + size] > 1e-3).sum())
+        if off > max(5, 1e-2 * size):
+            crowded.append(f"{e['layer']}/{e['weight']} {off} of {size}")
+    return crowded
+
+
 def onset(diffs, threshold):
     """First step (1-based) whose loss differs by more than threshold; None when none does."""
     return next((i + 1 for i, d in enumerate(diffs) if d > threshold), None)
@@ -418,6 +434,9 @@ def main():
     ours_share, ours_worst = update_disagreement(initial, read_f32(os.path.join(args.out, "step-1.f32")), ref_first,
                                                  full_step)
     p32_share, p32_worst = update_disagreement(initial, p32_first, ref_first, full_step)
+    crowded = crowded_tensors(initial, read_f32(os.path.join(args.out, "step-1.f32")), ref_first, full_step, table)
+    if crowded:
+        print("first update, tensors with more than 5 weights and 1% of theirs off: " + ", ".join(crowded))
     print(f"first update, weights more than 0.1% of a full step off the float64 one: batchai {ours_share:.2e}"
           f" (at most {ours_worst:.2g} steps off), reference float32 {p32_share:.2e} (at most {p32_worst:.2g} steps off)")
     print("step  |batchai - float64|  |reference float32 - float64|")
@@ -431,7 +450,7 @@ def main():
     # Both float32 trajectories leave the float64 one once rounding has been amplified (RMSprop's
     # normalised steps make training chaotic within tens of steps at this rate); batchai must not
     # leave it much earlier than the reference's own float32 run does.
-    ok = augment_ok and dropout_ok and d_ours[0] <= 1e-5 and ours_share <= 1e-3 and (
+    ok = augment_ok and dropout_ok and d_ours[0] <= 1e-5 and ours_share <= 1e-3 and not crowded and (
         o_p32 is None and o_ours is None or (o_ours or args.steps + 1) >= max(2, (o_p32 or args.steps + 1) // 2))
     print("lockstep: " + ("agree" if ok else "DIFFER"))
     return 0 if ok else 1
