@@ -13,6 +13,7 @@ packages=(
   json-schema-test-suite
   azure-cli python3-azure libnss-myhostname
   chromium chromium-driver python3-selenium nodejs
+  python3-torch
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
