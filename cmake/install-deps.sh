@@ -13,6 +13,7 @@ packages=(
   json-schema-test-suite
   azure-cli python3-azure libnss-myhostname
   chromium chromium-driver python3-selenium
+  podman runc uidmap mmdebstrap busybox-static
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
