@@ -78,6 +78,10 @@ void containerize_mpi(LaunchPlan& plan, const fs::path& self_executable) {
   for (auto& t : plan.tasks) {
     auto& argv = t.process.argv;
     if (argv.empty() || argv[0] != "mpirun") continue;
+    // Each container is a node of its own to Open MPI, which then never sees the machine's cores
+    // oversubscribed and would spin: ranks yield when the host plan said they outnumber the cores.
+    if (std::find(argv.begin(), argv.end(), "--oversubscribe") != argv.end())
+      argv.insert(argv.begin() + 1, {"--mca", "mpi_yield_when_idle", "1"});
     argv.insert(argv.begin() + 1, {"--mca", "plm_rsh_agent", self_executable.string() + " " + kContainerEnterCommand,
                                    "--mca", "plm_rsh_no_tree_spawn", "1"});
     t.process.env[kGatewayVariable] = std::string(kGatewayContainerDir) + "/socket";

@@ -180,6 +180,7 @@ TEST_F(JobsContainers, AnImageThatIsAbsentAndUnpullableFailsTheJobWithinTheBound
   ::setenv("BATCHAI_IMAGE_PULL_TIMEOUT_S", "20", 1);
   Json props = container_job("true");
   props["containerSettings"]["imageSourceRegistry"]["image"] = "localhost:9/batchai-absent:1";
+  props["containerSettings"]["imageSourceRegistry"]["credentials"] = {{"username", "u"}, {"password", "pw-" + marker_}};
   const auto start = std::chrono::steady_clock::now();
   create("j1", props);
   const Json done = wait_state("j1", {"succeeded", "failed"}, std::chrono::seconds(40));
@@ -190,6 +191,14 @@ TEST_F(JobsContainers, AnImageThatIsAbsentAndUnpullableFailsTheJobWithinTheBound
   EXPECT_EQ(done["executionInfo"]["errors"][0]["code"], "ContainerImageUnavailable");
   for (const char* said : {"'localhost:9/batchai-absent:1'", "registry 'localhost:9'", "podman load", "podman pull"})
     EXPECT_NE(message.find(said), std::string::npos) << said << " in " << message;
+  // The password went to the pull in a job-private file, removed after it; it is nowhere else.
+  EXPECT_EQ(done.dump().find("pw-" + marker_), std::string::npos);
+  for (const auto& e : fs::recursive_directory_iterator(home_)) {
+    EXPECT_NE(e.path().filename(), "registry-auth.json") << e.path();
+    if (e.is_regular_file() && e.path().filename().string().rfind("state.db", 0) != 0) {  // the store keeps it, as secrets
+      EXPECT_EQ(read_file(e.path()).find("pw-" + marker_), std::string::npos) << e.path();
+    }
+  }
 }
 
 // Needs no Podman: everything is refused before anything runs.
