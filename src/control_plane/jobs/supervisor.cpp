@@ -397,11 +397,6 @@ std::optional<std::string> supervise_one(const SupervisorDeps& cp, const std::st
     auto run = place_or_fail(cp, *job);
     if (!run) return std::nullopt;
     record_run_place(store, job_key, *run);  // where `job file list` looks, before anything runs
-    if (run->typed.container_settings) {
-      std::ofstream(run->plan.stdouterr_dir / "stderr.txt", std::ios::app)
-          << "batchai: no container engine is used locally; the job ran on the host instead of in image '"
-          << run->typed.container_settings->image << "'.\n";
-    }
     // 3. run it; 4. record the outcome, free the nodes and place the queue on them
     const RunResult result = run_on_nodes(cp, job_key, dir, *run);
     Freed freed;
