@@ -6,6 +6,7 @@
 // the nodes are idle. Counts per seed are printed and recorded as test properties.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +27,9 @@ namespace fs = std::filesystem;
 namespace batchai::test {
 namespace {
 
-constexpr int kShells = 4;
-constexpr int kJobsPerShell = 15;
+constexpr int kShells = 3;
+constexpr int kBurst = 2;   // jobs each shell creates in a burst
+constexpr int kRounds = 7;  // bursts per seed
 
 // Starts `argv` with its output discarded; its pid.
 pid_t start(const std::vector<std::string>& argv) {
@@ -75,6 +77,14 @@ std::vector<pid_t> supervisors_of(const fs::path& home) {
   return out;
 }
 
+bool job_lock_held(const fs::path& job_dir) {
+  const int fd = ::open((job_dir / "supervisor.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
 struct Counts {
   std::atomic<int> creates{0}, creates_killed{0}, commands_killed{0}, supervisors_killed{0};
 };
@@ -82,7 +92,7 @@ struct Counts {
 class JobsChaos : public JobsFixture, public ::testing::WithParamInterface<int> {
  protected:
   fs::path ledger() const { return work_ / "ledger"; }
-  // Sleeps `centis` hundredths of a second (10-59) after its ledger line.
+  // Sleeps `centis` hundredths of a second (10-99) after its ledger line.
   Json job_props(const std::string& name, int centis) {
     return {{"nodeCount", 1},
             {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_MOUNT_ROOT"},
@@ -90,13 +100,12 @@ class JobsChaos : public JobsFixture, public ::testing::WithParamInterface<int> 
              {{"commandLine", "echo " + name + " $$ >> " + ledger().string() + "; sleep 0." +
                                   std::to_string(centis) + " # " + marker_}}}};
   }
-  // One shell: its jobs created one after another, some creates killed within 0-30 ms of their
-  // start, and a `job list` between them now and then, killed as quickly.
-  void shell(int index, std::uint32_t seed, Counts& counts) {
-    std::mt19937 rng(seed);
-    for (int k = 0; k < kJobsPerShell; ++k) {
-      const std::string name = "j" + std::to_string(index) + "x" + std::to_string(k);
-      const std::string file = job_file(name, job_props(name, 10 + static_cast<int>(rng() % 50)));
+  // One shell's part of a burst: its jobs created one after another, some creates killed within
+  // 0-30 ms of their start, and a `job list` between them now and then, killed as quickly.
+  void shell(int index, int round, std::mt19937& rng, Counts& counts) {
+    for (int k = 0; k < kBurst; ++k) {
+      const std::string name = "j" + std::to_string(index) + "r" + std::to_string(round) + "x" + std::to_string(k);
+      const std::string file = job_file(name, job_props(name, 20 + static_cast<int>(rng() % 70)));
       const pid_t pid = start({BATCHAI_EXE, "job", "create", "-g", "rg", "-w", "ws", "-e", "exp1", "-n", name, "-c",
                                "c1", "-f", file});
       ++counts.creates;
@@ -113,6 +122,27 @@ class JobsChaos : public JobsFixture, public ::testing::WithParamInterface<int> 
       }
     }
   }
+  // Kills a supervisor now and then: any of this home's, and more often, while one waits for its
+  // cluster's next job, one that runs a job (F415: the waiter used to start that job again).
+  void kill_supervisors(std::mt19937& rng, Counts& counts, const std::atomic<bool>& done) {
+    while (!done) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 130));
+      const auto sups = supervisors_of(home_);
+      if (sups.empty()) continue;
+      std::vector<pid_t> running;  // supervisors holding their job's lock
+      if (a_waiting_place_is_held(home_)) {
+        for (const auto& [key, pid] : supervisor_pids(home_)) {
+          const pid_t p = static_cast<pid_t>(std::stol(pid));
+          if (job_lock_held(home_ / "jobs" / key) && std::find(sups.begin(), sups.end(), p) != sups.end())
+            running.push_back(p);
+        }
+      }
+      pid_t victim = 0;
+      if (!running.empty() && rng() % 2 == 0) victim = running[rng() % running.size()];
+      else if (rng() % 6 == 0) victim = sups[rng() % sups.size()];
+      if (victim > 0 && ::kill(victim, SIGKILL) == 0) ++counts.supervisors_killed;
+    }
+  }
 };
 
 TEST_P(JobsChaos, EveryJobEndsAndNoneRunsTwice) {
@@ -120,19 +150,18 @@ TEST_P(JobsChaos, EveryJobEndsAndNoneRunsTwice) {
   make_cluster("c1", 2);
   Counts counts;
   std::atomic<bool> done{false};
-  std::thread killer([&] {
-    std::mt19937 rng(static_cast<std::uint32_t>(seed) * 7919u);
-    while (!done) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50 + rng() % 250));
-      const auto sups = supervisors_of(home_);
-      if (sups.empty()) continue;
-      if (::kill(sups[rng() % sups.size()], SIGKILL) == 0) ++counts.supervisors_killed;
-    }
-  });
-  std::vector<std::thread> shells;
-  for (int s = 0; s < kShells; ++s)
-    shells.emplace_back([&, s] { shell(s, static_cast<std::uint32_t>(seed * 100 + s), counts); });
-  for (auto& t : shells) t.join();
+  std::mt19937 killer_rng(static_cast<std::uint32_t>(seed) * 7919u);
+  std::thread killer([&] { kill_supervisors(killer_rng, counts, done); });
+  // Bursts from every shell at once, then a quiet while in which no command runs: the queue
+  // drains, supervisors wait for their cluster's next job, and only they act.
+  std::vector<std::mt19937> rngs;
+  for (int s = 0; s < kShells; ++s) rngs.emplace_back(static_cast<std::uint32_t>(seed * 100 + s));
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::thread> shells;
+    for (int s = 0; s < kShells; ++s) shells.emplace_back([&, s] { shell(s, round, rngs[s], counts); });
+    for (auto& t : shells) t.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(800 + rngs[0]() % 1200));
+  }
   done = true;
   killer.join();
 
@@ -167,7 +196,9 @@ TEST_P(JobsChaos, EveryJobEndsAndNoneRunsTwice) {
       EXPECT_EQ(ran, 1) << name << " succeeded and ran " << ran << " times";
     } else {
       ++failed;
-      ++errors[j["executionInfo"]["errors"].is_array() ? j["executionInfo"]["errors"][0].value("code", "?") : "?"];
+      const Json error = j["executionInfo"]["errors"].is_array() ? j["executionInfo"]["errors"][0] : Json::object();
+      ++errors[error.value("code", "?")];
+      if (error.value("code", "?") != "SupervisorDied") std::cout << name << ": " << error.dump() << std::endl;
     }
   }
   for (const auto& [name, count] : runs)  // nothing ran that is not a job
