@@ -12,7 +12,9 @@ packages=(
   dpkg-dev fakeroot lintian systemd bash-completion man-db groff-base
   json-schema-test-suite
   azure-cli python3-azure libnss-myhostname
-  chromium chromium-driver python3-selenium
+  chromium chromium-driver python3-selenium nodejs
+  python3-torch
+  podman runc uidmap mmdebstrap busybox-static
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -19,6 +19,11 @@
 #   DOWNLOAD_DIR       where `storage file download` puts the model (default $BATCHAI_HOME/downloads)
 #   STEP_PAUSE         seconds between polls (default 1); CLEANUP=0 keeps the resources
 #   WAIT_LIMIT         seconds to wait for the nodes, and for the job to leave the queue (default 300)
+#   IMAGE              the job's container image (containerSettings): unset, the job's
+#                      tensorflow/tensorflow:1.8.0-gpu when the local Podman store has it (it lacks
+#                      mpirun: the cloud tutorial installed MPI in jobPreparation), else the job runs
+#                      on the host; "host" always on the host; any other image (with Open MPI and
+#                      /bin/sh, e.g. one built offline as docs/tutorial.md shows) runs it in containers
 #   SLURM_PARTITION    run on this Slurm partition instead of simulated nodes: the cluster is
 #                      created with --slurm-partition and the job goes through sbatch. The controller
 #                      is the one SLURM_CONF (or the system's slurm.conf) names; the partition needs
@@ -32,7 +37,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
     --data-dir=*) DATA_DIR="${1#--data-dir=}"; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tutorial.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -195,6 +200,14 @@ sed -e "s/\"nodeCount\": 4/\"nodeCount\": $NODES/" \
   -e "s/\"horovodSettings\": {/\"horovodSettings\": {$process_count/" \
   -e "s#\"--dir=\\\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar\"#\"--dir=\$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/cifar $data_args $schedule_args\"#" \
   "$here/job.json" > "$work/job.json"
+image="${IMAGE:-tensorflow/tensorflow:1.8.0-gpu}"
+if [ -z "${IMAGE:-}" ] && ! podman image exists "$image" 2>/dev/null; then image=host; fi
+if [ "$image" = host ]; then
+  note "The job runs on the host: its containerSettings are left out (set IMAGE to run it in containers)."
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["properties"].pop("containerSettings"); json.dump(d, open(sys.argv[1], "w"), indent=4)' "$work/job.json"
+else
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["properties"]["containerSettings"]["imageSourceRegistry"]["image"]=sys.argv[2]; json.dump(d, open(sys.argv[1], "w"), indent=4)' "$work/job.json" "$image"
+fi
 cat "$work/job.json"
 
 step "Submit the job"

@@ -5,11 +5,13 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <pwd.h>
 #include <unistd.h>
 
 #include "auto_storage.hpp"
+#include "batchai/common/log.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
@@ -46,6 +48,25 @@ std::string os_user_home() {
   if (const char* h = std::getenv("HOME"); h && *h) return h;
   if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return pw->pw_dir;
   return ".";
+}
+
+// Others must not change the home (they could replace state.db, whose job documents the
+// supervisors run) and should not read it (job output, shares, secrets in the store): a home
+// others can write is refused, one they can read is warned about, as ssh does with keys.
+void check_home_mode(const fs::path& home) {
+  struct stat st {};
+  if (::stat(home.c_str(), &st) != 0) return;  // the store's open says what is wrong
+  const unsigned mode = st.st_mode & 07777;
+  char octal[8];
+  std::snprintf(octal, sizeof octal, "%04o", mode);
+  const std::string fix = "Run: chmod 700 '" + home.string() + "'";
+  if ((mode & (S_IWGRP | S_IWOTH)) != 0)
+    throw SystemError("BATCHAI_HOME '" + home.string() + "' has mode " + octal +
+                      ": other users can write it (and replace its state and job documents), so batchai refuses "
+                      "to use it. " + fix + ".");
+  if ((mode & (S_IRGRP | S_IROTH | S_IXGRP | S_IXOTH)) != 0)
+    log::warning("BATCHAI_HOME '" + home.string() + "' has mode " + octal +
+                 ": other users can read job output, shares and logs there. " + fix + " to keep them private.");
 }
 
 }  // namespace
@@ -122,6 +143,7 @@ std::unique_ptr<ControlPlane> ControlPlane::open(Settings settings, Services ser
   fs::create_directories(settings.home, ec);
   if (ec) throw SystemError("Cannot create BATCHAI_HOME '" + settings.home.string() + "': " + ec.message());
   if (fresh) ::chmod(settings.home.c_str(), 0700);
+  check_home_mode(settings.home);
   auto store = Store::open(settings.home / "state.db");
   return std::make_unique<ControlPlane>(std::move(settings), std::move(store), std::move(services));
 }

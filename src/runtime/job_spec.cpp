@@ -8,6 +8,7 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/runtime/container_settings.hpp"
 
 namespace batchai::runtime {
 
@@ -301,6 +302,12 @@ JobSpec build_job_spec(const Json& job_file, const JobIdentity& id, const JobSpe
     wall = normalize_wall_clock_time(wall_given.get<std::string>());
   }
   doc["constraints"] = {{"maxWallClockTime", wall}};
+  if (present(p, "containerSettings")) {
+    validate_container_settings(p["containerSettings"]);
+    const Json& registry = p["containerSettings"]["imageSourceRegistry"];
+    if (present(registry, "credentials") && present(registry["credentials"], "password"))
+      spec.registry_password = registry["credentials"]["password"].get<std::string>();
+  }
   doc["containerSettings"] = shape_container(p.value("containerSettings", Json()));
   doc["creationTime"] = id.creation_time.empty() ? Json(nullptr) : Json(id.creation_time);
   doc["environmentVariables"] = shape_list(p, "environmentVariables", [](const Json& e) { return pick(e, {"name", "value"}); });

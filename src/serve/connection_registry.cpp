@@ -12,7 +12,7 @@ ConnectionRegistry::Id ConnectionRegistry::open(const std::string& peer, TimePoi
   Id id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    // The peer's own idle connections give way first; then anyone's, for the total.
+    // The peer's own stalled connections give way first; then anyone's, for the total.
     auto make_room = [&](const std::string& among) {
       const Id victim = oldest_evictable(among);
       if (victim == 0) return false;
@@ -41,6 +41,12 @@ void ConnectionRegistry::set_evictable(Id id, bool evictable, TimePoint now) {
   if (it == entries_.end()) return;
   it->second.evictable = evictable;
   it->second.since = now;
+}
+
+void ConnectionRegistry::touch(Id id, TimePoint now) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(id);
+  if (it != entries_.end()) it->second.since = now;
 }
 
 void ConnectionRegistry::close(Id id) {

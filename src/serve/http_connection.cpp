@@ -8,9 +8,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "batchai/common/ids.hpp"
@@ -37,6 +39,33 @@ constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 bool is_parse_error(const beast::error_code& ec) {
   static const auto& category = http::make_error_code(http::error::bad_target).category();
   return ec.category() == category && ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
+// A body that could not be spooled: the disk is full (507), or another failure (500).
+int spool_failure_status(int err) { return err == ENOSPC || err == EDQUOT ? 507 : 500; }
+
+// RFC 9112 §6.3: a request's body length is known from a final `chunked` (the one transfer coding
+// served) or from Content-Length. Any other Transfer-Encoding (gzip, identity, "chunked, identity",
+// chunked twice) cannot be framed: it is refused, never read as an empty body followed by another
+// request (a smuggling primitive behind a proxy).
+template <class Fields>
+bool framing_served(const Fields& fields) {
+  std::size_t headers = 0;
+  std::vector<std::string_view> codings;
+  for (const auto& field : fields) {
+    if (field.name() != http::field::transfer_encoding) continue;
+    ++headers;
+    std::string_view rest(field.value().data(), field.value().size());
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      if (!item.empty()) codings.push_back(item);
+    }
+  }
+  return headers == 0 || (codings.size() == 1 && iequals(codings.front(), "chunked"));
 }
 
 // An unlinked file for a spooled body: gone from the disk when its descriptor closes.
@@ -116,7 +145,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return refuse(400, nullptr);
     }
     if (ec) return;  // timeout, hang-up, TLS failure: the connection just ends
-    evictable(false);
     lowest().expires_never();
     const auto& msg = head_->get();
     request_.method = std::string(msg.method_string());
@@ -124,10 +152,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request_.peer = peer_;
     for (const auto& field : msg) request_.headers.emplace(std::string(field.name_string()), std::string(field.value()));
     keep_alive_ = head_->keep_alive();
+    // Split before the 414 too, so that a long /ui/ target is answered with the dashboard's headers.
+    const bool split = !request_.target.empty() && request_.target[0] == '/' &&
+                       split_target(request_.target, request_.path, request_.params);
     if (request_.target.size() > ctx_.limits.max_target_bytes) return refuse(414, &request_);
-    if (request_.target.empty() || request_.target[0] != '/' ||
-        !split_target(request_.target, request_.path, request_.params))
+    if (!split) return refuse(400, &request_);
+    if (!framing_served(msg)) {
+      input_pending_ = true;  // what follows is not a request: it is drained, never parsed
       return refuse(400, &request_);
+    }
     if (head_->is_done()) return dispatch();
     input_pending_ = true;
     const auto length = head_->content_length();
@@ -145,6 +178,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ---- the body ----
 
   void admit() {
+    evictable(false);  // a worker has the request: the client cannot prolong this
     auto self = shared_from_this();
     const bool queued = ctx_.workers->try_post([self] {
       BodyPlan plan;
@@ -168,7 +202,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (length && *length > plan.limit) return refuse(413, &request_);
     if (plan.spool) {
       auto spooled = open_spool(ctx_.spool_dir);
-      if (!spooled) return refuse(500, &request_);
+      if (!spooled) return refuse(spool_failure_status(errno), &request_);
       spool_.emplace(std::move(*head_));
       spool_->get().body().spooled = std::move(spooled);
       spool_->body_limit(plan.limit);
@@ -177,6 +211,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       text_->body_limit(plan.limit);
     }
     body_started_ = Clock::now();
+    evictable(true);  // reading a body waits on the peer: a stalled one gives way (F411)
     if (!iequals(request_.get_header_value("Expect"), "100-continue")) return read_body();
     lowest().expires_after(ctx_.limits.write_progress);
     net::async_write(stream_, net::buffer(kContinue, sizeof kContinue - 1),
@@ -197,15 +232,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                                                             Clock::now());
     if (left.count() <= 0) return;  // too slow: dropped
     lowest().expires_after(std::min(left, ctx_.limits.body_progress));
-    http::async_read_some(stream_, buffer_, parser, [self = shared_from_this(), &parser](beast::error_code ec, std::size_t) {
+    http::async_read_some(stream_, buffer_, parser, [self = shared_from_this(), &parser](beast::error_code ec, std::size_t n) {
       if (self->aborted_) return;
       if (ec == http::error::body_limit) return self->refuse(413, &self->request_);
       if (is_parse_error(ec)) return self->refuse(400, &self->request_);
+      if (const int err = self->spool_error()) return self->refuse(spool_failure_status(err), &self->request_);
       if (ec) return;
+      if (n > 0) self->ctx_.registry->touch(self->id_, Clock::now());
       if (!parser.is_done()) return self->read_body_with(parser);
       self->lowest().expires_never();
       self->body_done();
     });
+  }
+
+  // The errno of a failed write to the spool file (a full disk), else 0.
+  int spool_error() const {
+    if (!spool_) return 0;
+    const auto& spooled = spool_->get().body().spooled;
+    return spooled ? spooled->write_error : 0;
   }
 
   void body_done() {
@@ -223,6 +267,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ---- the route and the answer ----
 
   void dispatch() {
+    evictable(false);
     auto self = shared_from_this();
     const bool queued = ctx_.workers->try_post([self] {
       HttpResponse res;
@@ -257,6 +302,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     answer_status_ = res.status;
     answer_bytes_ = bodiless ? 0 : res.file ? res.file->length : res.body.size();
     logged_ = false;
+    evictable(true);  // the answer waits on the peer to take it
     lowest().expires_after(ctx_.limits.write_progress);
     auto self = shared_from_this();
     if (res.file && !bodiless) return stream_file(std::move(res));
@@ -311,6 +357,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     http::async_write(stream_, *serializer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec == http::error::need_buffer) ec = {};
       if (ec) return;
+      self->ctx_.registry->touch(self->id_, Clock::now());
       if (self->serializer_->is_done()) return self->after_write(ec);
       self->write_piece();
     });

@@ -26,6 +26,7 @@ struct SpooledBody {
   UniqueFd fd;
   std::uint64_t size = 0;
   std::string md5;  // raw 16 bytes
+  int write_error = 0;  // errno of a write that failed while spooling (ENOSPC: the disk is full)
 };
 
 struct HttpRequest {

@@ -66,10 +66,19 @@ Refusal refusal_for(int status, const HttpLimits& limits) {
                   " KiB."};
     case 503:
       return {"ServerBusy", "ServerBusy", "The server is busy: try again in a second."};
+    case 507:
+      return {"InsufficientStorage", "InsufficientStorage",
+              "The server's disk is full: the body could not be stored. Free space where BATCHAI_HOME is, then "
+              "send it again."};
     default:
       return {"InternalServerError", "InternalError", "The request could not be served."};
   }
 }
+
+// The token endpoint's form (client id, secret, scope) is read before any credential is checked:
+// a few hundred bytes in practice, so a small bound keeps what an anonymous client can make the
+// server hold small.
+constexpr std::uint64_t kTokenBodyLimit = 16 * 1024;
 
 // A well-formed method no route serves (TRACE, CONNECT, BREW): ARM's 405 before any check.
 bool is_unserved_method(const std::string& method) {
@@ -90,12 +99,13 @@ struct Server::Impl : HttpHandler {
   ControlPlanePool pool;
   Operations operations;
   WireCache job_wire;                // jobs' wire text for GET …/jobs (wire_cache.hpp)
-  UsedUiLogins ui_logins;            // dashboard links already exchanged (ui_auth.hpp)
+  UsedUiLogins ui_logins;            // dashboard links already exchanged, kept in the home (ui_auth.hpp)
   RateGate ui_overview_engines{std::chrono::milliseconds(500)};
   RateGate ui_jobs_engines{std::chrono::milliseconds(500)};
   std::unique_ptr<HttpServer> http;  // last: it calls back into the members above
 
-  explicit Impl(ServerConfig c) : config(std::move(c)), pool(config.settings, config.services) {}
+  explicit Impl(ServerConfig c)
+      : config(std::move(c)), pool(config.settings, config.services), ui_logins(config.settings.home / "serve") {}
 
   BodyPlan admit(const HttpRequest& head) override {
     BodyPlan plan;
@@ -109,12 +119,32 @@ struct Server::Impl : HttpHandler {
       }
       return plan;
     }
-    if (is_job_file_request(head) || is_ui_request(head) || is_unserved_method(head.method))
-      return plan;  // answered without the body
+    // Routes that take no body refuse one from its head, unread, before any credential counts:
+    // an anonymous client must not make the server read or hold a byte of a body.
+    if (is_job_file_request(head) || is_ui_request(head) || is_unserved_method(head.method)) {
+      plan.refuse = takes_no_body(head);
+      return plan;
+    }
     HttpResponse res;
     Call call(head, res, base);
-    if (!is_auth_route(call) && !check_bearer(call, identity)) plan.refuse = std::move(res);
+    if (is_auth_route(call)) {
+      if (call.is({"adfs", "oauth2", "token"}))
+        plan.limit = kTokenBodyLimit;
+      else
+        plan.refuse = takes_no_body(head);
+      return plan;
+    }
+    if (!check_bearer(call, identity)) plan.refuse = std::move(res);
     return plan;
+  }
+
+  // Not a storage request (those are admitted above): ARM's error shape, the dashboard's headers.
+  HttpResponse takes_no_body(const HttpRequest& head) {
+    HttpResponse res = refusal(&head, 413);
+    res.set_content(ArmError{413, "RequestEntityTooLarge", "This request takes no body: send it without one."}.body().dump(),
+                    "application/json; charset=utf-8");
+    res.close = true;
+    return res;
   }
 
   HttpResponse handle(HttpRequest& req) override {
@@ -166,7 +196,9 @@ struct Server::Impl : HttpHandler {
       return res;
     }
     res.status = status;
-    if (head != nullptr && is_ui_request(*head)) set_ui_security_headers(res);
+    // A refusal before the path is known (431, an unparsable head, 414) may answer a /ui/ request:
+    // it carries the dashboard's headers too, which no other client minds.
+    if (head == nullptr || head->path.empty() || is_ui_request(*head)) set_ui_security_headers(res);
     res.set_header("x-ms-failure-cause", "gateway");
     res.set_content(ArmError{status, r.arm_code, r.message}.body().dump(), "application/json; charset=utf-8");
     return res;

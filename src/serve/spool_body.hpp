@@ -47,7 +47,8 @@ struct SpoolBody {
           const ssize_t n = ::write(body_.spooled->fd.get(), p, left);
           if (n < 0 && errno == EINTR) continue;
           if (n <= 0) {
-            ec = boost::beast::error_code(errno == 0 ? EIO : errno, boost::system::generic_category());
+            body_.spooled->write_error = errno == 0 ? EIO : errno;  // answered by the transport (507 when full)
+            ec = boost::beast::error_code(body_.spooled->write_error, boost::system::generic_category());
             return taken;
           }
           p += n;

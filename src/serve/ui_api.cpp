@@ -21,6 +21,11 @@ constexpr std::size_t kMaxExperiments = 200;
 constexpr std::int64_t kMaxPageJobs = 100;
 constexpr std::size_t kMaxNodes = 1000;
 constexpr std::size_t kMaxFiles = 200;
+// A job's own text in its answer: the rest is `batchai job show`'s.
+constexpr std::size_t kMaxCommandLine = 16 * 1024;
+constexpr std::size_t kMaxErrors = 20;
+constexpr std::size_t kMaxErrorText = 2048;
+constexpr std::size_t kMaxEnvText = 4096;
 // What the arrays of an answer may take together, leaving room for the rest of it.
 constexpr std::size_t kArrayBudget = kUiMaxAnswerBytes - 4096;
 
@@ -157,10 +162,14 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   const std::string state = doc.value("executionState", Json("")).is_string() ? doc["executionState"].get<std::string>() : "";
   Json errors = Json::array();
   if (info.is_object() && info.contains("errors") && info["errors"].is_array())
-    for (const auto& e : info["errors"])
-      errors.push_back({{"code", string_or_null(e, "code")},
-                        {"message", string_or_null(e, "message")},
-                        {"details", e.is_object() && e.contains("details") ? e["details"] : Json(nullptr)}});
+    for (const auto& e : info["errors"]) {
+      if (errors.size() >= kMaxErrors) break;
+      Json details = e.is_object() && e.contains("details") ? e["details"] : Json(nullptr);
+      if (json_size(details) > kMaxErrorText) details = trim_text(details.dump(), kMaxErrorText);
+      errors.push_back({{"code", trim_text(string_or_null(e, "code"), 256)},
+                        {"message", trim_text(string_or_null(e, "message"), kMaxErrorText)},
+                        {"details", std::move(details)}});
+    }
   // The states the job went through, from the times its document keeps.
   Json history = Json::array();
   history.push_back({{"state", "queued"}, {"time", string_or_null(doc, "creationTime")}});
@@ -174,7 +183,8 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   Json env = Json::array();
   if (doc.value("environmentVariables", Json()).is_array())
     for (const auto& e : doc["environmentVariables"])
-      env.push_back({{"name", string_or_null(e, "name")}, {"value", string_or_null(e, "value")}});
+      env.push_back({{"name", trim_text(string_or_null(e, "name"), 256)},
+                     {"value", trim_text(string_or_null(e, "value"), kMaxEnvText)}});
   Json secret_names = Json::array();  // names only: values never leave the store
   if (doc.value("secrets", Json()).is_array())
     for (const auto& e : doc["secrets"]) secret_names.push_back({{"name", string_or_null(e, "name")}});
@@ -189,6 +199,7 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   const std::string cluster_id = doc.value("cluster", Json::object()).is_object()
                                      ? value_or<std::string>(doc["cluster"], "id", "")
                                      : std::string();
+  bool command_trimmed = false;
   Json out_job = {{"name", ref.name},
                   {"experiment", ref.experiment},
                   {"cluster", last_segment(cluster_id)},
@@ -205,8 +216,9 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
                   {"stateHistory", history},
                   {"environmentVariables", env},
                   {"secretEnvironmentVariables", secret_names},
-                  {"commandLine", command_line(doc)},
+                  {"commandLine", trim_text(command_line(doc), kMaxCommandLine, &command_trimmed)},
                   {"nodes", nodes}};
+  out_job["commandLineTrimmed"] = command_trimmed;
   if (slurm_id) out_job["slurmJobId"] = *slurm_id;
   // The files at the top of each output directory, each with the same signed link as
   // listOutputFiles gives (relative: the page's origin, whichever name it was opened with).
@@ -246,6 +258,13 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   while (json_size(out) > kArrayBudget && !out["files"].empty()) out["files"].erase(out["files"].size() - 1);
   while (json_size(out) > kArrayBudget && !out["job"]["environmentVariables"].empty())
     out["job"]["environmentVariables"].erase(out["job"]["environmentVariables"].size() - 1);
+  while (json_size(out) > kArrayBudget && !out["job"]["errors"].empty())
+    out["job"]["errors"].erase(out["job"]["errors"].size() - 1);
+  if (json_size(out) > kArrayBudget) {
+    bool cut = false;
+    out["job"]["commandLine"] = trim_text(out["job"]["commandLine"], 1024, &cut);
+    if (cut) out["job"]["commandLineTrimmed"] = true;
+  }
   return out;
 }
 

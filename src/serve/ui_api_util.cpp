@@ -76,6 +76,16 @@ std::string cli_where(const control_plane::WorkspaceRef& where) {
 
 std::size_t json_size(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace).size(); }
 
+Json trim_text(const Json& value, std::size_t max_bytes, bool* trimmed) {
+  if (trimmed != nullptr) *trimmed = false;
+  if (!value.is_string() || value.get_ref<const std::string&>().size() <= max_bytes) return value;
+  const std::string& text = value.get_ref<const std::string&>();
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  if (trimmed != nullptr) *trimmed = true;
+  return text.substr(0, cut) + "\u2026";
+}
+
 void ui_answer(HttpResponse& res, const Json& body) {
   std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > kUiMaxAnswerBytes)

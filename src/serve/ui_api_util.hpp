@@ -43,6 +43,9 @@ std::string cli_where(const control_plane::WorkspaceRef& where);
 // every endpoint bounds itself before.
 void ui_answer(HttpResponse& res, const Json& body);
 std::size_t json_size(const Json& value);
+// A string value cut to at most `max_bytes` (at a UTF-8 boundary, "…" appended) and whether it
+// was; anything else unchanged. Text of the user's (a command line, an error) is trimmed, not refused.
+Json trim_text(const Json& value, std::size_t max_bytes, bool* trimmed = nullptr);
 
 // The job's endpoints that read what it wrote (ui_job_output.cpp).
 Json ui_job_log(const HttpRequest& req, UiContext& ui);

@@ -15,6 +15,7 @@
 #include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/dashboard_reads.hpp"
+#include "bounded_json.hpp"
 #include "job_file_links.hpp"
 #include "ui_api.hpp"
 #include "ui_api_util.hpp"
@@ -27,10 +28,11 @@ namespace cp = control_plane;
 
 constexpr std::uint64_t kMaxLogBytes = 64 * 1024;          // raw bytes per log answer
 constexpr std::size_t kMaxLogText = 60 * 1024;             // their JSON text, quotes and escapes included
-constexpr std::uint64_t kMaxMetricsJson = 4 * 1024 * 1024;
+// What a job's own JSON may cost a read: its bytes, and ~100 bytes of document per value.
+constexpr JsonBudget kMetricsBudget{4 * 1024 * 1024, 16, 100000};  // ~11,000 epochs of 8 numbers
+constexpr JsonBudget kManifestBudget{256 * 1024, 16, 10000};
 constexpr std::uint64_t kStdoutTail = 2 * 1024 * 1024;     // Keras lines are read from here
 constexpr std::uint64_t kExperimentStdoutTail = 256 * 1024;
-constexpr std::uint64_t kMaxManifest = 256 * 1024;
 constexpr std::size_t kMaxManifestFiles = 50;
 constexpr std::uint64_t kMaxModelBytes = std::uint64_t{64} << 30;
 constexpr std::size_t kMaxEpochs = 1000;
@@ -141,7 +143,7 @@ Json log(const HttpRequest& req, UiContext& ui) {
 // --- metrics ---------------------------------------------------------------------------------
 
 std::optional<std::vector<Epoch>> parse_metrics_json(const std::string& text) {
-  const Json doc = Json::parse(text, nullptr, false);
+  const Json doc = parse_bounded_json(text, kMetricsBudget).value_or(Json());
   if (!doc.is_object() || !doc.contains("epochs") || !doc["epochs"].is_array()) return std::nullopt;
   std::vector<Epoch> out;
   for (const auto& e : doc["epochs"]) {
@@ -239,7 +241,7 @@ Metrics read_metrics(const std::optional<ConfinedDir>& dir, std::uint64_t stdout
   m.version = "none";
   if (auto f = open_in(dir, "metrics.json")) {
     m.version = "m" + std::to_string(f->size) + "-" + std::to_string(f->mtime_ns);
-    if (f->size <= kMaxMetricsJson) {
+    if (f->size <= kMetricsBudget.max_bytes) {
       if (auto rows = parse_metrics_json(read_at(f->fd, 0, f->size))) {
         m.epochs = std::move(*rows);
         m.source = "metrics.json";
@@ -258,10 +260,31 @@ Metrics read_metrics(const std::optional<ConfinedDir>& dir, std::uint64_t stdout
 
 std::optional<Json> read_manifest(const std::optional<ConfinedDir>& dir) {
   auto f = open_in(dir, "batchai-manifest.json");
-  if (!f || f->size > kMaxManifest) return std::nullopt;
-  Json doc = Json::parse(read_at(f->fd, 0, f->size), nullptr, false);
+  if (!f || f->size > kManifestBudget.max_bytes) return std::nullopt;
+  Json doc = parse_bounded_json(read_at(f->fd, 0, f->size), kManifestBudget).value_or(Json());
   if (!doc.is_object() || doc.value("version", Json()) != 1) return std::nullopt;
   return doc;
+}
+
+// The manifest's timelineSummary as the page reads it: {"ranks": [{rank, steps, meanMs: {phase:
+// number}}]} with numbers only; null when it has another shape or passes 16 KB.
+Json clean_timeline(const Json& t) {
+  const Json ranks = member_or_null(t, "ranks");
+  if (!ranks.is_array() || ranks.size() > 512) return nullptr;
+  Json rows = Json::array();
+  for (const auto& r : ranks) {
+    const Json rank = member_or_null(r, "rank"), steps = member_or_null(r, "steps"), mean = member_or_null(r, "meanMs");
+    if (!rank.is_number() || !steps.is_number() || !(mean.is_object() || mean.is_null())) return nullptr;
+    Json phases = Json::object();
+    if (mean.is_object())
+      for (const auto& [phase, ms] : mean.items()) {
+        if (!ms.is_number() || phase.size() > 64) return nullptr;
+        phases[phase] = ms;
+      }
+    rows.push_back({{"rank", rank}, {"steps", steps}, {"meanMs", phases}});
+  }
+  Json out = {{"ranks", rows}};
+  return json_size(out) <= 16 * 1024 ? out : Json(nullptr);
 }
 
 Json metrics(const HttpRequest& req, UiContext& ui) {
@@ -269,17 +292,21 @@ Json metrics(const HttpRequest& req, UiContext& ui) {
   auto lease = ui.pool.borrow();
   const auto dir = stdouterr(*lease, ref);
   Metrics m = read_metrics(dir, kStdoutTail);
-  Json timeline = nullptr;
+  Json timeline = nullptr, timeline_error = nullptr;
   if (auto manifest = read_manifest(dir)) {
     const Json t = manifest->value("timelineSummary", Json());
-    if (t.is_object() && json_size(t) <= 16 * 1024) timeline = t;
+    if (!t.is_null()) {
+      timeline = clean_timeline(t);
+      if (timeline.is_null()) timeline_error = "The manifest's timelineSummary is malformed (docs/serve.md).";
+    }
   }
   std::size_t n = kMaxEpochs;
   Json out;
   for (;;) {
     Json epochs = Json::array();
     for (const auto& e : downsample(m.epochs, n)) epochs.push_back(epoch_json(e, true));
-    out = {{"epochs", epochs}, {"source", m.source}, {"timeline", timeline}, {"version", m.version}};
+    out = {{"epochs", epochs}, {"source", m.source}, {"timeline", timeline}, {"timelineError", timeline_error},
+           {"version", m.version}};
     if (json_size(out) <= kBudget || n <= 2) break;
     n = n * 3 / 4;
   }

@@ -59,22 +59,25 @@ void login(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_
     return text_page(res, 403,
                      std::string(why) + " Get a new one with: batchai serve ui-url --port " + std::to_string(ui.port));
   }
+  // The session key rides in the fragment, which is never sent: the page moves it into this
+  // origin's storage and out of the address at once.
+  const std::string cookie = mint_ui_cookie(ui.identity, ui.port, now_s);
   res.status = 303;
-  res.set_header("Location", "/ui/");
-  res.set_header("Set-Cookie", ui_cookie_name(ui.port) + "=" + mint_ui_cookie(ui.identity, ui.port, now_s) +
+  res.set_header("Location", "/ui/#key=" + ui_session_key(ui.identity, ui.port, cookie));
+  res.set_header("Set-Cookie", ui_cookie_name(ui.port) + "=" + cookie +
                                    "; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=" +
                                    std::to_string(kUiCookieLifetimeSeconds));
   res.set_header("Cache-Control", "no-store");
   res.set_content("See /ui/\n", "text/plain; charset=utf-8");
 }
 
-bool has_login_cookie(const HttpRequest& req, const UiContext& ui, std::int64_t now_s) {
+std::string login_cookie(const HttpRequest& req, const UiContext& ui) {
   const std::string name = ui_cookie_name(ui.port);
   for (auto [it, end] = req.headers.equal_range("Cookie"); it != end; ++it) {
-    const std::string value = cookie_value(it->second, name);
-    if (!value.empty()) return check_ui_cookie(ui.identity, ui.port, value, now_s);
+    std::string value = cookie_value(it->second, name);
+    if (!value.empty()) return value;
   }
-  return false;
+  return "";
 }
 
 void asset(const HttpRequest& req, HttpResponse& res, std::string_view name) {
@@ -106,14 +109,20 @@ void dispatch(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int
     }
     return login(req, res, ui, now_s);
   }
-  if (!has_login_cookie(req, ui, now_s)) {
+  const std::string cookie = login_cookie(req, ui);
+  if (!check_ui_cookie(ui.identity, ui.port, cookie, now_s)) {
     const std::string why = "Log in first: open the link batchai serve printed, or mint one with: batchai serve ui-url --port " +
                             std::to_string(ui.port);
     return api ? api_error(res, 401, "LoginRequired", why) : text_page(res, 401, why);
   }
   if (api) {
-    if (req.get_header_value("X-Batchai-UI") != "1")
-      return api_error(res, 403, "MissingHeader", "Dashboard API calls carry the header X-Batchai-UI: 1.");
+    // The cookie reaches every port of the host; the key only this origin's page holds.
+    if (!req.has_header("X-Batchai-UI"))
+      return api_error(res, 403, "MissingHeader", "Dashboard API calls carry the header X-Batchai-UI.");
+    if (!check_ui_session(ui.identity, ui.port, cookie, req.get_header_value("X-Batchai-UI"), now_s))
+      return api_error(res, 401, "LoginRequired",
+                       "This page's session key does not match its login: open a new link from batchai serve ui-url "
+                       "--port " + std::to_string(ui.port) + ".");
     if (req.has_header("Origin") && !is_own_origin(ui, req.get_header_value("Origin")))
       return api_error(res, 403, "ForeignOrigin", "The request comes from another origin.");
     if (!is_own_host(ui, req.get_header_value("Host")))

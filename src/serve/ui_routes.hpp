@@ -1,5 +1,5 @@
 // The dashboard under /ui/ (docs/serve.md "Dashboard"): the page's embedded files, the one-time
-// login, the cookie guard and the read-only JSON API for the page. Answered before the bearer
+// login, the guard (the cookie, and for the API its session key) and the read-only JSON API. Answered before the bearer
 // check and apart from ARM: ARM never sees the cookie, and /ui/ never takes a bearer token.
 #pragma once
 #include <cstdint>

@@ -32,6 +32,7 @@ CliHarness::CliHarness() {
   dir_ = pattern;
   home_ = dir_ / "home";
   fs::create_directories(home_);
+  fs::permissions(home_, fs::perms::owner_all);  // as batchai makes it: a home others read is warned about
   fs::create_directories(dir_ / "user");
 }
 

@@ -1,6 +1,8 @@
 // The jobs harness: temp BATCHAI_HOME, executable runner, /proc scans.
 #include "job_harness.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -143,6 +145,44 @@ bool no_processes_within(const std::string& text, std::chrono::milliseconds time
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return true;
+}
+
+namespace {
+
+// Whether some process holds `lock` (a lock file of the supervisors).
+bool lock_held(const fs::path& lock) {
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+}  // namespace
+
+int held_supervisor_locks(const fs::path& home) {
+  int held = 0;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) held += lock_held(dir.path() / "supervisor.lock") ? 1 : 0;
+  return held;
+}
+
+std::map<std::string, std::string> supervisor_pids(const fs::path& home) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) {
+    std::ifstream in(dir.path() / "supervisor.lock");
+    std::string pid;
+    if (std::getline(in, pid) && !pid.empty()) out[dir.path().filename().string()] = pid;
+  }
+  return out;
+}
+
+bool a_waiting_place_is_held(const fs::path& home) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(home / "supervisors", ec))
+    if (entry.path().extension() == ".lock" && lock_held(entry.path())) return true;
+  return false;
 }
 
 }  // namespace batchai::test

@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,12 @@ std::filesystem::path stdouterr_file(const std::filesystem::path& home, const st
 int count_processes(const std::string& text);
 // Polls until no process carries `text`; true when none is left.
 bool no_processes_within(const std::string& text, std::chrono::milliseconds timeout);
+
+// Supervisors of this home that hold their job's lock now (one per job they supervise).
+int held_supervisor_locks(const std::filesystem::path& home);
+// The pid each job's supervisor wrote into its lock, by job folder.
+std::map<std::string, std::string> supervisor_pids(const std::filesystem::path& home);
+// True when some process holds one of the home's waiting places (idle_supervisors.hpp).
+bool a_waiting_place_is_held(const std::filesystem::path& home);
 
 }  // namespace batchai::test

@@ -1,7 +1,5 @@
 // Faults: terminate, delete, wall-clock timeout, a dying MPI rank and a SIGKILLed supervisor;
 // after each one no process of the job may be left (checked by a marker in command lines).
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -114,19 +112,6 @@ TEST_F(JobsFaults, KilledSupervisorIsNoticedByTheNextCommand) {
   EXPECT_EQ(cluster["nodeStateCounts"]["idleNodeCount"], 1);
 }
 
-// Supervisors of this home that hold their job's lock now (one per job they supervise).
-int held_supervisor_locks(const fs::path& home) {
-  int held = 0;
-  std::error_code ec;
-  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) {
-    const int fd = ::open((dir.path() / "supervisor.lock").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    if (::flock(fd, LOCK_SH | LOCK_NB) != 0) ++held;
-    ::close(fd);
-  }
-  return held;
-}
-
 // A queue costs rows, not processes: with one job running and ten waiting behind it, only the
 // running job has a supervisor (before: one process per queued job; then the running job's and
 // the head's): the running job's supervisor places the queue when its job ends. The rest still
@@ -148,18 +133,6 @@ TEST_F(JobsFaults, QueuedJobsHoldNoProcessButTheHead) {
     EXPECT_EQ(job["executionState"], "succeeded") << job.dump();
   }
   EXPECT_EQ(held_supervisor_locks(home_), 0);
-}
-
-// The pid each job's supervisor wrote into its lock, by job folder.
-std::map<std::string, std::string> supervisor_pids(const fs::path& home) {
-  std::map<std::string, std::string> out;
-  std::error_code ec;
-  for (const auto& dir : fs::directory_iterator(home / "jobs", ec)) {
-    std::ifstream in(dir.path() / "supervisor.lock");
-    std::string pid;
-    if (std::getline(in, pid) && !pid.empty()) out[dir.path().filename().string()] = pid;
-  }
-  return out;
 }
 
 // A supervisor whose job ended runs the next job that needed one instead of a new process
@@ -235,20 +208,6 @@ TEST_F(JobsFaults, WaitingSupervisorsTakeTheNextJobsOnce) {
   EXPECT_EQ(runs.size(), static_cast<std::size_t>(kOneByOne + kShells * kPerShell));
   for (const auto& [name, count] : runs) EXPECT_EQ(count, 1) << name << " ran " << count << " times";
   EXPECT_EQ(held_supervisor_locks(home_), 0);
-}
-
-// True when some process holds one of the home's waiting places (idle_supervisors.hpp).
-bool a_waiting_place_is_held(const fs::path& home) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(home / "supervisors", ec)) {
-    if (entry.path().extension() != ".lock") continue;
-    const int fd = ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
-    ::close(fd);
-    if (held) return true;
-  }
-  return false;
 }
 
 // A job handed to a waiting supervisor that dies before it claims the job is not left to the

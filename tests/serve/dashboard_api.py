@@ -6,13 +6,18 @@ one-time login (303, cookie attributes, no token after it, reuse/expired/forged 
 guard (401 without the cookie, ARM refuses the cookie, X-Batchai-UI, Origin and Host), the security
 headers on every /ui/ answer, ETag/304 on files and the overview, every endpoint's shape on real
 jobs (hostile output, secrets left out, queue positions and reasons, a manifest's model link and a
-hostile manifest), and `batchai serve ui-url`. Standard library only."""
+hostile manifest), and `batchai serve ui-url`. Issue 53: the cookie without its session key reads
+nothing (F403); 4 MiB of '[' in metrics.json, read four at a time, grows the server's peak RSS by
+less than 64 MiB (F404); a malformed timelineSummary is reported (F406); a 70,000-character command
+line is trimmed, not a 500 (F407); a used link stays used on a second server of the home and after
+a restart (F401). Standard library only."""
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from urllib.parse import urlencode
 
@@ -72,8 +77,8 @@ def job_file(home, name, command, node_count=1, extra=None):
     return path
 
 
-def job_state(s, name):
-    out = s.cli("job", "show", "-g", "rg", "-w", "ws", "-e", "exp", "-n", name, "--query", "executionState", "-o", "tsv")
+def job_state(s, name, experiment="exp"):
+    out = s.cli("job", "show", "-g", "rg", "-w", "ws", "-e", experiment, "-n", name, "--query", "executionState", "-o", "tsv")
     return out.stdout.strip()
 
 
@@ -93,7 +98,7 @@ def check_login_and_guard(s):
         check_security_headers(headers, what)
     # The real link: 303 to /ui/ with the cookie; a token minted the same way works too (control).
     status, headers = s.login()
-    assert headers["Location"] == "/ui/", headers["Location"]
+    assert headers["Location"].startswith("/ui/#key=") and len(s.key) >= 40, headers["Location"]
     cookie = headers["Set-Cookie"]
     name = "__Host-batchai-ui-%d=" % s.port
     assert cookie.startswith(name), cookie
@@ -114,6 +119,17 @@ def check_login_and_guard(s):
     status, headers, _ = s.ui("/ui/api/overview", api_header=False)
     assert status == 403, status
     check_security_headers(headers, "no X-Batchai-UI")
+    # Issue 53 (F403): the cookie is all a page on another port of the host gets; with the header
+    # anyone can send (or another login's key) it is no session.
+    other = Server.__new__(Server)
+    other.__dict__.update(s.__dict__)
+    other.login(s.cli("serve", "ui-url", "--port", str(s.port)).stdout.strip())
+    for what, value in [("1", "1"), ("the cookie", s.cookie.split("=", 1)[1]), ("another login's key", other.key),
+                        ("nothing", "")]:
+        status, headers, body = s.ui("/ui/api/overview", api_header=value or " ")
+        assert status == 401 and json.loads(body)["error"]["code"] == "LoginRequired", (what, status, body)
+        check_security_headers(headers, what)
+    assert other.ui("/ui/api/overview")[0] == 200 and s.ui("/ui/api/overview")[0] == 200
     for origin in ["https://evil.example", "https://localhost:%d" % (s.port + 1), "null", "http://localhost:%d" % s.port]:
         status, headers, _ = s.ui("/ui/api/overview", {"Origin": origin})
         assert status == 403, (origin, status)
@@ -123,7 +139,7 @@ def check_login_and_guard(s):
     status, headers, _ = s.ui("/ui/api/overview", {"Host": "evil.example:%d" % s.port})
     assert status == 403, status
     assert s.ui("/ui/api/overview", {"Host": "127.0.0.1:%d" % s.port})[0] == 200
-    status, headers, _ = s.request("POST", "/ui/api/overview", {"Cookie": s.cookie, "X-Batchai-UI": "1"})
+    status, headers, _ = s.request("POST", "/ui/api/overview", {"Cookie": s.cookie, "X-Batchai-UI": s.key})
     assert status == 405, status
     check_security_headers(headers, "POST")
     print("login and guard: ok")
@@ -267,6 +283,79 @@ def check_model_job(s, key, answers):
     print("model job and manifest: ok")
 
 
+HUGE_COMMAND = "echo long; : " + "x" * 70000
+
+NESTED_METRICS_JOB = r"""
+head -c 4194304 /dev/zero | tr '\000' '[' > "$AZ_BATCHAI_STDOUTERR_DIR/metrics.json"
+printf '%s' '{"version": 1, "files": [], "timelineSummary": {"ranks": 5}}' > "$AZ_BATCHAI_STDOUTERR_DIR/batchai-manifest.json"
+"""
+
+
+def peak_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+
+
+def check_hostile_job_files(s, answers):
+    """Issue 53: what a job writes costs the server its bounds (F404: 4 MiB of '[' in metrics.json,
+    read four at a time), a malformed manifest is reported as such (F406), and a 70,000-character
+    command line is trimmed in the answer, not a 500 (F407)."""
+    s.cli("experiment", "create", "-g", "rg", "-w", "ws", "-n", "files")
+    s.cli("job", "create", "-g", "rg", "-w", "ws", "-e", "files", "-n", "nested", "-c", "c", "-f",
+          job_file(s.home, "nested", NESTED_METRICS_JOB))
+    s.cli("job", "create", "-g", "rg", "-w", "ws", "-e", "files", "-n", "longcmd", "-c", "c", "-f",
+          job_file(s.home, "longcmd", HUGE_COMMAND))
+    for name in ["nested", "longcmd"]:
+        wait_for(lambda: job_state(s, name, "files") in ("succeeded", "failed"), "the job " + name)
+        assert job_state(s, name, "files") == "succeeded", name
+    q = dict(W, experiment="files", job="nested")
+    before = peak_rss_kib(s.proc.pid)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(s.api("job/metrics", **q))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    grown_mib = (peak_rss_kib(s.proc.pid) - before) / 1024
+    assert len(results) == 4 and all(r[0] == 200 for r in results), [r[0] for r in results]
+    m = results[0][2]
+    answers.append(results[0][3])
+    assert m["epochs"] == [] and m["source"] is None, m
+    assert m["timeline"] is None and "malformed" in m["timelineError"], m
+    assert grown_mib < 64, "four reads of 4 MiB of '[' grew the server's peak RSS by %.0f MiB" % grown_mib
+    status, _, e, _ = s.api("experiment", **dict(W, experiment="files"))
+    assert status == 200 and {"nested", "longcmd"} <= {r["name"] for r in e["jobs"]}, status
+    status, _, job, raw = s.api("job", **dict(W, experiment="files", job="longcmd"))
+    assert status == 200, (status, job)
+    answers.append(raw)
+    line = job["job"]["commandLine"]
+    assert job["job"]["commandLineTrimmed"] is True and line.startswith("echo long; : xxx") and line.endswith("\u2026"), line[:40]
+    assert 1000 < len(line) < 20000 and len(raw) <= 65536, len(line)
+    print("hostile job files: metrics.json of 4 MiB '[' x4 grew peak RSS %.1f MiB; manifest malformed; "
+          "command line %d -> %d characters: ok" % (grown_mib, len(HUGE_COMMAND), len(line)))
+
+
+def check_link_across_servers(s, exe, home):
+    """Issue 53 (F401): a used link stays used on the home's other servers and after a restart."""
+    used = s.path_of(s.login_url)  # spent by check_login_and_guard
+    second = Server(exe, home)
+    try:
+        assert second.request("GET", used)[0] == 403, "a used link works on a second server of the home"
+        fresh = s.cli("serve", "ui-url", "--port", str(second.port)).stdout.strip()
+        assert second.request("GET", second.path_of(fresh))[0] == 303
+        assert s.request("GET", s.path_of(fresh))[0] == 403, "a link used on the second server works on the first"
+    finally:
+        second.stop()
+    restarted = Server(exe, home)
+    try:
+        for path in [used, second.path_of(fresh)]:
+            assert restarted.request("GET", path)[0] == 403, "a used link works after a restart"
+        assert restarted.request("GET", restarted.path_of(restarted.login_url))[0] == 303
+    finally:
+        restarted.stop()
+    print("used links stay used across servers of the home and restarts: ok")
+
+
 def check_queue(s, answers):
     # Two nodes; a 2-node job holds both, then three wait: their order and reasons.
     s.cli("job", "create", "-g", "rg", "-w", "ws", "-e", "exp", "-n", "hold", "-c", "c", "-f",
@@ -383,10 +472,12 @@ def main():
         key = setup_resources(s)
         check_hostile_job(s, answers)
         check_model_job(s, key, answers)
+        check_hostile_job_files(s, answers)
         check_queue(s, answers)
         check_bad_parameters(s)
         check_ui_url(s)
         check_credentials_removed(s, home)
+        check_link_across_servers(s, exe, home)
         for raw in answers:
             assert SECRET_VALUE.encode() not in raw and ADMIN_PASSWORD.encode() not in raw and key.encode() not in raw
             assert len(raw) <= 65536

@@ -46,7 +46,7 @@ class Server:
         m = re.search(r"az login --service-principal -u (\S+) -p (\S+) --tenant (\S+)$", self.lines[-1])
         self.client_id, self.client_secret, self.tenant = m.groups()
         self.ctx = ssl.create_default_context(cafile=self.cert)
-        self.cookie = None
+        self.cookie = self.key = None
 
     def stop(self):
         self.proc.terminate()
@@ -78,14 +78,17 @@ class Server:
         assert status == 303, status
         cookie = headers["Set-Cookie"]
         self.cookie = cookie.split(";", 1)[0]
+        # The session key rides in the redirect's fragment (the page keeps it in its origin's storage).
+        self.key = headers["Location"].split("#key=", 1)[1]
         return status, headers
 
     def ui(self, path, extra=None, cookie=True, api_header=True):
+        """A GET with the login's cookie and, as X-Batchai-UI, its session key (or `api_header`'s text)."""
         headers = {}
         if cookie and self.cookie:
             headers["Cookie"] = self.cookie
         if api_header:
-            headers["X-Batchai-UI"] = "1"
+            headers["X-Batchai-UI"] = api_header if isinstance(api_header, str) else (self.key or "1")
         headers.update(extra or {})
         return self.request("GET", path, headers)
 

@@ -87,7 +87,7 @@ def main():
             ("cluster/nodes", "cluster/nodes", {"resourceGroup": "rg", "workspace": "ws", "cluster": "c3"}, False),
         ]
         conn = http.client.HTTPSConnection("localhost", s.port, context=s.ctx, timeout=30)
-        base = {"Cookie": s.cookie, "X-Batchai-UI": "1"}
+        base = {"Cookie": s.cookie, "X-Batchai-UI": s.key}
         failures = []
         print("%-24s %8s %8s %8s %7s" % ("endpoint", "p50 ms", "p95 ms", "max ms", "bytes"))
         for label, api, query, conditional in endpoints:

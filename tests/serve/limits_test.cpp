@@ -1,7 +1,8 @@
 // The transport's hard limits (docs/serve.md "Limits"; issue 24 rows 1–4): silent and slow
 // peers hold no thread and are dropped at the head deadline, however they trickle; header floods
 // get 431 at 64 KiB; bodies are refused before they are read (no token) or at their limit, in
-// every transfer encoding; a flood of idle connections gives way to a client with work.
+// every transfer encoding; a flood of idle connections or trickled bodies gives way to a client
+// with work.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -179,6 +180,26 @@ TEST_F(LimitsTest, IdleFloodGivesWayToClientsWithWork) {
   char byte = 0;
   EXPECT_EQ(::recv(idle.front(), &byte, 1, MSG_DONTWAIT), 0) << "the oldest idle connection was kept";
   for (int fd : idle) ::close(fd);
+}
+
+// F411 (issue 53): a connection reading a body waits on its peer and gives way like an idle one,
+// the most stalled first: token forms trickled to fill one address's budget do not lock out a
+// client with work from that address.
+TEST_F(LimitsTest, TricklingBodiesGiveWayToClientsWithWork) {
+  restart([](HttpLimits& l) { l.max_connections_per_peer = 16; });
+  auth();  // the token first
+  std::vector<std::unique_ptr<RawTls>> slow;
+  for (int i = 0; i < 16; ++i) {
+    slow.push_back(std::make_unique<RawTls>(server_->port()));
+    ASSERT_TRUE(slow.back()->connected());
+    ASSERT_TRUE(slow.back()->send(head("POST", "/adfs/oauth2/token", "Content-Length: 16000\r\n\r\ng")));
+  }
+  std::this_thread::sleep_for(milliseconds(300));  // every one is reading its body
+  expect_served_fast();
+  int closed = 0;
+  for (auto& s : slow)
+    if (s->readable(100) && s->receive().empty()) ++closed;
+  EXPECT_GE(closed, 1) << "no trickling body gave way";
 }
 
 // A keep-alive connection is closed after its idle time; one in use is not.

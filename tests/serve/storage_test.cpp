@@ -5,13 +5,17 @@
 // file's declared length, oversize declared lengths.
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <sched.h>
+#include <sys/mount.h>
 
 #include <algorithm>
 #include <ctime>
 #include <map>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "raw_tls.hpp"
 #include "serve_fixture.hpp"
@@ -308,6 +312,32 @@ TEST_F(StorageServeTest, ChunkedPutBlobIsBoundedAndStreamed) {
   EXPECT_EQ(error_code(send("blob", "GET", "/data/huge.bin")), "BlobNotFound");
   // Nothing of it is left behind where uploads are spooled.
   EXPECT_TRUE(std::filesystem::is_empty(home_ / "serve" / "uploads"));
+}
+
+// F414 (issue 53): a Put Blob on a full disk is answered 507 InsufficientStorage in Storage's
+// error XML, not dropped (the SDK would retry a reset). The spool is a 1 MiB tmpfs mounted for
+// this test in a mount namespace of its own; skipped where mounting is not permitted.
+TEST_F(StorageServeTest, PutBlobOnAFullDiskIsAnsweredNotDropped) {
+  std::signal(SIGPIPE, SIG_IGN);
+  EXPECT_STATUS(send("blob", "PUT", "/data?restype=container"), 201);
+  stop_server();  // its threads start again inside the new mount namespace
+  const std::filesystem::path uploads = home_ / "serve" / "uploads";
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      ::mount("tmpfs", uploads.c_str(), "tmpfs", 0, "size=1m,mode=0700") != 0)
+    GTEST_SKIP() << "cannot mount a small file system here (" << std::strerror(errno)
+                 << "): run as root (CAP_SYS_ADMIN) to test a full disk";
+  start_server();
+  auto full = send("blob", "PUT", "/data/full.bin", std::string(3u << 20, 'x'), {{"x-ms-blob-type", "BlockBlob"}});
+  ASSERT_TRUE(full) << "the connection was dropped: " << httplib::to_string(full.error());
+  EXPECT_EQ(full->status, 507) << full->body;
+  EXPECT_EQ(error_code(full), "InsufficientStorage");
+  EXPECT_NE(full->body.find("<Code>InsufficientStorage</Code>"), std::string::npos) << full->body;
+  EXPECT_EQ(error_code(send("blob", "GET", "/data/full.bin")), "BlobNotFound");
+  // The failed spool is gone with its connection: a blob that fits is stored as before.
+  EXPECT_STATUS(send("blob", "PUT", "/data/small.bin", std::string(256u << 10, 'y'), {{"x-ms-blob-type", "BlockBlob"}}),
+                201);
+  stop_server();
+  ::umount2(uploads.c_str(), MNT_DETACH);
 }
 
 }  // namespace

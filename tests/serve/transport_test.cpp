@@ -51,6 +51,24 @@ TEST(ConnectionRegistry, BusyConnectionsNeverGiveWay) {
   EXPECT_EQ(r.size(), 2u);
 }
 
+// F411: among connections waiting on their peer, the one without progress longest gives way: a
+// body trickled a byte at a time goes before one that is streaming or a fresh connection.
+TEST(ConnectionRegistry, StalledPeerGivesWayNotTheBusiestOne) {
+  ConnectionRegistry r(100, 3);
+  const auto t0 = Clock::now();
+  std::vector<int> evicted;
+  const auto streaming = r.open("p", t0, [&] { evicted.push_back(1); });
+  const auto trickling = r.open("p", t0 + 1ms, [&] { evicted.push_back(2); });
+  const auto fresh = r.open("p", t0 + 3s, [&] { evicted.push_back(3); });
+  ASSERT_NE(fresh, 0u);
+  r.set_evictable(streaming, true, t0 + 1s);  // both reading their bodies
+  r.set_evictable(trickling, true, t0 + 1s);
+  r.touch(streaming, t0 + 3s);
+  r.touch(trickling, t0 + 2s);
+  EXPECT_NE(r.open("p", t0 + 3s, [] {}), 0u);
+  EXPECT_EQ(evicted, std::vector<int>{2});
+}
+
 TEST(WorkerPool, QueueIsBoundedAndStopWaitsForRunningTasksOnly) {
   WorkerPool pool(1, 2);
   std::atomic<bool> release{false};

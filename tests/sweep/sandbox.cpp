@@ -47,6 +47,7 @@ Sandbox::Sandbox() {
   decoy_ = root_ / "decoy";
   inputs_ = root_ / "inputs";
   for (const auto& d : {home_, decoy_ / "sub", inputs_, root_ / "user"}) fs::create_directories(d);
+  fs::permissions(home_, fs::perms::owner_all);  // as batchai makes it: a home others read is warned about
   // 4242 bytes: a listing that reports this size reports the decoy's file.
   std::string secret(kSecret);
   secret += std::string(4242 - secret.size(), 'x');

@@ -3,12 +3,17 @@
 // to MPI_Allreduce's for lengths around the chunk and slice edges, the same bits on every rank for
 // values whose sums round, the segment reused across many calls, and a length mismatch failing
 // on every rank.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,6 +23,7 @@
 #include "batchai/train/mpi_session.hpp"
 #include "comm/communicator_choice.hpp"
 #include "comm/host_layout.hpp"
+#include "comm/shm_segment.hpp"
 
 namespace batchai::train {
 namespace {
@@ -158,6 +164,39 @@ TEST(ShmMpi, DifferentLengthsFailOnEveryRank) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("buffers of different lengths"), std::string::npos) << e.what();
   }
+}
+
+// A segment named as local rank 0 names it ("/batchai-allreduce-<pid>-<24 hex>"), made here.
+std::string plant_segment(pid_t creator) {
+  std::random_device rd;
+  char name[64];
+  std::snprintf(name, sizeof name, "/batchai-allreduce-%d-%08x%08x%08x", static_cast<int>(creator), rd(), rd(), rd());
+  const int fd = ::shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  EXPECT_GE(fd, 0) << name;
+  if (fd >= 0) ::close(fd);
+  return name;
+}
+
+bool in_dev_shm(const std::string& name) { return std::filesystem::exists("/dev/shm" + name); }
+
+// F408: a local rank 0 killed during the set-up (after it made the segment, before every rank
+// mapped it) left the segment in /dev/shm until reboot. The next set-up on the host removes the
+// segments whose creator is dead, and leaves those of live processes alone.
+TEST(ShmMpi, TheNextSetUpRemovesSegmentsOfDeadCreators) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: its pid names nobody now
+  const std::string orphan = plant_segment(child);
+  const std::string live = plant_segment(::getpid());
+  ASSERT_TRUE(in_dev_shm(orphan));
+  std::string why;
+  auto segment = detail::ShmSegment::open(MPI_COMM_SELF, 4096, [](void*) {}, &why);
+  ASSERT_TRUE(segment) << why;
+  EXPECT_FALSE(in_dev_shm(orphan)) << orphan << " of dead pid " << child << " is still there";
+  EXPECT_TRUE(in_dev_shm(live)) << "a live creator's segment was removed";
+  ::shm_unlink(live.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

@@ -6,11 +6,13 @@ Debian's headless Chromium through python3-selenium and chromium-driver. Without
 skips (exit 77), but under CI=true it fails. Steps:
   1. /ui/ without a login answers 401; the one-time link from serve's stderr logs in, leaves no
      token in the address and refuses a second use; the cookie is __Host-, Secure, HttpOnly, Strict.
+     A page on another port of localhost gets the cookie but nothing usable (the API needs the
+     session key only the dashboard's origin holds).
   2. A cluster made with the CLI shows steady with its idle nodes (latency measured); its heat map.
   3. A hostile-output job, queued behind a blocker (position and reason shown), then running and
      succeeded with no reload; its log shows every hostile line as text and holds no element; no
      dialog, no SEVERE console entry, no CSP violation. Latencies: new log line, new epoch point,
-     state change (each <= 2 s).
+     state change (each <= 2 s). A malformed manifest is noted and the page goes on updating.
   4. The tutorial's flow: storage share, a horovod job of `batchai train` (3 synthetic epochs):
      3 points per curve, images/s, the phase table, the model link answers 200 as an attachment
      and is an HDF5 file; the experiment page overlays every job.
@@ -21,6 +23,7 @@ skips (exit 77), but under CI=true it fails. Steps:
 Screenshots go to OUTPUT_DIR; with BATCHAI_UI_DOCS_SCREENSHOT=path one also goes there."""
 import contextlib
 import glob
+import http.server
 import json
 import os
 import re
@@ -178,6 +181,7 @@ POINTS = """const g = document.querySelector(arguments[0] + ' g[data-series="' +
 return g ? g.querySelectorAll('.pt').length : 0;"""
 LOG = """const p = document.querySelector('pre.log');
 return p ? {text: p.textContent, elements: p.childElementCount} : null;"""
+TIMELINE_NOTE = """const n = document.querySelector('.timeline-note'); return n && !n.hidden ? n.textContent : '';"""
 LOG_HAS = """const p = document.querySelector('pre.log'); return !!p && p.textContent.includes(arguments[0]);"""
 
 
@@ -213,6 +217,7 @@ while [ ! -e "$d/go1" ]; do sleep 0.02; done
 printf 'LINE-ONE\n'
 while [ ! -e "$d/go3" ]; do sleep 0.02; done
 m="$AZ_BATCHAI_STDOUTERR_DIR/metrics.json"
+printf '{"version": 1, "timelineSummary": {"ranks": 5}}' > "$AZ_BATCHAI_STDOUTERR_DIR/batchai-manifest.json"
 printf '{"epochs":[{"epoch":1,"loss":2.2,"acc":0.2,"val_loss":2.3,"val_acc":0.18,"lr":0.0001,"seconds":1,"images_per_sec":100},{"epoch":2,"loss":1.9,"acc":0.3,"val_loss":2.0,"val_acc":0.27,"lr":0.0001,"seconds":1,"images_per_sec":110}]}\n' > "$m.tmp"
 mv "$m.tmp" "$m"
 while [ ! -e "$d/gocap" ]; do sleep 0.02; done
@@ -237,7 +242,8 @@ def check_login(srv, b):
     unexpected = [e for e in b.d.get_log("browser") if e["level"] == "SEVERE" and not expected.match(e["message"])]
     assert not unexpected, unexpected
     url = b.d.current_url
-    assert url.startswith(srv.base + "/ui/") and "token" not in url, url
+    assert url.startswith(srv.base + "/ui/") and "token" not in url and "key=" not in url, url
+    assert b.js("return localStorage.getItem('batchai-ui-key')"), "the session key is not in the origin's storage"
     status, _, _ = srv.http(srv.link)
     assert status in (400, 401, 403, 410), "a second use of the link answered %d" % status
     cookies = [c for c in b.d.get_cookies() if c["name"].startswith("__Host-")]
@@ -248,6 +254,60 @@ def check_login(srv, b):
     b.js("window.__testMarker = 'kept'; window.__testCsp = 0;"
          "document.addEventListener('securitypolicyviolation', () => window.__testCsp++);")
     print("login: 401 before, one-time link, cookie %s" % c["name"])
+
+
+OTHER_PORT_PAGE = b"""<!doctype html><title>another port</title><script>
+window.__probe = {storage: localStorage.length, cookie: document.cookie};
+fetch(%s, {credentials: 'include', headers: {'X-Batchai-UI': '1'}})
+  .then((r) => { window.__probe.api = 'answered ' + r.status; }, (e) => { window.__probe.api = 'refused: ' + e; });
+</script>"""
+
+
+def check_other_port(srv, b):
+    """Issue 53 (F403): Chromium sends the login cookie to every port of localhost, plain HTTP
+    included. A page on another port gets it (its server logs it), yet nothing usable: the API
+    wants the session key, which only the dashboard's origin holds. Opened in another tab, so the
+    dashboard's own tab stays as it is."""
+    seen = []
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            seen.extend(self.headers.get_all("Cookie") or [])
+            body = OTHER_PORT_PAGE % json.dumps(srv.base + "/ui/api/overview").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    origin = "http://localhost:%d" % other.server_address[1]
+    dashboard = b.d.current_window_handle
+    try:
+        b.d.switch_to.new_window("tab")
+        b.d.get(origin + "/")
+        probe, _ = until("the other port's probe", lambda: b.js("return window.__probe && window.__probe.api && window.__probe"), 10)
+        b.d.close()
+        b.d.switch_to.window(dashboard)
+    finally:
+        other.shutdown()
+        other.server_close()
+    b.d.get_log("browser")  # the probe's refused fetch is logged: not the dashboard's
+    name = "__Host-batchai-ui-%d=" % srv.port
+    stolen = [c.strip() for h in seen for c in h.split(";") if c.strip().startswith(name)]
+    assert stolen, "the premise: Chromium sent the cookie to another port (it sent %r)" % seen
+    assert probe["storage"] == 0 and probe["api"].startswith("refused"), probe
+    # What that port's owner can do with it: every header, the right Host, from outside a browser.
+    for key in ["1", stolen[0].split("=", 1)[1], ""]:
+        status, _, body = srv.http("/ui/api/overview", {"Cookie": stolen[0], "X-Batchai-UI": key or " "})
+        assert status == 401, "the cookie another port got reads the API (%d, X-Batchai-UI %r): %r" % (status, key, body[:200])
+    until("the dashboard still polling", lambda: b.js("return !document.hidden && document.getElementById('banner').hidden"), 10)
+    print("another port: got the cookie, nothing usable with it (401), no key in its storage")
+    return origin
 
 
 def check_cluster(srv, b, out):
@@ -334,6 +394,9 @@ def check_hostile_job(srv, b, work, out):
     _, waited = until("2 epoch points", lambda: b.js(POINTS, ".view.job", "loss") == 2, 10)
     figure("epoch point: metrics.json -> visible (s)", waited)
     assert waited <= LIMIT_S
+    # Issue 53 (F406): its manifest's timelineSummary is {"ranks": 5}: noted, and the page goes on.
+    until("the malformed timeline noted", lambda: "malformed" in b.js(TIMELINE_NOTE), 5)
+    assert b.js("return document.getElementById('banner').hidden"), b.js("return document.getElementById('banner').textContent")
 
     # 30,000 more lines: the pane keeps the newest 20,000 at most (and ~2 MB), dropping the oldest.
     open(os.path.join(ctl, "gocap"), "w").close()
@@ -625,7 +688,9 @@ def main():
     work = tempfile.mkdtemp(prefix="batchai-ui-")
     t_start = time.monotonic()
     with page_session(exe, work, out, "failure.png") as (srv, b):
-        for step in [lambda: check_login(srv, b), lambda: check_cluster(srv, b, out),
+        origins = [srv.base]
+        for step in [lambda: check_login(srv, b), lambda: origins.append(check_other_port(srv, b)),
+                     lambda: check_cluster(srv, b, out),
                      lambda: check_hostile_job(srv, b, work, out), lambda: check_training_job(srv, b, work, out),
                      lambda: check_idle(b, "#/", "overview"), lambda: check_hidden_tab(b)]:
             t0 = time.monotonic()
@@ -634,7 +699,7 @@ def main():
         t0 = time.monotonic()
         second = check_scale(exe, seed, work, b, out)
         print("    (%.1f s)" % (time.monotonic() - t0))
-        check_origin(b, [srv.base, second])
+        check_origin(b, origins + [second])
     figure("total (s)", time.monotonic() - t_start, "%.1f")
     with open(os.path.join(out, "figures.json"), "w") as f:
         json.dump(FIGURES, f, indent=2)

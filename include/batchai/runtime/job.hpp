@@ -129,7 +129,7 @@ struct Job {
   std::vector<std::string> secret_names;         // values live apart (JobSpec::secrets)
   std::vector<InputDirectory> input_directories;
   std::vector<OutputDirectory> output_directories;
-  std::optional<ContainerSettings> container_settings;  // noted, not used: no container engine
+  std::optional<ContainerSettings> container_settings;  // the job runs in this image (Podman)
 
   ToolType tool_type() const { return static_cast<ToolType>(toolkit.index()); }
   // Processes of MPI-style toolkits (processCount; nodeCount when the toolkit has none).

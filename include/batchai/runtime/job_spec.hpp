@@ -43,6 +43,7 @@ struct JobSpec {
   Job job;                                     // parse_job(document)
   ToolType tool_type = ToolType::kCustom;
   std::map<std::string, std::string> secrets;  // secrets[].name -> value, for the processes only
+  std::string registry_password;               // containerSettings' credentials.password: the image pull's only
 };
 
 // Replaces the job's mounts with a wire-form mountVolumes object (the file's, patched by the

@@ -2,6 +2,7 @@
 //   batchai _supervise --job-key K                         the detached per-job supervisor
 //   batchai _slurm-run --job-key K                         a Slurm job's batch script (docs/slurm.md)
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
+//   batchai _container-enter HOST command...               mpirun's launch agent in container jobs
 // Ordinary commands of the tree, marked hidden; each returns its exit code to main.
 #include "commands/hidden_job_commands.hpp"
 
@@ -11,6 +12,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/jobs.hpp"
+#include "batchai/runtime/container_gateway.hpp"
 #include "batchai/runtime/rank_exec.hpp"
 #include "commands/common.hpp"
 
@@ -66,6 +68,10 @@ void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
       .hidden()
       .arguments(ArgumentStyle::kVerbatim)
       .handler([](const Args& a) { return CommandResult::exit_code_only(runtime::run_rank_exec(a.verbatim())); });
+  add_command(root, ctx, runtime::kContainerEnterCommand, "Run a command in a node's container of an MPI job (internal).")
+      .hidden()
+      .arguments(ArgumentStyle::kVerbatim)
+      .handler([](const Args& a) { return CommandResult::exit_code_only(runtime::run_container_enter(a.verbatim())); });
 }
 
 }  // namespace batchai::cli

@@ -15,6 +15,7 @@
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
 #include "context.hpp"
+#include "job_containers.hpp"
 
 namespace fs = std::filesystem;
 
@@ -62,6 +63,7 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
   std::string cgroup;
   std::ifstream in(state_dir(layout, job_key) / "cgroup");
   std::getline(in, cgroup);
+  remove_recorded_containers(state_dir(layout, job_key));  // what runs in them is the job's too
   return JobProcesses(job_key, cgroup).kill_all(limit);
 }
 

@@ -96,6 +96,48 @@ void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const
   set_state(job, succeeded ? JobState::kSucceeded : JobState::kFailed, now_us);
 }
 
+TaskStart mark_task_started(Store& store, const std::string& job_key, const std::string& who) {
+  // One statement: of two runners that both hold the row's old state, exactly one changes it.
+  store
+      .prepare("UPDATE jobs SET run_claim = ? WHERE job_key = ? AND run_claim IS NULL AND state IN ('running', "
+               "'terminating')")
+      .bind(1, who)
+      .bind(2, job_key)
+      .run();
+  if (store.changes() == 1) return TaskStart::kMarked;
+  auto st = store.prepare("SELECT state FROM jobs WHERE job_key = ?");
+  st.bind(1, job_key);
+  const auto state = st.step() ? parse_job_state(st.text(0)) : std::nullopt;
+  const bool runs = state == JobState::kRunning || state == JobState::kTerminating;
+  return runs ? TaskStart::kStartedBefore : TaskStart::kNotRunning;  // running: marked by another
+}
+
+std::optional<std::string> task_started_by(Store& store, const std::string& job_key) {
+  auto st = store.prepare("SELECT run_claim FROM jobs WHERE job_key = ?");
+  st.bind(1, job_key);
+  return st.step() ? st.optional_text(0) : std::nullopt;
+}
+
+void forget_task_start(Store& store, const std::string& job_key) {
+  store.prepare("UPDATE jobs SET run_claim = NULL WHERE job_key = ?").bind(1, job_key).run();
+}
+
+std::vector<std::string> never_supervised_running_jobs(Store& store, std::int64_t cluster) {
+  std::vector<std::string> keys;
+  auto st = store.prepare(
+      "SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'running' AND sup_pid IS NULL AND run_claim IS NULL");
+  st.bind(1, cluster);
+  while (st.step()) keys.push_back(st.text(0));
+  return keys;
+}
+
+Json supervisor_died_error(const std::string& which, JobState state) {
+  return job_error("SupervisorDied", "The job's supervisor process" + (which.empty() ? "" : " (" + which + ")") +
+                                         " ended unexpectedly while the job was " + std::string(to_string(state)) +
+                                         "; its processes were stopped and its task is not started again. Submit "
+                                         "the job again.");
+}
+
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key) {
   std::vector<std::pair<std::string, int>> out;
   auto st = store.prepare("SELECT node_id, ordinal FROM nodes WHERE job_key = ? ORDER BY ordinal");

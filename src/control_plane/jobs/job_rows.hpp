@@ -49,6 +49,27 @@ void set_state(JobRow& job, JobState state, std::int64_t now_us);
 void finish_job(JobRow& job, bool succeeded, std::optional<int> exit_code, const Json& errors, std::int64_t now_us);
 Json job_error(const std::string& code, const std::string& message);
 
+// The invariant of every job run by batchai: its task is started at most once. The runner marks
+// the job (the row's run_claim) in the store before the task's first process starts; a job whose
+// mark is set and whose runner is gone ended with it (SupervisorDied) and is never started
+// again, by any supervisor, command, reconcile or engine. A requeue, decided by the live runner
+// that holds the mark, clears it in the transaction that queues the job again.
+enum class TaskStart { kMarked, kStartedBefore, kNotRunning };
+// Inside a write transaction: marks the job's task started by `who` when the job is running (or
+// terminating) and unmarked; kStartedBefore when it was marked already, kNotRunning when the job
+// is queued, has ended or is gone.
+TaskStart mark_task_started(Store& store, const std::string& job_key, const std::string& who);
+// Who marked the job's task started; nullopt while nobody did.
+std::optional<std::string> task_started_by(Store& store, const std::string& job_key);
+// Inside the write transaction that queues the job again: its next run may start the task.
+void forget_task_start(Store& store, const std::string& job_key);
+// Running jobs of the cluster that no supervisor ever took and whose task never started (placed,
+// their supervisor not yet there): the only running jobs another supervisor may take.
+std::vector<std::string> never_supervised_running_jobs(Store& store, std::int64_t cluster);
+// The error of a job whose supervisor (`which`, e.g. "pid 42"; may be empty) died while the job
+// was in `state`: its processes stopped, its task not started again.
+Json supervisor_died_error(const std::string& which, JobState state);
+
 // The job's nodes (node id, ordinal) in order.
 std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key);
 

@@ -11,13 +11,18 @@
 #include <csignal>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/common/process.hpp"
+#include "batchai/runtime/container_plan.hpp"
+#include "batchai/runtime/podman.hpp"
 #include "context.hpp"
+#include "job_containers.hpp"
 #include "job_launcher.hpp"
+#include "job_processes.hpp"
 #include "node_mounts.hpp"
 
 namespace fs = std::filesystem;
@@ -131,6 +136,10 @@ PlacedRun place_run(const NodeLayout& layout, const JobRow& job, Placement place
   ctx.job_mounts = mount_links(layout, run.typed.mount_volumes);
   run.plan = runtime::make_launch_plan(run.typed, ctx);
   runtime::make_node_mounts(run.plan);
+  if (run.typed.container_settings) {  // every task enters its node's container (job_containers.hpp)
+    runtime::containerize_plan(run.plan, runtime::podman_base(), job.key, ctx.self_executable);
+    run.registry_password = job.private_data.value("registryPassword", std::string());
+  }
   return run;
 }
 
@@ -176,12 +185,35 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
   std::atomic<bool> done{false};
   std::atomic<StopReason> reason{StopReason::kNone};
   TickWait ticks(options.stop_signals);
-  std::thread watcher([&] { watch(launcher, options, ticks, done, reason); });
   RunResult result;
-  result.outcome = supervise(run, launcher, options);
+  // Before the watcher: it reaps this process's exited children, podman's among them.
+  std::optional<JobContainers> containers;
+  std::optional<Json> container_error;
+  if (run.typed.container_settings) {
+    containers.emplace(cp.launcher(), state_dir(cp.layout(), job_key), job_key, run, run.registry_password);
+    std::ofstream log(run.plan.execution_log, std::ios::app);
+    try {
+      container_error = containers->start(log);
+    } catch (const std::exception& e) {
+      container_error = job_error("ContainerStartFailed", std::string("The job's containers did not start: ") + e.what());
+    }
+  }
+  std::thread watcher([&] { watch(launcher, options, ticks, done, reason); });
+  std::unique_ptr<runtime::ContainerGateway> gateway;  // mpirun's way into the other containers
+  if (containers && !container_error && !run.plan.rank_nodes_contents.empty()) {
+    try {
+      gateway = std::make_unique<runtime::ContainerGateway>(launcher, containers->gateway_options());
+    } catch (const std::exception& e) {
+      container_error = job_error("ContainerStartFailed", std::string("The job's container gateway did not start: ") + e.what());
+    }
+  }
+  if (container_error) result.outcome.errors = *container_error;
+  else result.outcome = supervise(run, launcher, options);
+  gateway.reset();
   done = true;
   ticks.end();
   watcher.join();
+  if (containers) containers->remove();  // what runs inside them is not below this process
   // Nothing of the job outlives it: what is in its cgroup, below this process or carries its
   // marker is killed and confirmed gone.
   const auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks());

@@ -43,6 +43,7 @@ struct PlacedRun {
   runtime::Job typed;
   runtime::LaunchPlan plan;
   std::vector<std::string> node_ids;  // the placement's, in order
+  std::string registry_password;      // containerSettings' credentials, for the image pull only
 };
 
 // The plan over `placement` for the job in `job` (its document, secrets and mounts); throws what

@@ -20,6 +20,7 @@
 #include "vm_sizes.hpp"
 #include "node_mounts.hpp"
 #include "batchai/runtime/job_spec.hpp"
+#include "batchai/runtime/podman.hpp"
 
 namespace fs = std::filesystem;
 
@@ -146,10 +147,13 @@ Json Jobs::create(const JobCreateOptions& o) {
     runtime::set_mount_volumes(spec, mv);
   }
   check_counts_fit_cluster(spec.job, cluster);
+  if (spec.job.container_settings)
+    runtime::require_podman("The job '" + o.name + "' runs in the container image '" + spec.job.container_settings->image + "'");
   Json doc = spec.document;
   inject_resource_group(doc);
   const std::string key = new_uuid();
   Json private_data = {{"secrets", spec.secrets}};
+  if (!spec.registry_password.empty()) private_data["registryPassword"] = spec.registry_password;
   if (Json entry = engine.new_job_entry(cluster); entry.is_object()) private_data.update(entry);
   store.write([&] {
     const std::int64_t exp = require_experiment(store, o.where, o.experiment);

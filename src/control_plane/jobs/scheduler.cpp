@@ -201,11 +201,8 @@ void Scheduler::fail_dead_supervisors(Pending& pending, std::int64_t now) {
       // Re-checked under the write lock: the supervisor may have finished in between.
       if (!j || !is_unfinished(j->state)) continue;
       if (supervisor_alive(cx_.layout(), j->key)) continue;
-      const std::string pid = j->sup_pid ? " (pid " + std::to_string(*j->sup_pid) + ")" : std::string();
-      finish_job(*j, false, std::nullopt,
-                 job_error("SupervisorDied", "The job's supervisor process" + pid + " ended unexpectedly while the job was " +
-                                                 std::string(to_string(j->state)) + "; its processes were stopped. Submit the job again."),
-                 now);
+      const std::string pid = j->sup_pid ? "pid " + std::to_string(*j->sup_pid) : std::string();
+      finish_job(*j, false, std::nullopt, supervisor_died_error(pid, j->state), now);
       save_job(store, *j);
       // Kills what is left of the job (cgroup, marker) and confirms it before freeing the nodes.
       for (auto cluster : release_nodes(store, j->key)) docs_.refresh(cluster);

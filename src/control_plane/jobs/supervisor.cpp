@@ -241,6 +241,29 @@ StopReason stop_reason(Store& store, const std::string& job_key) {
   });
 }
 
+// Marks the job's task started before anything of it runs (job_rows.hpp, TaskStart): kMarked
+// when this process may start it. A job whose task was started before by a supervisor now dead (this
+// one holds the job's lock) ends failed, its processes stopped and its nodes freed.
+TaskStart mark_or_fail(const SupervisorDeps& cp, const std::string& job_key) {
+  Store& store = cp.store();
+  const std::string me = "pid " + std::to_string(::getpid());
+  const TaskStart mark = store.write([&] {
+    const TaskStart marked = mark_task_started(store, job_key, me);
+    if (marked != TaskStart::kStartedBefore) return marked;
+    auto j = load_job_by_key(store, job_key);
+    if (!j) return marked;
+    const std::string before = task_started_by(store, job_key).value_or("");
+    log::warning("supervisor: job " + job_key + ": its task was started before (" + before +
+                 "), whose supervisor is gone; the job fails instead of running again");
+    finish_job(*j, false, std::nullopt, supervisor_died_error(before, j->state), to_us(cp.clock().now()));
+    save_job(store, *j);
+    for (auto c : release_nodes(store, job_key)) cp.docs.refresh(c);
+    return marked;
+  });
+  if (mark == TaskStart::kStartedBefore) cp.reconcile();
+  return mark;
+}
+
 // Runs the plan inside the job's containment, watching the store for terminate/delete/lost nodes.
 RunResult run_on_nodes(const SupervisorDeps& cp, const std::string& job_key, const fs::path& dir, const PlacedRun& run) {
   RunOptions options;
@@ -308,6 +331,7 @@ bool record_end(const SupervisorDeps& cp, const std::string& job_key, const RunR
     if (requeued) {
       set_state(*j, JobState::kQueued, now);
       j->doc["executionInfo"] = nullptr;
+      forget_task_start(store, job_key);  // this live supervisor runs it again once it has nodes
     } else {
       record_outcome(*j, result, now);
     }
@@ -334,18 +358,13 @@ std::optional<std::string> take_one(const SupervisorDeps& cp, std::vector<std::s
   return std::nullopt;
 }
 
-// The running jobs of the cluster that have no supervisor; one of them claimed for this process
-// (removed from the list), the others left to start_placed.
+// The running jobs of the cluster that no supervisor ever took (placed, their supervisor not yet
+// there); one of them claimed for this process (removed from the list), the others left to
+// start_placed. A running job whose supervisor died is never among them: the scheduler fails it.
 std::optional<std::string> claim_unsupervised(const SupervisorDeps& cp, std::int64_t cluster,
                                               std::vector<std::string>& others) {
   Store& store = cp.store();
-  std::vector<std::string> running = store.read([&] {
-    std::vector<std::string> keys;
-    auto st = store.prepare("SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'running'");
-    st.bind(1, cluster);
-    while (st.step()) keys.push_back(st.text(0));
-    return keys;
-  });
+  std::vector<std::string> running = store.read([&] { return never_supervised_running_jobs(store, cluster); });
   std::optional<std::string> mine;
   for (auto& key : running) {
     if (supervisor_alive(cp.layout(), key)) continue;
@@ -397,12 +416,10 @@ std::optional<std::string> supervise_one(const SupervisorDeps& cp, const std::st
     auto run = place_or_fail(cp, *job);
     if (!run) return std::nullopt;
     record_run_place(store, job_key, *run);  // where `job file list` looks, before anything runs
-    if (run->typed.container_settings) {
-      std::ofstream(run->plan.stdouterr_dir / "stderr.txt", std::ios::app)
-          << "batchai: no container engine is used locally; the job ran on the host instead of in image '"
-          << run->typed.container_settings->image << "'.\n";
-    }
-    // 3. run it; 4. record the outcome, free the nodes and place the queue on them
+    // 3. mark its task started, run it; 4. record the outcome, free the nodes and place the queue on them
+    const TaskStart mark = mark_or_fail(cp, job_key);
+    if (mark == TaskStart::kNotRunning) continue;  // ended (the wait returns) or queued again meanwhile
+    if (mark == TaskStart::kStartedBefore) return std::nullopt;
     const RunResult result = run_on_nodes(cp, job_key, dir, *run);
     Freed freed;
     const bool again = write_despite_full_disk(dir / "reserve", [&] {

@@ -1,5 +1,7 @@
-// The page's only way to the server: GETs of /ui/api/* with the X-Batchai-UI header (a foreign
-// page cannot send it without a CORS preflight, which the server never grants), and the poller
+// The page's only way to the server: GETs of /ui/api/* with the X-Batchai-UI header carrying the
+// login's session key (kept in this origin's localStorage: the cookie reaches every port of the
+// host, the key no other origin can read; a foreign page cannot send the header without a CORS
+// preflight, which the server never grants), and the poller
 // that drives every view: a full refresh every 1 s while something is queued or running, and
 // nothing while the tab is hidden. Otherwise it asks once a second whether anything changed at
 // all: the overview with If-None-Match, a 304 of a few hundred bytes. Its version changes with
@@ -8,6 +10,15 @@
 // A full refresh every 30 s is the safety net for anything the version might not cover.
 'use strict';
 (function (BA) {
+  const KEY_ITEM = 'batchai-ui-key';
+  // The login's redirect to /ui/#key=... : the key goes to storage and out of the address (and
+  // history) before anything else reads the address.
+  const fresh = /^#key=([A-Za-z0-9_-]{16,128})$/.exec(location.hash);
+  if (fresh) {
+    try { localStorage.setItem(KEY_ITEM, fresh[1]); } catch (_) { /* storage off: the server says 401 */ }
+    history.replaceState(null, '', location.pathname + '#/');
+  }
+
   class HttpError extends Error {
     constructor(status, message) {
       super(message);
@@ -19,7 +30,9 @@
   async function get(path, params, etag) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') q.set(k, v);
-    const headers = {'X-Batchai-UI': '1', 'Accept': 'application/json'};
+    let key = '';
+    try { key = localStorage.getItem(KEY_ITEM) || ''; } catch (_) { /* storage off: the server says 401 */ }
+    const headers = {'X-Batchai-UI': key || 'none', 'Accept': 'application/json'};
     if (etag && etag.value) headers['If-None-Match'] = etag.value;
     const url = '/ui/api/' + path + (q.toString() ? '?' + q : '');
     BA.requests = (BA.requests || 0) + 1;  // read by the browser test (a hidden tab asks nothing)

@@ -1,6 +1,8 @@
 // Per-epoch charts drawn as SVG with createElementNS: lines with a dot per point (hover shows a
 // <title>), or bars. A chart redraws only when its data changed; its box has a fixed aspect ratio,
-// so a redraw never moves the page.
+// so a redraw never moves the page. The numbers are the job's: any finite ones draw in bounded
+// time (ticks counted by index, never by adding a step that may not move 1e17), and a missing or
+// non-finite value is a gap in its line.
 'use strict';
 (function (BA) {
   const {h, s} = BA;
@@ -16,13 +18,37 @@
     }
     return v.toFixed(Math.max(0, Math.min(6, -Math.floor(Math.log10(step)))));
   }
+  const MAX_TICKS = 12;
   // The y range widened to a multiple of a 1/2/5 step, with that step (about 4 ticks).
   function niceRange(lo, hi) {
     if (!(lo <= hi)) lo = 0, hi = 1;
     if (hi - lo < 1e-12) lo -= Math.abs(lo) * 0.1 || 0.5, hi += Math.abs(hi) * 0.1 || 0.5;
-    const raw = (hi - lo) / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const raw = hi / 4 - lo / 4, mag = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = [1, 2, 5, 10].map((m) => m * mag).find((st) => st >= raw);
-    return [Math.floor(lo / step) * step, Math.ceil(hi / step) * step, step];
+    const y0 = Math.floor(lo / step) * step, y1 = Math.ceil(hi / step) * step;
+    // Past what a double or a 1/2/5 step can hold (±1e308, 1e-320): the plain range.
+    if (!isFinite(step) || !(step > 0) || !isFinite(y0) || !isFinite(y1)) return [lo, hi, (hi / 4 - lo / 4) || 1];
+    return [y0, y1, step];
+  }
+  // Where v lies from a to b (0..1), also when b - a passes the largest double.
+  function frac(v, a, b) {
+    return isFinite(b - a) ? (v - a) / (b - a) : (v / 2 - a / 2) / (b / 2 - a / 2);
+  }
+  // At most MAX_TICKS values from a to b, `step` apart, each computed from its index.
+  function ticks(a, b, step) {
+    const n = Math.min(MAX_TICKS - 1, Math.floor(b / step - a / step + 1e-9));
+    const out = [];
+    for (let i = 0; i <= (isFinite(n) && n >= 0 ? n : 0); i++) if (isFinite(a + i * step)) out.push(a + i * step);
+    return out;
+  }
+  // A line's points split where a value is missing or not finite (a gap, not a jump over it).
+  function runs(points) {
+    const out = [[]];
+    for (const p of points) {
+      if (isFinite(p[0]) && isFinite(p[1])) out[out.length - 1].push(p);
+      else if (out[out.length - 1].length) out.push([]);
+    }
+    return out.filter((r) => r.length);
   }
 
   // series: [{name, color, dashed, points: [[x, y], ...]}]; kind 'line' | 'bar'.
@@ -47,19 +73,23 @@
       const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
       let [x0, x1] = xs.length ? [Math.min(...xs), Math.max(...xs)] : [1, 2];
       if (this.kind === 'bar') x0 -= 0.5, x1 += 0.5;
-      else if (x1 === x0) x0 -= 1, x1 += 1;
+      // One epoch (or epochs so large that ±1 does not move them): a range around it.
+      if (!(x1 > x0)) {
+        const d = Math.max(1, Math.abs(x0) * 1e-12);
+        x0 -= d, x1 += d;
+      }
       let [y0, y1, yStep] = niceRange(this.kind === 'bar' ? 0 : ys.length ? Math.min(...ys) : 0,
         ys.length ? Math.max(...ys) : 1);
-      const px = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
-      const py = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
+      const px = (x) => L + frac(x, x0, x1) * (W - L - R);
+      const py = (y) => T + (1 - frac(y, y0, y1)) * (H - T - B);
       svg.append(s('rect', {x: L, y: T, width: W - L - R, height: H - T - B, class: 'plot'}));
-      for (let v = y0; v <= y1 + yStep / 2; v += yStep) {
+      for (const v of ticks(y0, y1, yStep)) {
         const y = py(v);
         svg.append(s('line', {x1: L, x2: W - R, y1: y, y2: y, class: 'grid'}));
         svg.append(s('text', {x: L - 4, y: y + 4, class: 'tick', 'text-anchor': 'end'}, tickFmt(v, yStep)));
       }
       const first = Math.ceil(x0), last = Math.floor(x1), step = Math.max(1, Math.ceil((last - first + 1) / 8));
-      for (let x = first; x <= last; x += step) {
+      for (const x of ticks(first, last, step)) {
         svg.append(s('text', {x: px(x), y: H - B + 14, class: 'tick', 'text-anchor': 'middle'}, String(x)));
       }
       svg.append(s('text', {x: L + (W - L - R) / 2, y: H - 4, class: 'axis', 'text-anchor': 'middle'}, 'epoch'));
@@ -71,9 +101,11 @@
         const color = se.color || PALETTE[k % PALETTE.length];
         const good = se.points.filter((p) => isFinite(p[0]) && isFinite(p[1]));
         const g = s('g', {'data-series': se.name, class: 'series'});
-        if (this.kind === 'line' && good.length) {
-          g.append(s('polyline', {points: good.map((p) => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' '),
-            stroke: color, class: se.dashed ? 'line dashed' : 'line'}));
+        if (this.kind === 'line') {
+          for (const run of runs(se.points)) {
+            g.append(s('polyline', {points: run.map((p) => `${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`).join(' '),
+              stroke: color, class: se.dashed ? 'line dashed' : 'line'}));
+          }
         }
         for (const p of good) {
           const tip = s('title', null, `${se.name} epoch ${p[0]}: ${Number(p[1].toPrecision(5))}`);
@@ -94,5 +126,5 @@
     }
   }
 
-  Object.assign(BA, {Chart, PALETTE});
+  Object.assign(BA, {Chart, PALETTE, chartTicks: ticks});
 })(window.BA);

@@ -49,8 +49,9 @@
       this.files = table('files', ['Directory', 'File', 'Size', '']);
       this.model = table('model', ['Model', 'Size', '']);
       this.timeline = table('timeline', ['Rank', 'Steps', ...PHASES.map((p) => p + ' ms')]);
+      this.timelineNote = h('p', {class: 'muted small timeline-note', hidden: true});
       this.timelineCard = h('section', {class: 'card', hidden: true},
-        h('h2', null, 'Step time by phase (mean per step)'), this.timeline.el);
+        h('h2', null, 'Step time by phase (mean per step)'), this.timelineNote, this.timeline.el);
       this.charts = {loss: new Chart('loss'), acc: new Chart('accuracy'), lr: new Chart('learning rate'),
         ips: new Chart('images / s', 'bar')};
       this.metricsNote = h('span', {class: 'muted small'});
@@ -85,7 +86,15 @@
       const j = r.job || {};
       const live = LIVE.has(j.state);
       this.renderJob(r, j);
-      if (m) this.renderMetrics(m);
+      // What a job wrote is the job's: a shape the page does not expect shows as such, and the
+      // rest of the page keeps updating.
+      if (m) {
+        try {
+          this.renderMetrics(m);
+        } catch (e) {
+          setText(this.metricsNote, 'metrics could not be shown (' + (e.message || e) + ')');
+        }
+      }
       // A finished job's metrics do not change: ask once more after it ended, then stop.
       this.metricsDone = !live && this.sawDone;
       this.sawDone = !live;
@@ -114,7 +123,8 @@
       setText(f['Duration'], fmtDuration(j.startTime, j.endTime));
       setText(f['Execution'], j.executionState);
       setText(f['Slurm job'], j.slurmJobId || '');
-      setText(f['Command line'], j.commandLine || '');
+      const trimmed = j.commandLineTrimmed ? ' (trimmed: batchai job show has it whole)' : '';
+      setText(f['Command line'], (j.commandLine || '') + trimmed);
       const errs = j.errors || [];
       this.errors.hidden = !errs.length;
       const key = JSON.stringify(errs);
@@ -143,7 +153,7 @@
         'No files yet.');
     }
     renderMetrics(m) {
-      const ep = m.epochs || [];
+      const ep = Array.isArray(m.epochs) ? m.epochs : [];
       const series = (k) => ep.map((e) => [e.epoch, typeof e[k] === 'number' ? e[k] : NaN]);
       this.charts.loss.update([{name: 'loss', points: series('loss')},
         {name: 'val_loss', points: series('val_loss'), dashed: true}]);
@@ -155,8 +165,11 @@
       const last = ep[ep.length - 1];
       setText(this.factCells['Images/s'], last ? fmtNum(last.images_per_sec, 1) : '');
       setText(this.metricsNote, ep.length ? `${ep.length} epochs · from ${m.source || 'metrics'}` : 'no epochs yet');
-      const ranks = (m.timeline && m.timeline.ranks) || [];
-      this.timelineCard.hidden = !ranks.length;
+      const ranks = m.timeline && Array.isArray(m.timeline.ranks) ? m.timeline.ranks : [];
+      const note = typeof m.timelineError === 'string' ? m.timelineError : '';
+      setText(this.timelineNote, note);
+      this.timelineNote.hidden = !note;
+      this.timelineCard.hidden = !ranks.length && !note;
       syncRows(this.timeline.body, ranks, (x) => String(x.rank), textRow(2 + PHASES.length),
         setCells((x) => [x.rank, x.steps, ...PHASES.map((p) => fmtNum((x.meanMs || {})[p], 2))]));
     }

@@ -2,6 +2,7 @@
 #include "comm_env.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -21,6 +22,8 @@ constexpr std::size_t kShmSegmentBudget = std::size_t{16} << 20;
 constexpr std::size_t kMinShmChunkBytes = std::size_t{64} << 10;
 // Horovod users' most common complaint is a job that hangs without saying why.
 constexpr double kDefaultTimeoutSeconds = 600;
+// Larger timeouts are clamped to this (a week): a wait's bound in nanoseconds overflows past 9.2e9 s.
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
 
 // A whole number from the environment, or `fallback` when unset.
 unsigned long long env_count(const char* name, unsigned long long fallback, const char* example) {
@@ -43,16 +46,17 @@ std::size_t ring_chunk_bytes() {
 }
 
 double comm_timeout_seconds() {
-  if (const char* env = std::getenv("BATCHAI_COMM_TIMEOUT_S")) {
-    char* end = nullptr;
-    const double s = std::strtod(env, &end);
-    if (end == env || *end != '\0' || s < 0) {
-      throw InvalidArgument("BATCHAI_COMM_TIMEOUT_S='" + std::string(env) +
-                            "' is not a number of seconds >= 0 (0 disables the stall check)");
-    }
-    return s;
+  const char* env = std::getenv("BATCHAI_COMM_TIMEOUT_S");
+  if (env == nullptr) return kDefaultTimeoutSeconds;
+  char* end = nullptr;
+  const double s = std::strtod(env, &end);
+  // inf and nan parse as numbers; either would overflow the waits' nanosecond bounds.
+  if (end == env || *end != '\0' || !std::isfinite(s) || s < 0) {
+    throw InvalidArgument("BATCHAI_COMM_TIMEOUT_S='" + std::string(env) +
+                          "' is not a finite number of seconds >= 0 (0 disables the stall check; at most " +
+                          std::to_string(static_cast<long long>(kMaxTimeoutSeconds)) + " counts)");
   }
-  return kDefaultTimeoutSeconds;
+  return std::min(s, kMaxTimeoutSeconds);
 }
 
 std::size_t shm_chunk_bytes(int ranks) {

@@ -10,7 +10,7 @@ namespace batchai::train::detail {
 // BATCHAI_RING_CHUNK_KB: the MPI ring's pipelined message size (default 1 MiB, 0 = unchunked).
 std::size_t ring_chunk_bytes();
 // BATCHAI_COMM_TIMEOUT_S: seconds a rank waits on a silent peer before reporting a stall
-// (default 600, 0 = no limit).
+// (default 600, 0 = no limit, larger than a week = a week; inf, nan and negatives are refused).
 double comm_timeout_seconds();
 // BATCHAI_SHM_CHUNK_KB: bytes per rank of one pipelined step of the shared-memory allreduce on a
 // host of `ranks` ranks (the segment holds two steps per rank). Default 1 MiB, less on hosts of

@@ -1,6 +1,8 @@
 // One POSIX shared-memory segment for the ranks of a host: local rank 0 creates it under an
 // unguessable name (O_EXCL, mode 0600), every rank maps it, and the name is unlinked as soon as
-// all have mapped it, so nothing is left in /dev/shm even when a rank is killed later.
+// all have mapped it, so nothing is left in /dev/shm even when a rank is killed later. A local
+// rank 0 killed before that (during the set-up) leaves its segment: the name carries its pid, and
+// the next local rank 0 of this user removes the segments whose creator is dead.
 #pragma once
 #include "mpi_c.hpp"
 
@@ -10,6 +12,9 @@
 #include <string>
 
 namespace batchai::train::detail {
+
+// Removes this user's segments in `dir` (/dev/shm) whose creator's pid is gone; returns how many.
+int remove_orphan_segments(const char* dir = "/dev/shm");
 
 class ShmSegment {
  public:

@@ -33,7 +33,9 @@ std::int64_t StallWatchdog::now_ns() {
 
 void StallWatchdog::run() {
   const auto period = std::chrono::duration<double>(std::clamp(timeout_s_ / 4, 0.05, 1.0));
-  const auto limit_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
+  // Past 9.2e9 s the bound in nanoseconds would overflow (and every wait would look stalled).
+  constexpr double kMaxSeconds = 9e9;
+  const auto limit_ns = static_cast<std::int64_t>(std::min(timeout_s_, kMaxSeconds) * 1e9);
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, period, [this] { return stop_; })) {
     const std::int64_t since = since_ns_.load(std::memory_order_acquire);

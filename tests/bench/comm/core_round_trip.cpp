@@ -2,7 +2,7 @@
 // nanoseconds per round trip (best of several rounds). On the project's VM this reads 55-80 ns
 // while the host keeps its two virtual CPUs on cores that share a cache and 340-380 ns while it
 // puts them on different dies, and the shared-memory allreduce's best way of writing differs
-// between the two (docs/trainer-results.md). Usage: core_round_trip [CPU_A CPU_B] (default 0 1).
+// between the two (docs/measurements/2026-11-allreduce.md). Usage: core_round_trip [CPU_A CPU_B] (default 0 1).
 #include <pthread.h>
 #include <sched.h>
 

@@ -40,7 +40,7 @@ class Tabs:
     def tab(self):
         s = self.server
         conn = http.client.HTTPSConnection("localhost", s.port, context=s.ctx, timeout=30)
-        base = {"Cookie": s.cookie, "X-Batchai-UI": "1"}
+        base = {"Cookie": s.cookie, "X-Batchai-UI": s.key}
         where = urlencode({"resourceGroup": "rg", "workspace": "ws", "experiment": "exp"})
         etag = None
         while not self.stop.is_set():

@@ -5,12 +5,16 @@ For each executable given (the new build and, side by side in the same run, an o
 home holding one job: starts `batchai serve --port 0`, opens IDLE plain TCP connections that never
 send a byte, SLOW TLS clients that trickle one header line a second (slowloris), and CHUNKED TLS
 clients that send an endless chunked body with a valid token (each reconnects when the server drops
-it), then times an authorised `GET .../jobs/{name}` from one client (a fresh connection each time,
+it), and SLOW-BODY TLS clients (issue 53 F410/F411) that send, without any credential, a head
+declaring a body on a route that takes none (or the token endpoint) and then one byte of it every
+2 s, then times an authorised `GET .../jobs/{name}` from one client (a fresh connection each time,
 as a client that was dropped must reconnect) and reports p50/p99 and failures, the server's peak RSS
 above its idle RSS, and the time from SIGTERM (sent while the attack goes on) to exit.
 
 Usage: serve_attack_bench.py --exe build/src/cli/batchai [--exe old/batchai ...]
          [--idle 1000] [--slow 100] [--chunked 10] [--requests 200] [--timeout 10]
+         [--slow-body 512 --slow-body-path /ui/ --slow-body-length 4194304 --slow-body-prefix 0]
+The issue 53 figures: --idle 0 --slow 0 --chunked 0 --slow-body 512 --requests 50 --timeout 8
 """
 import argparse
 import asyncio
@@ -127,6 +131,28 @@ async def chunked_client(port, ctx, path, token, stop):
             await asyncio.sleep(0.2)
 
 
+async def slow_body_client(port, ctx, path, length, prefix, stop):
+    """Declares a body of `length` bytes, sends `prefix` of them at once, then one byte every 2 s,
+    without credentials."""
+    while not stop.is_set():
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port, ssl=ctx), 10)
+            writer.write(f"POST {path} HTTP/1.1\r\nHost: localhost\r\n"
+                         "Content-Type: application/x-www-form-urlencoded\r\n"
+                         f"Content-Length: {length}\r\n\r\n".encode() + b"a" * prefix)
+            while not stop.is_set():
+                writer.write(b"a")
+                await writer.drain()
+                try:
+                    if not await asyncio.wait_for(reader.read(65536), 2):
+                        break  # closed by the server: connect again
+                except asyncio.TimeoutError:
+                    pass
+            writer.close()
+        except Exception:
+            await asyncio.sleep(0.2)
+
+
 def attack(server, args, token, stop, ready):
     async def main():
         astop = asyncio.Event()
@@ -135,6 +161,9 @@ def attack(server, args, token, stop, ready):
         path = f"/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups/attack?api-version=2021-04-01"
         tasks += [asyncio.create_task(chunked_client(server.port, server.ctx, path, token, astop))
                   for _ in range(args.chunked)]
+        tasks += [asyncio.create_task(slow_body_client(server.port, server.ctx, args.slow_body_path,
+                                                       args.slow_body_length, args.slow_body_prefix, astop))
+                  for _ in range(args.slow_body)]
         await asyncio.sleep(3)  # let the connections pile up
         ready.set()
         while not stop.is_set():
@@ -158,7 +187,7 @@ def measure(exe, args):
     attacker = threading.Thread(target=attack, args=(server, args, token, stop, ready), daemon=True)
     attacker.start()
     ready.wait(30)
-    times, failures = [], 0
+    times, failures, within_1s = [], 0, 0
     for _ in range(args.requests):
         start = time.monotonic()
         try:
@@ -169,6 +198,8 @@ def measure(exe, args):
             c.close()
             if r.status != 200:
                 failures += 1
+            elif time.monotonic() - start <= 1:
+                within_1s += 1
         except Exception:
             failures += 1
         times.append((time.monotonic() - start) * 1000)
@@ -185,7 +216,8 @@ def measure(exe, args):
     attacker.join(10)
     subprocess.run(["rm", "-rf", home])
     times.sort()
-    return {"exe": exe, "p50_ms": statistics.median(times), "p99_ms": times[int(len(times) * 0.99) - 1],
+    return {"exe": exe, "p50_ms": statistics.median(times), "p99_ms": times[max(0, int(len(times) * 0.99) - 1)],
+            "max_ms": times[-1], "within_1s": within_1s,
             "failures": failures, "requests": len(times), "rss_growth_mib": (peak_rss - idle_rss) / 1024,
             "sigterm_to_exit_s": exit_s}
 
@@ -196,19 +228,26 @@ def main():
     p.add_argument("--idle", type=int, default=1000)
     p.add_argument("--slow", type=int, default=100)
     p.add_argument("--chunked", type=int, default=10)
+    p.add_argument("--slow-body", type=int, default=0)
+    p.add_argument("--slow-body-path", default="/ui/")
+    p.add_argument("--slow-body-length", type=int, default=4 * 1024 * 1024)
+    p.add_argument("--slow-body-prefix", type=int, default=0, help="bytes of the body sent at once")
     p.add_argument("--requests", type=int, default=200)
     p.add_argument("--timeout", type=float, default=10)
     args = p.parse_args()
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
-    print(f"attack: {args.idle} idle TCP, {args.slow} slowloris, {args.chunked} endless chunked bodies; "
+    print(f"attack: {args.idle} idle TCP, {args.slow} slowloris, {args.chunked} endless chunked bodies, "
+          f"{args.slow_body} slow bodies ({args.slow_body_length} B declared, {args.slow_body_prefix} sent at once) "
+          f"to {args.slow_body_path}; "
           f"{args.requests} authorised GET .../jobs/{{name}}, timeout {args.timeout} s")
-    print("| build | p50 ms | p99 ms | failed | peak RSS above idle MiB | SIGTERM to exit s |")
-    print("|---|---|---|---|---|---|")
+    print("| build | p50 ms | p99 ms | max ms | answered 200 within 1 s | failed | peak RSS above idle MiB | SIGTERM to exit s |")
+    print("|---|---|---|---|---|---|---|---|")
     for exe in args.exe:
         r = measure(exe, args)
-        print(f"| {r['exe']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['failures']}/{r['requests']} | "
+        print(f"| {r['exe']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} | "
+              f"{r['within_1s']}/{r['requests']} | {r['failures']}/{r['requests']} | "
               f"{r['rss_growth_mib']:.1f} | {r['sigterm_to_exit_s']:.2f} |", flush=True)
 
 

@@ -6,20 +6,16 @@ for tests/bench/train/train_bench; prints 'RESULT images_per_s=<n>'. Data prepar
 Usage: pytorch_cifar10.py [--threads 2] [--batch 32] [--steps 60] [--warmup 5]
 """
 import argparse
+import os
+import sys
 import time
 
 import torch
 import torch.nn as nn
 
-
-def tutorial_cnn():
-    return nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(32, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(64, 64, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
-        nn.Flatten(), nn.Linear(64 * 6 * 6, 512), nn.ReLU(), nn.Dropout(0.5),
-        nn.Linear(512, 10))
+# The network as the trainer's reference check defines it (tests/train_reference/keras_reference.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "train_reference"))
+from keras_reference import keras_cnn as tutorial_cnn  # noqa: E402
 
 
 def main():

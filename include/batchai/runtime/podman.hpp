@@ -1,0 +1,42 @@
+// Podman as jobs use it: which program (BATCHAI_PODMAN, else `podman` on PATH), the global
+// options this machine kind needs (`--runtime runc` where runc is installed: crun refuses hybrid
+// cgroup layouts), and running one podman command with a time bound, its output captured.
+#pragma once
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "batchai/common/process.hpp"
+
+namespace batchai::runtime {
+
+struct PodmanResult {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string out;  // at most 64 KiB of each
+  std::string err;
+};
+
+// The podman program: $BATCHAI_PODMAN when set (tests; a node with podman elsewhere), else "podman".
+std::string podman_program();
+// True when the podman program is found (a path, or a name on PATH).
+bool podman_available();
+// InvalidArgument saying to install the podman package when podman_available() is false; `what`
+// names who needs it ("the job 'j1' runs in the container image 'x'").
+void require_podman(const std::string& what);
+
+// argv[0..]: the program and its global options (`--runtime runc` when runc is on PATH).
+std::vector<std::string> podman_base();
+
+// Runs `argv` with the node's base environment plus `env`, its output captured; kills it after
+// `timeout` (timed_out set).
+PodmanResult run_captured(ProcessLauncher& launcher, const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env = {});
+
+// Runs `podman_base() + args` with the node's base environment plus `env` (values reach podman
+// through its environment, never its argv); kills it after `timeout` (timed_out set).
+PodmanResult run_podman(ProcessLauncher& launcher, const std::vector<std::string>& args,
+                        std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env = {});
+
+}  // namespace batchai::runtime
