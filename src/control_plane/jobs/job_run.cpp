@@ -174,7 +174,9 @@ void prepare_run_folders(PlacedRun& run) {
   for (auto& t : run.plan.tasks) t.process.append = true;  // keep what is written there before them
 }
 
-RunHost run_host(const Context& cx) { return {cx.clock(), cx.launcher(), cx.settings().containment}; }
+RunHost run_host(const Context& cx, const std::string& job_key) {
+  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key)};
+}
 
 RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
   const JobProcesses procs = JobProcesses::contain(job_key, host.containment);
@@ -190,7 +192,7 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
   std::optional<JobContainers> containers;
   std::optional<Json> container_error;
   if (run.typed.container_settings) {
-    containers.emplace(cp.launcher(), state_dir(cp.layout(), job_key), job_key, run, run.registry_password);
+    containers.emplace(host.launcher, host.state_folder, job_key, run, run.registry_password);
     std::ofstream log(run.plan.execution_log, std::ios::app);
     try {
       container_error = containers->start(log);

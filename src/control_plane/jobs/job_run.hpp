@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -91,9 +92,11 @@ struct RunResult {
 struct RunHost {
   const Clock& clock;
   ProcessLauncher& launcher;
-  std::string containment;  // Settings::containment
+  std::string containment;              // Settings::containment
+  std::filesystem::path state_folder;   // the run's bookkeeping (its containers' names)
 };
-RunHost run_host(const Context& cx);
+// The host of a simulated job's run: its state folder in the home.
+RunHost run_host(const Context& cx, const std::string& job_key);
 
 // Runs the plan with runtime::supervise_job inside the job's containment (the configured mode),
 // with the watcher of `options` (SIGTERM to every job process when it stops the job, SIGKILL a

@@ -278,7 +278,7 @@ RunResult run_on_nodes(const SupervisorDeps& cp, const std::string& job_key, con
     make_reserve(dir / "reserve");
   };
   // Nothing of the job outlives it (confirmed gone, else release_nodes keeps its nodes).
-  return run_contained(run_host(cp.cx), job_key, run, options);
+  return run_contained(run_host(cp.cx, job_key), job_key, run, options);
 }
 
 // A run that ended by itself: succeeded, or failed with the runtime's errors in the SDK's words.

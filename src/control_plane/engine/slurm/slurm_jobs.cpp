@@ -82,6 +82,7 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
 Json run_inputs(const JobRow& job, const ClusterRow& cluster, int gpus_per_node) {
   Json j = {{"name", job.name}, {"nodeCount", job.node_count}, {"doc", job.doc}};
   if (job.private_data.contains("secrets")) j["secrets"] = job.private_data["secrets"];
+  if (job.private_data.contains("registryPassword")) j["registryPassword"] = job.private_data["registryPassword"];
   return {{"version", 1},
           {"job", j},
           {"cluster", {{"resourceGroup", cluster.resource_group}, {"workspace", cluster.workspace},

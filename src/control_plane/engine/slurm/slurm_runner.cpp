@@ -133,6 +133,7 @@ RunInputs read_run_inputs(const Json& inputs, const std::string& job_key) {
   in.job.doc = job["doc"];
   in.job.private_data = Json::object();
   if (job.value("secrets", Json()).is_object()) in.job.private_data["secrets"] = job["secrets"];
+  if (job.value("registryPassword", Json()).is_string()) in.job.private_data["registryPassword"] = job["registryPassword"];
   in.job.private_data["slurm"] = {{"gpusPerNode", bounded_int(inputs.value("gpusPerNode", Json()), 0, 1024, 0)}};
   in.cluster.resource_group = value_or<std::string>(cluster, "resourceGroup", "");
   in.cluster.workspace = value_or<std::string>(cluster, "workspace", "");
@@ -250,7 +251,7 @@ RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange,
   options.should_stop = [&](int tick) {
     return tick % 5 == 0 && exchange.stop_requested() ? StopReason::kTerminated : StopReason::kNone;
   };
-  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment}, job_key, run, options);
+  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir()}, job_key, run, options);
   runtime::JobOutcome& outcome = result.outcome;
   if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
       value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
