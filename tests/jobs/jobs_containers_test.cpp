@@ -239,7 +239,7 @@ class JobsContainersMpi : public JobsContainers {
     const fs::path tar = fs::path(BATCHAI_BINARY_DIR) / "tests" / "jobs" / "mpi-image.tar";
     if (!fs::exists(tar)) {
       if (std::system("command -v mmdebstrap >/dev/null 2>&1") != 0) GTEST_SKIP() << "mmdebstrap is not installed";
-      const std::string build = "mmdebstrap --quiet --variant=minbase --include=openmpi-bin,python3 bookworm '" +
+      const std::string build = "mmdebstrap --quiet --format=tar --variant=minbase --include=openmpi-bin,python3 bookworm '" +
                                 tar.string() + ".part' /etc/apt/sources.list.d/debian.sources >'" +
                                 (work_ / "mmdebstrap.log").string() + "' 2>&1 && mv '" + tar.string() + ".part' '" +
                                 tar.string() + "'";
