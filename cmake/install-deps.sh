@@ -15,6 +15,7 @@ packages=(
   chromium chromium-driver python3-selenium nodejs
   python3-torch
   podman runc uidmap mmdebstrap busybox-static
+  iproute2 procps util-linux
 )
 if [ "${BATCHAI_SKIP_APT:-0}" != 1 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
