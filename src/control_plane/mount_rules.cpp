@@ -2,7 +2,6 @@
 #include "mount_rules.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "batchai/common/errors.hpp"
@@ -13,11 +12,6 @@ namespace {
 
 constexpr const char* kAccountPlaceholder = "<AZURE_BATCHAI_STORAGE_ACCOUNT>";
 constexpr const char* kKeyPlaceholder = "<AZURE_BATCHAI_STORAGE_KEY>";
-
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 std::string lookup_key(const KeyLookup& lookup, const std::string& account) {
   auto key = lookup(account);
@@ -101,8 +95,8 @@ EffectiveStorage effective_storage(const MountOptions& options, const KeyLookup&
     s.account_name = *options.storage_account_name;
     s.account_key = options.storage_account_key ? *options.storage_account_key : lookup_key(lookup, s.account_name);
   } else {
-    s.account_name = env_or_empty("AZURE_BATCHAI_STORAGE_ACCOUNT");
-    s.account_key = env_or_empty("AZURE_BATCHAI_STORAGE_KEY");
+    s.account_name = options.environment_account_name.value_or("");
+    s.account_key = options.environment_account_key.value_or("");
   }
   return s;
 }

@@ -438,5 +438,28 @@ TEST_F(ControlPlaneTest, WithoutALauncherProcessesAreRefused) {
   EXPECT_THROW(cp_->nodes().exec(ws, "c", e), SystemError);
 }
 
+// The storage placeholders of mounts come from the caller's environment as the CLI passes it, never
+// from this process's own: under `serve`, an ARM PUT must not pick up the server's storage account
+// and key (issue 54).
+TEST_F(ControlPlaneTest, MountPlaceholdersComeFromTheCallersEnvironmentNotTheProcesss) {
+  auto ws = make_workspace();
+  cp_->storage_accounts().create("rg", "acct", std::nullopt, "Standard_LRS", "Storage");
+  const std::string key = cp_->storage_accounts().keys(std::nullopt, "acct")[0]["value"];
+  ::setenv("AZURE_BATCHAI_STORAGE_ACCOUNT", "acct", 1);  // the server's environment
+  ::setenv("AZURE_BATCHAI_STORAGE_KEY", key.c_str(), 1);
+  auto o = cluster_options("c", 1);
+  o.mounts.afs_name = "share";
+  expect_error<InvalidArgument>(
+      [&] { cp_->clusters().create(o); },
+      "Please configure Azure Storage account name via AZURE_BATCHAI_STORAGE_ACCOUNT or provide storage_account value "
+      "in batchai section of your az configuration file.");
+  ::unsetenv("AZURE_BATCHAI_STORAGE_ACCOUNT");
+  ::unsetenv("AZURE_BATCHAI_STORAGE_KEY");
+  o.mounts.environment_account_name = "acct";  // the caller's, as the CLI reads it
+  o.mounts.environment_account_key = key;
+  const Json c = cp_->clusters().create(o);
+  EXPECT_EQ(c["nodeSetup"]["mountVolumes"]["azureFileShares"][0]["accountName"], "acct");
+}
+
 }  // namespace
 }  // namespace batchai::control_plane

@@ -27,6 +27,10 @@ struct MountOptions {
   std::string bfs_mount_path = "bfs";
   std::optional<std::string> nfs;  // file server name (same workspace) or ARM id
   std::string nfs_mount_path = "nfs";
+  // AZURE_BATCHAI_STORAGE_ACCOUNT / _KEY as the caller's own environment gives them (the CLI reads
+  // them as az does); `serve` leaves them empty, so the server's environment never fills a request.
+  std::optional<std::string> environment_account_name;
+  std::optional<std::string> environment_account_key;
 };
 
 // -u/-k/-p/--generate-ssh-keys (cluster create and file-server create).

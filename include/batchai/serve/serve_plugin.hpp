@@ -1,6 +1,6 @@
 // The serve plugin's ABI (docs/serve.md, docs/architecture.md): `batchai serve` parses its
 // options in the executable and hands them to libbatchai_serve.so, loaded only then, so that no
-// other command maps cpp-httplib or OpenSSL. Plain data only crosses the boundary.
+// other command maps Boost.Beast's server or OpenSSL. Plain data only crosses the boundary.
 #pragma once
 #include <cstddef>
 #include <string>

@@ -1,6 +1,8 @@
 // Shared option helpers and --ids resolution.
 #include "commands/common.hpp"
 
+#include <cstdlib>
+#include <utility>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
@@ -164,6 +166,10 @@ control_plane::MountOptions mount_options(const Args& a) {
   m.bfs_mount_path = a.str("bfs-mount-path");
   m.nfs = a.get("nfs");
   m.nfs_mount_path = a.str("nfs-mount-path");
+  // As az: the placeholders of mounts fall back to the caller's environment (not a server's).
+  for (auto [name, field] : {std::pair{"AZURE_BATCHAI_STORAGE_ACCOUNT", &m.environment_account_name},
+                             std::pair{"AZURE_BATCHAI_STORAGE_KEY", &m.environment_account_key}})
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') *field = v;
   return m;
 }
 

@@ -1,6 +1,6 @@
 // `batchai serve [--port N] [--host ADDR] [--cert F --key F]` and `batchai serve ui-url`: parses the options into
 // batchai::serve::ServeOptions and hands them to libbatchai_serve.so, loaded from where the
-// composition root located it only now, so that no other command maps cpp-httplib or OpenSSL
+// composition root located it only now, so that no other command maps Boost.Beast's server or OpenSSL
 // (docs/serve.md).
 #include "commands/serve_command.hpp"
 
