@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's real `az` 2.45 (package azure-cli) against `batchai serve` (issue 16, docs/serve.md
+# Debian's real `az` 2.45 (package azure-cli) against `batchai serve` (issue 16, docs/serve-clients.md
 # "The az command line"): the lines the server prints, then the tutorial's az commands that the
 # server serves, the storage data plane included (Azure Files and Blob, SharedKey), and the
 # tutorial's Horovod job (examples/horovod-cifar10/job.json, a short synthetic schedule on 2 nodes)

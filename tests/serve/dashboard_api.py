@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dashboard's server side end to end (docs/serve.md "Dashboard"). Usage: dashboard_api.py BATCHAI_EXE
+"""The dashboard's server side end to end (docs/dashboard.md). Usage: dashboard_api.py BATCHAI_EXE
 
 Starts `batchai serve --port 0` on a temporary home (BATCHAI_SIM_DELAY_S=1) and checks: the
 one-time login (303, cookie attributes, no token after it, reuse/expired/forged refused), the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dashboard API at 10,000 jobs (docs/serve.md "Dashboard", issue 26 "done means" §4).
+"""The dashboard API at 10,000 jobs (docs/dashboard.md, issue 26 "done means" §4).
 Usage: dashboard_scale.py BATCHAI_EXE SEED_EXE
 
 Seeds 10,000 jobs in one experiment (SEED_EXE: tests/serve/seed_jobs.cpp, a bulk copy of one real

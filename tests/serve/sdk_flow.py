@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Debian's Azure SDK (python3-azure: azure-mgmt-batchai 7.0.0b1, azure-mgmt-resource) unchanged
-against `batchai serve` (issue 16, docs/serve.md "The Azure SDK"). Usage: sdk_flow.py BATCHAI_EXE
+against `batchai serve` (issue 16, docs/serve-clients.md "The Azure SDK"). Usage: sdk_flow.py BATCHAI_EXE
 
 Starts `batchai serve --port 0` on a temporary BATCHAI_HOME, reads the lines it prints, takes a
 token from its token endpoint with the printed credentials, and drives BatchAI's long-running

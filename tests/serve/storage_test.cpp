@@ -1,4 +1,4 @@
-// The storage data plane of batchai serve (docs/serve.md "The storage data plane"): Azure Files
+// The storage data plane of batchai serve (docs/serve-clients.md "The storage data plane"): Azure Files
 // and Blob requests on ACCOUNT.file|blob.core.localhost, signed with SharedKey as the storage SDK
 // signs them (the signer below is the test's own, written from the Storage docs), and the
 // refusals: forged or stale signatures, bearer tokens, '..', oversize ranges, ranges past a

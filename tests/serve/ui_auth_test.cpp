@@ -1,4 +1,4 @@
-// The dashboard's login link, cookie and session key (ui_auth.hpp, docs/serve.md "Dashboard"): a
+// The dashboard's login link, cookie and session key (ui_auth.hpp, docs/dashboard.md): a
 // link works once and for 10 minutes, also across restarts and the home's other servers; no token
 // passes for another or for another port or key; the cookie alone (all another port of the host
 // gets) is no session; the set of used links is bounded; the Cookie header is read by exact name.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dashboard on a Slurm cluster, in a real browser (issue 26 item 2; docs/serve.md "Dashboard").
+"""The dashboard on a Slurm cluster, in a real browser (issue 26 item 2; docs/dashboard.md).
 Usage: dashboard_slurm_test.py BATCHAI_EXE SLURM_BASE OUTPUT_DIR
 
 Its own private Slurm (tests/slurm/private_slurm.sh, 3 nodes, PORT_BASE from the environment),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dashboard of `batchai serve` in a real browser (issue 26; docs/serve.md "Dashboard").
+"""The dashboard of `batchai serve` in a real browser (issue 26; docs/dashboard.md).
 Usage: dashboard_test.py BATCHAI_EXE SEED_EXE OUTPUT_DIR
 
 Debian's headless Chromium through python3-selenium and chromium-driver. Without them the test
