@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "batchai/common/confined_path.hpp"
 #include "batchai/common/log.hpp"
 #include "batchai/runtime/container_plan.hpp"
 #include "batchai/runtime/container_settings.hpp"
@@ -148,9 +149,12 @@ std::vector<runtime::Bind> batchai_bundle(ProcessLauncher& launcher, const fs::p
 }
 
 // Where the job's mount links lead (storage folders outside the node folder): bound at the same
-// paths so that the links resolve inside the container.
-void add_link_targets(const fs::path& root, std::set<fs::path>& out) {
+// paths so that the links resolve inside the container. Only targets in the shared folder's
+// storage and file servers count: a link a job left in a node folder binds nothing else.
+void add_link_targets(const fs::path& root, const fs::path& shared_root, std::set<fs::path>& out) {
   std::error_code ec;
+  const fs::path shared = fs::weakly_canonical(shared_root, ec);
+  const fs::path allowed[] = {shared / "storage", shared / "fileservers"};
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     if (it.depth() > 4) {
@@ -159,7 +163,9 @@ void add_link_targets(const fs::path& root, std::set<fs::path>& out) {
     }
     if (!it->is_symlink(ec)) continue;
     const fs::path target = fs::canonical(it->path(), ec);
-    if (!ec && fs::is_directory(target, ec)) out.insert(target);
+    const bool inside = !ec && std::any_of(std::begin(allowed), std::end(allowed),
+                                           [&](const fs::path& a) { return is_within(target, a); });
+    if (inside && fs::is_directory(target, ec)) out.insert(target);
     ec.clear();
   }
 }
@@ -175,9 +181,10 @@ std::chrono::seconds image_pull_timeout() {
   return std::chrono::seconds(600);
 }
 
-JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, std::string job_key, const PlacedRun& run,
-                             std::string registry_password)
-    : launcher_(launcher), state_dir_(std::move(state_dir)), job_key_(std::move(job_key)), run_(run),
+JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, std::string job_key,
+                             const PlacedRun& run, std::string registry_password)
+    : launcher_(launcher), state_dir_(std::move(state_dir)), shared_root_(std::move(shared_root)),
+      job_key_(std::move(job_key)), run_(run),
       registry_password_(std::move(registry_password)) {}
 
 std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
@@ -229,8 +236,8 @@ std::optional<Json> JobContainers::start(std::ostream& log) {
   options.common_binds = batchai_bundle(launcher_, state_dir_);
   std::set<fs::path> targets;
   for (const auto& node : run_.plan.nodes) {
-    add_link_targets(node.folders.mount_root, targets);
-    add_link_targets(node.folders.job_mount_root, targets);
+    add_link_targets(node.folders.mount_root, shared_root_, targets);
+    add_link_targets(node.folders.job_mount_root, shared_root_, targets);
   }
   for (const auto& t : targets) options.common_binds.push_back({t, t, false});
   fs::create_directories(state_dir_ / kGatewayDir);

@@ -26,8 +26,10 @@ std::chrono::seconds image_pull_timeout();
 
 class JobContainers {
  public:
-  JobContainers(ProcessLauncher& launcher, std::filesystem::path state_dir, std::string job_key, const PlacedRun& run,
-                std::string registry_password);
+  // `shared_root`: the folder whose storage/ and fileservers/ mount links may lead into; a link
+  // that leads elsewhere (one a job planted in a node folder) is never bound into a container.
+  JobContainers(ProcessLauncher& launcher, std::filesystem::path state_dir, std::filesystem::path shared_root,
+                std::string job_key, const PlacedRun& run, std::string registry_password);
   ~JobContainers() { remove(); }
   JobContainers(const JobContainers&) = delete;
   JobContainers& operator=(const JobContainers&) = delete;
@@ -44,6 +46,7 @@ class JobContainers {
 
   ProcessLauncher& launcher_;
   std::filesystem::path state_dir_;
+  std::filesystem::path shared_root_;
   std::string job_key_;
   const PlacedRun& run_;
   std::string registry_password_;

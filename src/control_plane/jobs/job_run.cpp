@@ -175,7 +175,7 @@ void prepare_run_folders(PlacedRun& run) {
 }
 
 RunHost run_host(const Context& cx, const std::string& job_key) {
-  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key)};
+  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key), cx.layout().shared()};
 }
 
 RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
@@ -192,7 +192,7 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
   std::optional<JobContainers> containers;
   std::optional<Json> container_error;
   if (run.typed.container_settings) {
-    containers.emplace(host.launcher, host.state_folder, job_key, run, run.registry_password);
+    containers.emplace(host.launcher, host.state_folder, host.shared_root, job_key, run, run.registry_password);
     std::ofstream log(run.plan.execution_log, std::ios::app);
     try {
       container_error = containers->start(log);

@@ -94,6 +94,7 @@ struct RunHost {
   ProcessLauncher& launcher;
   std::string containment;              // Settings::containment
   std::filesystem::path state_folder;   // the run's bookkeeping (its containers' names)
+  std::filesystem::path shared_root;    // NodeLayout::shared(): where mount links may lead
 };
 // The host of a simulated job's run: its state folder in the home.
 RunHost run_host(const Context& cx, const std::string& job_key);

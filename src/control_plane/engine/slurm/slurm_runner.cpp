@@ -251,7 +251,7 @@ RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange,
   options.should_stop = [&](int tick) {
     return tick % 5 == 0 && exchange.stop_requested() ? StopReason::kTerminated : StopReason::kNone;
   };
-  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir()}, job_key, run, options);
+  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir(), host.layout.shared()}, job_key, run, options);
   runtime::JobOutcome& outcome = result.outcome;
   if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
       value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
