@@ -254,6 +254,7 @@ TEST_F(SlurmOutage, ASecondBatchScriptOfAClaimedRunRunsNothing) {
   const Json done = show("twice");
   EXPECT_EQ(done["executionState"], "failed") << done.dump();
   EXPECT_EQ(done["executionInfo"]["exitCode"], 3) << done.dump();
+  EXPECT_FALSE(fs::exists(exchange("twice").dir() / "run.json"));  // its secrets leave with its end
 }
 
 // Slurm says FAILED or COMPLETED: the runner's own word when it left one. Without it, a claimed run

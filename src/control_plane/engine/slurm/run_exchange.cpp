@@ -120,6 +120,8 @@ void RunExchange::request_stop() const {
   if (!fd && errno != ENOENT) fail_write(dir_ / "stop", errno);  // ENOENT: the folder is gone, nothing runs
 }
 
+void RunExchange::forget_inputs() const { ::unlink((dir_ / "run.json").c_str()); }
+
 std::optional<std::string> RunExchange::claim() const { return read_small(dir_ / "claim", 4096); }
 std::optional<Json> RunExchange::started() const { return read_object(dir_ / "started.json", kMaxRecord); }
 std::optional<Json> RunExchange::outcome() const { return read_object(dir_ / "outcome.json", kMaxRecord); }

@@ -34,6 +34,8 @@ class RunExchange {
   void write_inputs(const Json& inputs) const;
   void write_slurm_id(std::uint64_t id) const;
   void request_stop() const;
+  // Once the job has ended: its inputs (and the secrets in them) are removed from the shared folder.
+  void forget_inputs() const;
 
   // What the runner recorded: nullopt while it has not (or the file is unreadable or malformed).
   std::optional<std::string> claim() const;

@@ -139,6 +139,10 @@ void finish_forgotten(JobRow& job, std::uint64_t slurm_job_id, const RunnerRecor
                now_us);
 }
 
+void forget_inputs(const NodeLayout& layout, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) RunExchange(layout.job_exchange(key)).forget_inputs();
+}
+
 void fold_runner_records(const SlurmEnv& env, const std::vector<std::int64_t>& clusters) {
   Store& store = env.store();
   const std::vector<JobRow> jobs = store.read([&] { return submitted_unfinished_jobs(store, clusters); });
@@ -148,16 +152,20 @@ void fold_runner_records(const SlurmEnv& env, const std::vector<std::int64_t>& c
     if (record.claim || record.started || record.outcome) records.emplace(job.key, std::move(record));
   }
   if (records.empty()) return;
+  std::vector<std::string> ended;
   store.write([&] {
+    ended.clear();
     for (const auto& [key, record] : records) {
       auto job = load_job_by_key(store, key);
       if (!job || (job->state != JobState::kQueued && job->state != JobState::kRunning &&
                    job->state != JobState::kTerminating))
         continue;
-      if (fold_runner_record(store, *job, record, to_us(env.clock().now()), !stopped_by_signal(record)))
-        save_job(store, *job);
+      if (!fold_runner_record(store, *job, record, to_us(env.clock().now()), !stopped_by_signal(record))) continue;
+      save_job(store, *job);
+      if (job->state == JobState::kSucceeded || job->state == JobState::kFailed) ended.push_back(key);
     }
   });
+  forget_inputs(env.layout(), ended);
 }
 
 }  // namespace batchai::control_plane::jobs_detail

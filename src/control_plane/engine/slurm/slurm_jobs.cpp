@@ -347,12 +347,15 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
   } catch (const Error& e) {
     if (is_silent_controller(e)) throw;  // reconcile_slurm records it for every process
     log::warning(std::string("Slurm did not report its jobs; their states are the last known ones: ") + e.what());
+    fold_runner_records(env, scope);  // the runners' own word needs no Slurm
     return;
   }
   // Read after Slurm answered: a runner's outcome written before its batch script ended is seen.
   std::map<std::string, RunnerRecord> records;
   for (const JobRow& job : submitted) records.emplace(job.key, read_runner_record(env.layout(), job.key));
+  std::vector<std::string> ended;
   store.write([&] {
+    ended.clear();
     const std::int64_t now = to_us(env.clock().now());
     for (const JobRow& seen : submitted) {
       const slurm::JobId id = *slurm_job_id(seen);
@@ -361,9 +364,12 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
       if (job->state != JobState::kQueued && job->state != JobState::kRunning && job->state != JobState::kTerminating) continue;
       const auto it = known.find(id);
       const std::optional<slurm::JobInfo> info = it == known.end() ? std::nullopt : std::optional(it->second);
-      if (update_from_slurm(env, *job, id, info, records.at(seen.key), now)) save_job(store, *job);
+      if (!update_from_slurm(env, *job, id, info, records.at(seen.key), now)) continue;
+      save_job(store, *job);
+      if (job->state == JobState::kSucceeded || job->state == JobState::kFailed) ended.push_back(job->key);
     }
   });
+  forget_inputs(env.layout(), ended);
 }
 
 std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow& job, bool wait) {
@@ -421,6 +427,7 @@ void terminate_slurm_job(const SlurmEnv& env, const JobRow& job) {
       finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
     save_job(store, *j);
   });
+  forget_inputs(env.layout(), {job.key});
 }
 
 }  // namespace batchai::control_plane::jobs_detail

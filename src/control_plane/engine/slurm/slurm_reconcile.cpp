@@ -181,10 +181,12 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
     st.bind(1, key);
     return st.step() ? std::optional<std::int64_t>(st.integer(0)) : std::nullopt;
   });
-  // What the jobs' runners recorded needs no controller: their outcomes land whatever Slurm does.
-  jobs_detail::fold_runner_records(env, clusters);
-  // Backing off: the stored state and its errors entries are the answer, at once.
-  if (silent_until && now < *silent_until) return;
+  // Backing off: the stored state and its errors entries are the answer, at once; what the jobs'
+  // runners recorded needs no controller, so their outcomes land meanwhile.
+  if (silent_until && now < *silent_until) {
+    jobs_detail::fold_runner_records(env, clusters);
+    return;
+  }
   const bool was_silent = silent_until.has_value();
   SlurmBudget budget;
   try {
@@ -195,6 +197,7 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
   } catch (const Error& e) {
     if (!is_silent_controller(e)) throw;
     record_silent_controller(env, e);
+    jobs_detail::fold_runner_records(env, clusters);  // refresh_slurm_jobs folds them when Slurm answers
     return;
   }
   if (was_silent)  // it answers again: the silence's entries go, everywhere
