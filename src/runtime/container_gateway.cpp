@@ -28,6 +28,9 @@ namespace batchai::runtime {
 namespace {
 
 constexpr std::size_t kMaxRequest = 256 * 1024;
+// mpirun asks once per node (at most 1000); more is not a launch agent: refused, so no process in
+// the job's containers can make its runner start threads without end.
+constexpr std::size_t kMaxSessions = 1024;
 constexpr int kRequestWaitMs = 10000;
 constexpr auto kPoll = std::chrono::milliseconds(200);
 
@@ -122,6 +125,10 @@ struct ContainerGateway::State {
       const int conn = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
       if (conn < 0) continue;
       std::lock_guard lock(mutex);
+      if (sessions.size() >= kMaxSessions) {
+        ::close(conn);
+        continue;
+      }
       sessions.emplace_back([this, conn] { serve(UniqueFd(conn)); });
     }
   }
