@@ -181,8 +181,17 @@ bool in_dev_shm(const std::string& name) { return std::filesystem::exists("/dev/
 
 // F408: a local rank 0 killed during the set-up (after it made the segment, before every rank
 // mapped it) left the segment in /dev/shm until reboot. The next set-up on the host removes the
-// segments whose creator is dead, and leaves those of live processes alone.
+// segments whose creator is dead, and leaves those of live processes alone. Only rank 0 plants and
+// sweeps: another rank's sweep would remove its orphan before it looks. Every rank meets the
+// closing barrier even when a check fails, so a failure never leaves its peers waiting.
 TEST(ShmMpi, TheNextSetUpRemovesSegmentsOfDeadCreators) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  struct MeetAtTheEnd {
+    ~MeetAtTheEnd() { MPI_Barrier(MPI_COMM_WORLD); }
+  } meet;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(0);
@@ -192,11 +201,11 @@ TEST(ShmMpi, TheNextSetUpRemovesSegmentsOfDeadCreators) {
   ASSERT_TRUE(in_dev_shm(orphan));
   std::string why;
   auto segment = detail::ShmSegment::open(MPI_COMM_SELF, 4096, [](void*) {}, &why);
+  const bool live_kept = in_dev_shm(live);
+  ::shm_unlink(live.c_str());
   ASSERT_TRUE(segment) << why;
   EXPECT_FALSE(in_dev_shm(orphan)) << orphan << " of dead pid " << child << " is still there";
-  EXPECT_TRUE(in_dev_shm(live)) << "a live creator's segment was removed";
-  ::shm_unlink(live.c_str());
-  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_TRUE(live_kept) << "a live creator's segment was removed";
 }
 
 }  // namespace
