@@ -17,22 +17,14 @@
 
 #include "batchai/common/process_tree.hpp"
 #include "job_harness.hpp"
+#include "support/shell.hpp"
 
 namespace batchai::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string shell_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
+std::string shell_output(const std::string& command) { return run_shell(command).out; }
 
 class JobsContainers : public JobsFixture {
  protected:

@@ -15,6 +15,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "serve_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -47,7 +48,8 @@ TEST(AccessLogFormat, OneLineWithEveryHostileByteEscaped) {
 }
 
 TEST(AccessLogFile, RotatesPastItsBoundKeepingOneOldFile) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path path = dir / "access.log";
   {
     AccessLog log(path, 1000);
@@ -62,32 +64,32 @@ TEST(AccessLogFile, RotatesPastItsBoundKeepingOneOldFile) {
   const auto lines = lines_of(path);
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines.back().find("/line/99 "), std::string::npos);  // the newest kept
-  fs::remove_all(dir);
 }
 
 TEST(AccessLogFile, ALinkInItsPlaceIsNotFollowed) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   fs::create_symlink(dir / "elsewhere", dir / "access.log");
   EXPECT_THROW(AccessLog(dir / "access.log", 1000), batchai::Error);
   EXPECT_FALSE(fs::exists(dir / "elsewhere"));
-  fs::remove_all(dir);
 }
 
 TEST(AccessLogFile, AFifoWithoutAReaderIsRefusedAtOnce) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path fifo = dir / "access.log";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(AccessLog(fifo, 1 << 20), batchai::Error);  // a blocking open would wait forever
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
-  fs::remove_all(dir);
 }
 
 // The slow peer of the log is its file: a FIFO whose reader takes nothing stands for a stalled
 // disk or a hung mount. record() must not wait for it, the queue must stay bounded, shutting
 // the log down must not hang, and the lines lost are counted in the file once it moves again.
 TEST(AccessLogFile, AStalledFileNeverHoldsUpTheCaller) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path fifo = dir / "access.log";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
@@ -121,7 +123,6 @@ TEST(AccessLogFile, AStalledFileNeverHoldsUpTheCaller) {
   EXPECT_GE(took, AccessLog::kDrainWait - std::chrono::milliseconds(100)) << "the file was not stalled";
   EXPECT_LT(took, AccessLog::kDrainWait + std::chrono::seconds(1));
   ::close(reader);  // the writer left behind now fails with EPIPE and ends (SIGPIPE is blocked there)
-  fs::remove_all(dir);
 }
 
 TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
