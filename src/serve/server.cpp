@@ -9,23 +9,23 @@
 
 #include <ctime>
 
-#include "arm_error.hpp"
-#include "arm_routes.hpp"
-#include "auth_routes.hpp"
+#include "arm/arm_error.hpp"
+#include "arm/arm_routes.hpp"
+#include "arm/auth_routes.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
-#include "byte_reply.hpp"
-#include "call.hpp"
-#include "certificate.hpp"
+#include "storage/byte_reply.hpp"
+#include "arm/call.hpp"
+#include "http/certificate.hpp"
 #include "control_plane_pool.hpp"
-#include "http_server.hpp"
+#include "http/http_server.hpp"
 #include "identity.hpp"
-#include "job_file_links.hpp"
-#include "operations.hpp"
-#include "storage_routes.hpp"
-#include "ui_auth.hpp"
-#include "ui_routes.hpp"
-#include "wire_cache.hpp"
+#include "job_files/job_file_links.hpp"
+#include "arm/operations.hpp"
+#include "storage/storage_routes.hpp"
+#include "ui/ui_auth.hpp"
+#include "ui/ui_routes.hpp"
+#include "arm/wire_cache.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -229,7 +229,8 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
   const std::filesystem::path spool = dir / "uploads";
   std::filesystem::create_directories(spool);
   std::filesystem::permissions(spool, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
-  s.http = std::make_unique<HttpServer>(HttpEndpoint{s.config.host, s.config.port, s.cert, s.key, spool, s.config.access_log},
+  s.http = std::make_unique<HttpServer>(HttpEndpoint{s.config.host, s.config.port, s.cert, s.key, spool, s.config.access_log,
+                                                                     {std::string(kJobFileLinkPrefix)}},
                                         s.config.limits, s);
   s.port = s.http->port();
   s.base = "https://localhost:" + std::to_string(s.port);

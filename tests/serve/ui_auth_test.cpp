@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "encoding.hpp"
-#include "ui_auth.hpp"
+#include "http/encoding.hpp"
+#include "ui/ui_auth.hpp"
 
 namespace batchai::serve {
 namespace {
