@@ -1,7 +1,7 @@
 // The handlers the ARM route table (arm_routes.cpp) points at, one per (method, path pattern):
 // subscriptions, Microsoft.Resources and Microsoft.Storage in arm_routes.cpp, Microsoft.BatchAI in
 // arm_batchai_routes.cpp. A handler gets its path's captured names, checked api-version and
-// method already; it answers through `call` or throws (arm_error.cpp maps the exception).
+// method already; it answers through `call` or throws (error_answer.hpp maps the exception).
 #pragma once
 #include <optional>
 #include <string>

@@ -5,6 +5,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "error_answer.hpp"
 
 namespace batchai::serve {
 
@@ -50,9 +51,8 @@ void Call::empty(int status) {
   res.body.clear();
 }
 
-void Call::error(const ArmError& e) {
-  res.set_header("x-ms-failure-cause", "gateway");
-  json(e.status, e.body());
+void Call::error(int status, const std::string& code, const std::string& message) {
+  reply_json_error(res, status, code, message);
 }
 
 Json Call::body_object() const {

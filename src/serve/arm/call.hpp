@@ -9,7 +9,6 @@
 
 #include "http/http_message.hpp"
 
-#include "arm/arm_error.hpp"
 #include "batchai/common/json_util.hpp"
 
 namespace batchai::serve {
@@ -33,8 +32,8 @@ struct Call {
   // `body` is JSON text already (e.g. joined from cached parts): sent as it is, as json() would.
   void json_text(int status, std::string body);
   void empty(int status);
-  void error(const ArmError& e);
-  void error(int status, const std::string& code, const std::string& message) { error(ArmError{status, code, message}); }
+  // ARM's error answer (error_answer.hpp): {"error":{"code","message"}} with `status`.
+  void error(int status, const std::string& code, const std::string& message);
   // The request body as a JSON object ({} when empty); InvalidArgument on anything else.
   Json body_object() const;
 };

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "batchai/common/errors.hpp"
+#include "door.hpp"
 #include "batchai/control_plane/dashboard_reads.hpp"
 #include "storage/byte_reply.hpp"
 #include "http/encoding.hpp"
@@ -79,8 +80,10 @@ void not_found(HttpResponse& res) {
   reply_storage_error(res, 404, "ResourceNotFound", "The specified resource does not exist.");
 }
 
-void answer(const HttpRequest& req, HttpResponse& res, const Identity& identity,
-            control_plane::ControlPlane& cp, std::int64_t now_s) {
+// GET/HEAD of a link: the bytes as an attachment (nosniff; 206 for a Range), or Storage's XML
+// error: 403 for a signature that does not check or a link past its expiry, 404 when the file is gone.
+void answer_link(const HttpRequest& req, HttpResponse& res, const Identity& identity, control_plane::ControlPlane& cp,
+                 std::int64_t now_s) {
   if (req.method != "GET" && req.method != "HEAD")
     return reply_storage_error(res, 400, "UnsupportedHttpVerb", "A job file link serves GET and HEAD only.");
   const std::string_view token = std::string_view(req.path).substr(kJobFileLinkPrefix.size());
@@ -140,19 +143,34 @@ std::string mount_file_url(const Identity& identity, const std::string& base, co
 
 bool is_job_file_request(const HttpRequest& req) { return req.path.rfind(kJobFileLinkPrefix, 0) == 0; }
 
-void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
-                     control_plane::ControlPlane& cp, std::int64_t now_s) {
-  try {
-    answer(req, res, identity, cp, now_s);
-  } catch (const NotFound& e) {
-    reply_storage_error(res, 404, "ResourceNotFound", e.what());
-  } catch (const InvalidArgument& e) {
-    reply_storage_error(res, 400, "InvalidInput", e.what());
-  } catch (const std::exception& e) {
-    reply_storage_error(res, 500, "InternalError", e.what());
-  } catch (...) {
-    reply_storage_error(res, 500, "InternalError", "The server failed with an unknown error.");
+namespace {
+
+// Signed by the link itself (no credential to check); a link takes no body.
+class JobFilesDoor final : public Door {
+ public:
+  explicit JobFilesDoor(ServeState& state) : state_(state) {}
+
+  bool claims(const HttpRequest& head) const override { return is_job_file_request(head); }
+  BodyPlan admit(const HttpRequest& head) override { return refuse_any_body(*this, head); }
+
+  void answer(HttpRequest& req, HttpResponse& res) override {
+    auto lease = state_.pool.borrow();
+    answer_link(req, res, state_.identity, *lease, now_seconds());
   }
-}
+
+  // A link answers as the SAS URL it stands for (Storage's XML, its generic words: a link's
+  // client knows no service codes); what is refused before a link is read, as the gateway.
+  void render_error(const HttpRequest*, HttpResponse& res, const ErrorAnswer& e) const override {
+    if (e.from_transport) return reply_json_error(res, e.status, gateway_code(e.kind), e.message);
+    reply_storage_error(res, e.status, storage_code(e.kind), e.message);
+  }
+
+ private:
+  ServeState& state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Door> make_job_files_door(ServeState& state) { return std::make_unique<JobFilesDoor>(state); }
 
 }  // namespace batchai::serve

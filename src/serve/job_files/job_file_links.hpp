@@ -42,9 +42,5 @@ std::string job_file_url(const Identity& identity, const std::string& base, cons
 std::string mount_file_url(const Identity& identity, const std::string& base, const MountFileLink& link);
 // The request's path is a link's (/batchai-files/...).
 bool is_job_file_request(const HttpRequest& req);
-// Answers GET/HEAD of a link (the bytes as an attachment, nosniff; 206 for a Range) or Storage's XML error: 403 for a
-// signature that does not check or a link past its expiry, 404 when the file is gone. Never throws.
-void handle_job_file(const HttpRequest& req, HttpResponse& res, const Identity& identity,
-                     control_plane::ControlPlane& cp, std::int64_t now_s);
 
 }  // namespace batchai::serve

@@ -42,6 +42,25 @@ std::string range_header(const HttpRequest& req) {
   return req.has_header("Range") ? req.get_header_value("Range") : "";
 }
 
+const char* storage_code(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kNotFound: return "ResourceNotFound";
+    case ErrorKind::kAlreadyExists: return "ResourceAlreadyExists";
+    case ErrorKind::kConflict: return "Conflict";
+    case ErrorKind::kInvalid:
+    case ErrorKind::kMalformedHttp: return "InvalidInput";
+    case ErrorKind::kInvalidRange: return "InvalidRange";
+    case ErrorKind::kBodyTooLarge: return "RequestBodyTooLarge";
+    case ErrorKind::kUriTooLong: return "InvalidUri";
+    case ErrorKind::kHeadersTooLarge: return "RequestHeaderFieldsTooLarge";
+    case ErrorKind::kBusy: return "ServerBusy";
+    case ErrorKind::kDiskFull: return "InsufficientStorage";
+    case ErrorKind::kInternal:
+    case ErrorKind::kAnswered: break;
+  }
+  return "InternalError";
+}
+
 void reply_storage_error(HttpResponse& res, int status, const std::string& code, const std::string& message) {
   res.status = status;
   res.set_header("x-ms-error-code", code);

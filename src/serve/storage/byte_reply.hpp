@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "error_answer.hpp"
 #include "http/http_message.hpp"
 
 #include "batchai/common/confined_path.hpp"  // UniqueFd
@@ -30,6 +31,8 @@ std::string range_header(const HttpRequest& req);
 
 // Storage's error: the status, x-ms-error-code and the XML body.
 void reply_storage_error(HttpResponse& res, int status, const std::string& code, const std::string& message);
+// Storage's word for each kind of error (error_answer.hpp), where the service names none.
+const char* storage_code(ErrorKind kind);
 
 // GET: the whole `size` bytes of `fd` (200) or the one range asked for by x-ms-range or Range
 // (206 with Content-Range; 416 past the end or for several ranges); HEAD: the length only.

@@ -97,9 +97,9 @@ Json jobs(const HttpRequest& req, UiContext& ui) {
   const std::string experiment = ui_name(req, "experiment", "experiment_name");
   std::string state = req.get_param_value("state");
   if (!state.empty() && std::find(std::begin(kJobStates), std::end(kJobStates), state) == std::end(kJobStates))
-    throw UiApiError(400, "InvalidParameter", "state must be one of queued, running, terminating, succeeded, failed.");
+    throw AnswerError(400, "InvalidParameter", "state must be one of queued, running, terminating, succeeded, failed.");
   const std::int64_t limit = ui_count(req, "limit", kMaxPageJobs).value_or(kMaxPageJobs);
-  if (limit < 1) throw UiApiError(400, "InvalidParameter", "limit must be between 1 and 100.");
+  if (limit < 1) throw AnswerError(400, "InvalidParameter", "limit must be between 1 and 100.");
   const std::int64_t page = ui_count(req, "page", 1000000).value_or(0);
   auto lease = ui.pool.borrow();  // held while the reads use its control plane
   cp::DashboardReads reads(*lease);
@@ -327,31 +327,13 @@ void route(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_
   if (path == "job/metrics") return ui_answer(res, ui_job_metrics(req, ui));
   if (path == "experiment") return ui_answer(res, ui_experiment(req, ui));
   if (path == "cluster/nodes") return ui_answer(res, cluster_nodes(req, ui));
-  throw UiApiError(404, "NotFound", "No such dashboard API.");
-}
-
-void error(HttpResponse& res, int status, const std::string& code, const std::string& message) {
-  res.headers.clear();
-  res.file.reset();
-  res.status = status;
-  res.set_content(Json{{"error", {{"code", code}, {"message", message}}}}.dump(-1, ' ', false, Json::error_handler_t::replace),
-                  "application/json; charset=utf-8");
+  throw AnswerError(404, "NotFound", "No such dashboard API.");
 }
 
 }  // namespace
 
 void answer_ui_api(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s) {
-  try {
-    route(req, res, ui, now_s);
-  } catch (const UiApiError& e) {
-    error(res, e.status, e.code, e.what());
-  } catch (const NotFound& e) {
-    error(res, 404, e.code().empty() ? "NotFound" : e.code(), e.what());
-  } catch (const InvalidArgument& e) {
-    error(res, 400, "InvalidParameter", e.what());
-  } catch (const std::exception& e) {
-    error(res, 500, "InternalError", e.what());
-  }
+  route(req, res, ui, now_s);
 }
 
 }  // namespace batchai::serve

@@ -11,7 +11,7 @@ namespace batchai::serve {
 namespace {
 
 std::string required(const HttpRequest& req, const char* param) {
-  if (!req.has_param(param)) throw UiApiError(400, "MissingParameter", std::string("The query parameter '") + param + "' is required.");
+  if (!req.has_param(param)) throw AnswerError(400, "MissingParameter", std::string("The query parameter '") + param + "' is required.");
   return req.get_param_value(param);
 }
 
@@ -24,7 +24,7 @@ std::string ui_resource_group(const HttpRequest& req) {
     return std::isalnum(c) || c == '-' || c == '_' || c == '.';
   });
   if (!ok)
-    throw UiApiError(400, "InvalidParameter",
+    throw AnswerError(400, "InvalidParameter",
                      "resourceGroup must be 1 to 90 letters, digits, '-', '_' or '.' (the service's rule).");
   return rg;
 }
@@ -34,7 +34,7 @@ std::string ui_name(const HttpRequest& req, const char* param, const char* rule_
   try {
     validate_resource_name(name, rule_name);
   } catch (const InvalidArgument& e) {
-    throw UiApiError(400, "InvalidParameter", std::string(param) + ": " + e.what());
+    throw AnswerError(400, "InvalidParameter", std::string(param) + ": " + e.what());
   }
   return name;
 }
@@ -55,7 +55,7 @@ std::optional<std::int64_t> ui_count(const HttpRequest& req, const char* param, 
   if (!req.has_param(param)) return std::nullopt;
   auto n = parse_count(req.get_param_value(param));
   if (!n || *n > static_cast<std::uint64_t>(max))
-    throw UiApiError(400, "InvalidParameter",
+    throw AnswerError(400, "InvalidParameter",
                      std::string(param) + " must be a whole number from 0 to " + std::to_string(max) + ".");
   return static_cast<std::int64_t>(*n);
 }
@@ -89,7 +89,7 @@ Json trim_text(const Json& value, std::size_t max_bytes, bool* trimmed) {
 void ui_answer(HttpResponse& res, const Json& body) {
   std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > kUiMaxAnswerBytes)
-    throw UiApiError(500, "AnswerTooLarge", "The answer would pass the dashboard's 64 KB bound.");
+    throw AnswerError(500, "AnswerTooLarge", "The answer would pass the dashboard's 64 KB bound.");
   res.status = 200;
   res.set_content(std::move(text), "application/json; charset=utf-8");
 }

@@ -3,12 +3,12 @@
 #pragma once
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/jobs.hpp"
+#include "error_answer.hpp"  // AnswerError: a status and code of the API's own
 #include "http/http_message.hpp"
 
 namespace batchai::control_plane {
@@ -18,13 +18,6 @@ class ControlPlane;
 namespace batchai::serve {
 
 struct UiContext;
-
-// An answer other than 200: {"error": {"code", "message"}} with `status`.
-struct UiApiError : std::runtime_error {
-  UiApiError(int s, std::string c, const std::string& m) : std::runtime_error(m), status(s), code(std::move(c)) {}
-  int status;
-  std::string code;
-};
 
 // Query parameters naming resources, checked with the service's name rules (400 otherwise).
 std::string ui_resource_group(const HttpRequest& req);

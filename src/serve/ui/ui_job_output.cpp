@@ -92,21 +92,21 @@ std::size_t json_cost(unsigned char b) {
 
 Json log(const HttpRequest& req, UiContext& ui) {
   const cp::JobRef ref = ui_job(req);
-  if (!req.has_param("file")) throw UiApiError(400, "MissingParameter", "The query parameter 'file' is required.");
+  if (!req.has_param("file")) throw AnswerError(400, "MissingParameter", "The query parameter 'file' is required.");
   const std::string file = req.get_param_value("file");
   if (file.empty() || file.size() > 255 || file == "." || file == ".." || file.find('/') != std::string::npos ||
       file.find('\0') != std::string::npos || !is_valid_utf8(file))
-    throw UiApiError(400, "InvalidParameter", "file must be the name of a file in the job's stdouterr folder.");
+    throw AnswerError(400, "InvalidParameter", "file must be the name of a file in the job's stdouterr folder.");
   const auto offset = ui_count(req, "offset", INT64_MAX);
   const auto before = ui_count(req, "before", INT64_MAX);
   const bool tail = req.get_param_value("tail") == "1";
   if (int(offset.has_value()) + int(before.has_value()) + int(tail) > 1)
-    throw UiApiError(400, "InvalidParameter", "Give at most one of offset, tail=1 and before.");
+    throw AnswerError(400, "InvalidParameter", "Give at most one of offset, tail=1 and before.");
   auto lease = ui.pool.borrow();
   auto dir = stdouterr(*lease, ref);
   if (!dir) return {{"file", file}, {"size", 0}, {"offset", 0}, {"nextOffset", 0}, {"text", ""}, {"eof", true}};
   auto f = open_in(dir, file);
-  if (!f) throw UiApiError(404, "FileNotFound", "The job has no file '" + printable(file) + "' in stdouterr (yet).");
+  if (!f) throw AnswerError(404, "FileNotFound", "The job has no file '" + printable(file) + "' in stdouterr (yet).");
   const std::uint64_t size = f->size;
   std::uint64_t start = 0, end = 0;
   if (tail || before) {

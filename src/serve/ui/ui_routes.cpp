@@ -1,3 +1,6 @@
+// The dashboard door (docs/serve.md "Dashboard"): /ui and everything under it: the page's
+// embedded files, the one-time login, the guard (the cookie, and for the API its session key)
+// and the read-only JSON API (ui_api.hpp).
 #include "ui/ui_routes.hpp"
 
 #include <algorithm>
@@ -5,6 +8,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
+#include "door.hpp"
 #include "ui/ui_api.hpp"
 #include "ui/ui_assets.hpp"
 
@@ -24,9 +28,7 @@ void text_page(HttpResponse& res, int status, const std::string& text) {
 // The API's error shape.
 void api_error(HttpResponse& res, int status, const std::string& code, const std::string& message) {
   res.status = status;
-  res.set_content(Json{{"error", {{"code", code}, {"message", message}}}}.dump(-1, ' ', false,
-                                                                              Json::error_handler_t::replace),
-                  "application/json; charset=utf-8");
+  res.set_content(json_error_body(code, message).dump(), "application/json; charset=utf-8");
 }
 
 // The names this server answers to: loopback, and --host (with the port).
@@ -140,8 +142,6 @@ void dispatch(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int
   return asset(req, res, path.substr(4));
 }
 
-}  // namespace
-
 bool is_ui_request(const HttpRequest& req) { return req.path == "/ui" || req.path.rfind("/ui/", 0) == 0; }
 
 void set_ui_security_headers(HttpResponse& res) {
@@ -151,19 +151,54 @@ void set_ui_security_headers(HttpResponse& res) {
   res.set_header("X-Frame-Options", "DENY");
 }
 
-void handle_ui(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s) {
-  try {
-    dispatch(req, res, ui, now_s);
-  } catch (const std::exception& e) {
-    res.headers.clear();
-    res.file.reset();
-    api_error(res, 500, "InternalError", e.what());
-  } catch (...) {
-    res.headers.clear();
-    res.file.reset();
-    api_error(res, 500, "InternalError", "The request could not be served.");
+// The dashboard's words where they differ from the gateway's (error_answer.hpp).
+std::string ui_code(const ErrorAnswer& e) {
+  switch (e.kind) {
+    case ErrorKind::kNotFound: return e.code.empty() ? "NotFound" : e.code;
+    case ErrorKind::kInvalid: return "InvalidParameter";
+    case ErrorKind::kInternal: return "InternalError";
+    default: return e.code.empty() ? gateway_code(e.kind) : e.code;
   }
-  set_ui_security_headers(res);
 }
+
+// Its own login cookie (never the bearer token, and ARM never takes the cookie); GET and HEAD
+// only, so no body. Every answer carries the dashboard's security headers.
+class UiDoor final : public Door {
+ public:
+  explicit UiDoor(ServeState& state)
+      : logins_(state.config.settings.home / "serve"),
+        ui_{state.identity, state.port, state.config.host, logins_, state.pool, state.base, overview_engines_,
+            jobs_engines_} {}
+
+  // A head whose path is not known yet (a refusal before it was parsed) may be a /ui/ request:
+  // this door's answer (the gateway's JSON and the dashboard's headers) suits every client.
+  bool claims(const HttpRequest& head) const override { return head.path.empty() || is_ui_request(head); }
+  BodyPlan admit(const HttpRequest& head) override { return refuse_any_body(*this, head); }
+
+  void answer(HttpRequest& req, HttpResponse& res) override {
+    dispatch(req, res, ui_, now_seconds());
+    set_ui_security_headers(res);
+  }
+
+  void render_error(const HttpRequest*, HttpResponse& res, const ErrorAnswer& e) const override {
+    if (e.from_transport) {
+      reply_json_error(res, e.status, e.code.empty() ? gateway_code(e.kind) : e.code, e.message);
+    } else {
+      res.status = e.status;
+      res.set_content(json_error_body(ui_code(e), e.message).dump(), "application/json; charset=utf-8");
+    }
+    set_ui_security_headers(res);
+  }
+
+ private:
+  UsedUiLogins logins_;  // dashboard links already exchanged, kept in the home (ui_auth.hpp)
+  RateGate overview_engines_{std::chrono::milliseconds(500)};
+  RateGate jobs_engines_{std::chrono::milliseconds(500)};
+  UiContext ui_;  // last: it refers to the members above
+};
+
+}  // namespace
+
+std::unique_ptr<Door> make_ui_door(ServeState& state) { return std::make_unique<UiDoor>(state); }
 
 }  // namespace batchai::serve

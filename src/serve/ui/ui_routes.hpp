@@ -1,6 +1,6 @@
-// The dashboard under /ui/ (docs/serve.md "Dashboard"): the page's embedded files, the one-time
-// login, the guard (the cookie, and for the API its session key) and the read-only JSON API. Answered before the bearer
-// check and apart from ARM: ARM never sees the cookie, and /ui/ never takes a bearer token.
+// What the dashboard's routes share (ui_routes.cpp, the dashboard door; ui_api.cpp): the server's
+// identity and names, the used logins and the engines' rate gates. ARM never sees the dashboard's
+// cookie, and /ui/ never takes a bearer token.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,13 +24,5 @@ struct UiContext {
   RateGate& overview_engines;
   RateGate& jobs_engines;
 };
-
-// /ui and everything under /ui/.
-bool is_ui_request(const HttpRequest& req);
-// Answers it, never throwing: every answer carries the dashboard's security headers.
-void handle_ui(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s);
-
-// The headers every /ui/ answer carries (CSP with Trusted Types, nosniff, no referrer, no frames).
-void set_ui_security_headers(HttpResponse& res);
 
 }  // namespace batchai::serve
