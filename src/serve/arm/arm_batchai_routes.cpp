@@ -52,9 +52,7 @@ void answer_page(Call& call, ListPage&& list_page) {
 
 }  // namespace
 
-#define HANDLER(name) void name(Call& call, [[maybe_unused]] ArmContext& ctx, [[maybe_unused]] const RouteArgs& a)
-
-HANDLER(operations_list) {
+void operations_list(Call& call, ArmContext&, const RouteArgs&) {
   Json value = Json::array();
   for (const char* type : {"workspaces", "workspaces/experiments", "workspaces/experiments/jobs", "workspaces/clusters",
                            "workspaces/fileservers"})
@@ -65,42 +63,49 @@ HANDLER(operations_list) {
   call.json(200, {{"value", value}});
 }
 
-HANDLER(usages_list) { call.json(200, {{"value", ctx.cp.clusters().list_usages(a["location"])}}); }
+void usages_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, {{"value", ctx.cp.clusters().list_usages(a["location"])}});
+}
 
 // --- workspaces ------------------------------------------------------------------------------
 
-HANDLER(workspaces_list_all) {
+void workspaces_list_all(Call& call, ArmContext& ctx, const RouteArgs&) {
   answer_page(call, [&](const cp::PageRequest& p) { return ctx.cp.workspaces().list_page(std::nullopt, p); });
 }
-HANDLER(workspaces_list) {
+void workspaces_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
   answer_page(call, [&](const cp::PageRequest& p) { return ctx.cp.workspaces().list_page(a["resourceGroupName"], p); });
 }
-HANDLER(workspace_get) { call.json(200, to_wire(ctx.cp.workspaces().show(workspace_of(a)))); }
-HANDLER(workspace_put) {
+void workspace_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.workspaces().show(workspace_of(a))));
+}
+void workspace_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const Json body = call.body_object();
   ctx.cp.workspaces().create(a["resourceGroupName"], a["workspaceName"], string_at(body, "location"), tags_at(body));
   ctx.operations.accepted(call, kBatchAi, true);
 }
-HANDLER(workspace_patch) {  // WorkspaceUpdateParameters: the tags; 200, not an LRO
+// WorkspaceUpdateParameters: the tags; 200, not an LRO
+void workspace_patch(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const auto tags = tags_at(call.body_object());
   const cp::WorkspaceRef ws = workspace_of(a);
   call.json(200, to_wire(tags ? ctx.cp.workspaces().update_tags(ws, *tags) : ctx.cp.workspaces().show(ws)));
 }
-HANDLER(workspace_delete) {
+void workspace_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   batchai_delete(call, ctx, [&] { ctx.cp.workspaces().remove(workspace_of(a)); });
 }
 
 // --- experiments -----------------------------------------------------------------------------
 
-HANDLER(experiments_list) {
+void experiments_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
   answer_page(call, [&](const cp::PageRequest& p) { return ctx.cp.experiments().list_page(workspace_of(a), p); });
 }
-HANDLER(experiment_get) { call.json(200, to_wire(ctx.cp.experiments().show(workspace_of(a), a["experimentName"]))); }
-HANDLER(experiment_put) {
+void experiment_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.experiments().show(workspace_of(a), a["experimentName"])));
+}
+void experiment_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   ctx.cp.experiments().create(workspace_of(a), a["experimentName"]);
   ctx.operations.accepted(call, kBatchAi, true);
 }
-HANDLER(experiment_delete) {
+void experiment_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   batchai_delete(call, ctx, [&] { ctx.cp.experiments().remove(workspace_of(a), a["experimentName"]); });
 }
 
@@ -108,13 +113,15 @@ HANDLER(experiment_delete) {
 
 // Joined from each job's cached wire text (wire_cache.hpp): a page of 1,000 jobs is ~3 MB of
 // JSON that would otherwise be parsed, rebuilt and dumped on every request.
-HANDLER(jobs_list) {
+void jobs_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const cp::PageRequest asked = page_request(call);
   const cp::TextPage page = ctx.cp.jobs().list_page_text(workspace_of(a), a["experimentName"], asked);
   call.json_text(200, paged_text(call, asked, page, ctx.job_wire));
 }
-HANDLER(job_get) { call.json(200, to_wire(ctx.cp.jobs().show(job_of(a)))); }
-HANDLER(job_put) {
+void job_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.jobs().show(job_of(a))));
+}
+void job_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const cp::JobRef ref = job_of(a);
   cp::JobCreateOptions o;
   o.where = ref.where;
@@ -122,15 +129,17 @@ HANDLER(job_put) {
   o.name = ref.name;
   create_from_body(call, ctx, o, [&](const auto& with_file) { ctx.cp.jobs().create(with_file); });
 }
-HANDLER(job_delete) {
+void job_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   batchai_delete(call, ctx, [&] { ctx.cp.jobs().remove(job_of(a)); });
 }
-HANDLER(job_terminate) {
+void job_terminate(Call& call, ArmContext& ctx, const RouteArgs& a) {
   ctx.cp.jobs().terminate(job_of(a));
   ctx.operations.accepted(call, kBatchAi, false);
 }
-HANDLER(job_remote_logins) { call.json(200, {{"value", ctx.cp.jobs().node_list(job_of(a))}}); }
-HANDLER(job_output_files) {
+void job_remote_logins(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, {{"value", ctx.cp.jobs().node_list(job_of(a))}});
+}
+void job_output_files(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const cp::JobRef ref = job_of(a);
   const std::string directory_id = call.query("outputdirectoryid");
   if (directory_id.empty())
@@ -154,17 +163,20 @@ HANDLER(job_output_files) {
 
 // --- clusters --------------------------------------------------------------------------------
 
-HANDLER(clusters_list) {
+void clusters_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
   answer_page(call, [&](const cp::PageRequest& p) { return ctx.cp.clusters().list_page(workspace_of(a), p); });
 }
-HANDLER(cluster_get) { call.json(200, to_wire(ctx.cp.clusters().show(workspace_of(a), a["clusterName"]))); }
-HANDLER(cluster_put) {
+void cluster_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.clusters().show(workspace_of(a), a["clusterName"])));
+}
+void cluster_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   cp::ClusterCreateOptions o;
   o.where = workspace_of(a);
   o.name = a["clusterName"];
   create_from_body(call, ctx, o, [&](const auto& with_file) { ctx.cp.clusters().create(with_file); });
 }
-HANDLER(cluster_patch) {  // ClusterUpdateParameters: the scale settings only; 200, not an LRO
+// ClusterUpdateParameters: the scale settings only; 200, not an LRO
+void cluster_patch(Call& call, ArmContext& ctx, const RouteArgs& a) {
   cp::Clusters& clusters = ctx.cp.clusters();
   const cp::WorkspaceRef ws = workspace_of(a);
   const std::string& name = a["clusterName"];
@@ -180,27 +192,29 @@ HANDLER(cluster_patch) {  // ClusterUpdateParameters: the scale settings only; 2
                               scale_value(scale["autoScale"], "maximumNodeCount", "scaleSettings.autoScale.maximumNodeCount"))));
   call.json(200, to_wire(clusters.show(ws, name)));
 }
-HANDLER(cluster_delete) {
+void cluster_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   batchai_delete(call, ctx, [&] { ctx.cp.clusters().remove(workspace_of(a), a["clusterName"]); });
 }
-HANDLER(cluster_remote_logins) { call.json(200, {{"value", ctx.cp.nodes().list(workspace_of(a), a["clusterName"])}}); }
+void cluster_remote_logins(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, {{"value", ctx.cp.nodes().list(workspace_of(a), a["clusterName"])}});
+}
 
 // --- file servers ----------------------------------------------------------------------------
 
-HANDLER(file_servers_list) {
+void file_servers_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
   answer_page(call, [&](const cp::PageRequest& p) { return ctx.cp.file_servers().list_page(workspace_of(a), p); });
 }
-HANDLER(file_server_get) { call.json(200, to_wire(ctx.cp.file_servers().show(workspace_of(a), a["fileServerName"]))); }
-HANDLER(file_server_put) {
+void file_server_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.file_servers().show(workspace_of(a), a["fileServerName"])));
+}
+void file_server_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   cp::FileServerCreateOptions o;
   o.where = workspace_of(a);
   o.name = a["fileServerName"];
   create_from_body(call, ctx, o, [&](const auto& with_file) { ctx.cp.file_servers().create(with_file); });
 }
-HANDLER(file_server_delete) {
+void file_server_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   batchai_delete(call, ctx, [&] { ctx.cp.file_servers().remove(workspace_of(a), a["fileServerName"]); });
 }
-
-#undef HANDLER
 
 }  // namespace batchai::serve::arm

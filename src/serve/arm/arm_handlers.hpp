@@ -20,39 +20,35 @@ std::optional<std::string> string_at(const Json& object, const char* key);
 // A body's "tags": nullopt when absent or null (the control plane checks the rest).
 std::optional<Json> tags_at(const Json& body);
 
-#define BATCHAI_ARM_HANDLER(name) void name(Call& call, ArmContext& ctx, const RouteArgs& a)
-
 // Microsoft.BatchAI (arm_batchai_routes.cpp).
-BATCHAI_ARM_HANDLER(operations_list);
-BATCHAI_ARM_HANDLER(usages_list);
-BATCHAI_ARM_HANDLER(workspaces_list_all);
-BATCHAI_ARM_HANDLER(workspaces_list);
-BATCHAI_ARM_HANDLER(workspace_get);
-BATCHAI_ARM_HANDLER(workspace_put);
-BATCHAI_ARM_HANDLER(workspace_patch);
-BATCHAI_ARM_HANDLER(workspace_delete);
-BATCHAI_ARM_HANDLER(experiments_list);
-BATCHAI_ARM_HANDLER(experiment_get);
-BATCHAI_ARM_HANDLER(experiment_put);
-BATCHAI_ARM_HANDLER(experiment_delete);
-BATCHAI_ARM_HANDLER(jobs_list);
-BATCHAI_ARM_HANDLER(job_get);
-BATCHAI_ARM_HANDLER(job_put);
-BATCHAI_ARM_HANDLER(job_delete);
-BATCHAI_ARM_HANDLER(job_terminate);
-BATCHAI_ARM_HANDLER(job_remote_logins);
-BATCHAI_ARM_HANDLER(job_output_files);
-BATCHAI_ARM_HANDLER(clusters_list);
-BATCHAI_ARM_HANDLER(cluster_get);
-BATCHAI_ARM_HANDLER(cluster_put);
-BATCHAI_ARM_HANDLER(cluster_patch);
-BATCHAI_ARM_HANDLER(cluster_delete);
-BATCHAI_ARM_HANDLER(cluster_remote_logins);
-BATCHAI_ARM_HANDLER(file_servers_list);
-BATCHAI_ARM_HANDLER(file_server_get);
-BATCHAI_ARM_HANDLER(file_server_put);
-BATCHAI_ARM_HANDLER(file_server_delete);
-
-#undef BATCHAI_ARM_HANDLER
+void operations_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void usages_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspaces_list_all(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspaces_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspace_get(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspace_put(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspace_patch(Call& call, ArmContext& ctx, const RouteArgs& a);
+void workspace_delete(Call& call, ArmContext& ctx, const RouteArgs& a);
+void experiments_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void experiment_get(Call& call, ArmContext& ctx, const RouteArgs& a);
+void experiment_put(Call& call, ArmContext& ctx, const RouteArgs& a);
+void experiment_delete(Call& call, ArmContext& ctx, const RouteArgs& a);
+void jobs_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_get(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_put(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_delete(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_terminate(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_remote_logins(Call& call, ArmContext& ctx, const RouteArgs& a);
+void job_output_files(Call& call, ArmContext& ctx, const RouteArgs& a);
+void clusters_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void cluster_get(Call& call, ArmContext& ctx, const RouteArgs& a);
+void cluster_put(Call& call, ArmContext& ctx, const RouteArgs& a);
+void cluster_patch(Call& call, ArmContext& ctx, const RouteArgs& a);
+void cluster_delete(Call& call, ArmContext& ctx, const RouteArgs& a);
+void cluster_remote_logins(Call& call, ArmContext& ctx, const RouteArgs& a);
+void file_servers_list(Call& call, ArmContext& ctx, const RouteArgs& a);
+void file_server_get(Call& call, ArmContext& ctx, const RouteArgs& a);
+void file_server_put(Call& call, ArmContext& ctx, const RouteArgs& a);
+void file_server_delete(Call& call, ArmContext& ctx, const RouteArgs& a);
 
 }  // namespace batchai::serve::arm

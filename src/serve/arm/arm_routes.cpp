@@ -38,8 +38,6 @@ const std::vector<std::string> kStorageVersions = {"2019-06-01", "2021-04-01", "
                                                    "2021-09-01", "2022-05-01", "2022-09-01"};
 const std::vector<std::string> kBatchAiVersions = {"2018-05-01"};
 
-#define HANDLER(name) void name(Call& call, [[maybe_unused]] ArmContext& ctx, [[maybe_unused]] const RouteArgs& a)
-
 // --- subscriptions ---------------------------------------------------------------------------
 
 Json subscription(const Identity& identity) {
@@ -54,9 +52,11 @@ Json subscription(const Identity& identity) {
           {"managedByTenants", Json::array()}};
 }
 
-HANDLER(subscriptions_list) { call.json(200, {{"value", {subscription(ctx.identity)}}}); }
-HANDLER(subscription_get) { call.json(200, subscription(ctx.identity)); }
-HANDLER(tenants_list) {
+void subscriptions_list(Call& call, ArmContext& ctx, const RouteArgs&) {
+  call.json(200, {{"value", {subscription(ctx.identity)}}});
+}
+void subscription_get(Call& call, ArmContext& ctx, const RouteArgs&) { call.json(200, subscription(ctx.identity)); }
+void tenants_list(Call& call, ArmContext& ctx, const RouteArgs&) {
   call.json(200, {{"value",
                    {{{"id", "/tenants/" + ctx.identity.tenant_id},
                      {"tenantId", ctx.identity.tenant_id},
@@ -66,18 +66,27 @@ HANDLER(tenants_list) {
 }
 
 // GET …/providers/{provider}/locations/{location}/operationStatuses|operationResults/{operationId}
-HANDLER(operation_status) { ctx.operations.poll(call, true, a["operationId"]); }
-HANDLER(operation_result) { ctx.operations.poll(call, false, a["operationId"]); }
+void operation_status(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  ctx.operations.poll(call, true, a["operationId"]);
+}
+void operation_result(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  ctx.operations.poll(call, false, a["operationId"]);
+}
 
 // --- Microsoft.Resources ---------------------------------------------------------------------
 
-HANDLER(groups_list) {
+void groups_list(Call& call, ArmContext& ctx, const RouteArgs&) {
   const auto asked = page_request(call);
   call.json(200, paged_answer(call, asked, ctx.cp.groups().list_page(asked)));
 }
-HANDLER(group_head) { call.empty(ctx.cp.groups().exists(a["resourceGroupName"]) ? 204 : 404); }
-HANDLER(group_get) { call.json(200, to_wire(ctx.cp.groups().show(a["resourceGroupName"]))); }
-HANDLER(group_put) {  // create-or-update: `az group update --tags` PUTs the group back
+void group_head(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.empty(ctx.cp.groups().exists(a["resourceGroupName"]) ? 204 : 404);
+}
+void group_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  call.json(200, to_wire(ctx.cp.groups().show(a["resourceGroupName"])));
+}
+// create-or-update: `az group update --tags` PUTs the group back
+void group_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const std::string& name = a["resourceGroupName"];
   const Json body = call.body_object();
   const bool existed = ctx.cp.groups().exists(name);
@@ -85,12 +94,13 @@ HANDLER(group_put) {  // create-or-update: `az group update --tags` PUTs the gro
   if (!location) throw InvalidArgument("The location property is required for this definition.", "LocationRequired");
   call.json(existed ? 200 : 201, to_wire(ctx.cp.groups().create(name, *location, tags_at(body))));
 }
-HANDLER(group_patch) {  // the tags only; a body without them changes nothing
+// the tags only; a body without them changes nothing
+void group_patch(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const std::string& name = a["resourceGroupName"];
   const auto tags = tags_at(call.body_object());
   call.json(200, to_wire(tags ? ctx.cp.groups().update_tags(name, *tags) : ctx.cp.groups().show(name)));
 }
-HANDLER(group_delete) {
+void group_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const std::string& name = a["resourceGroupName"];
   if (!ctx.cp.groups().exists(name))
     throw NotFound("Resource group '" + name + "' could not be found.", "ResourceGroupNotFound");
@@ -122,15 +132,17 @@ void accounts_page(Call& call, ArmContext& ctx, const std::optional<std::string>
   call.json(200, paged_answer(call, asked, std::move(page)));
 }
 
-HANDLER(accounts_list_all) { accounts_page(call, ctx, std::nullopt); }
-HANDLER(accounts_list) { accounts_page(call, ctx, a["resourceGroupName"]); }
-HANDLER(account_keys) {
+void accounts_list_all(Call& call, ArmContext& ctx, const RouteArgs&) { accounts_page(call, ctx, std::nullopt); }
+void accounts_list(Call& call, ArmContext& ctx, const RouteArgs& a) {
+  accounts_page(call, ctx, a["resourceGroupName"]);
+}
+void account_keys(Call& call, ArmContext& ctx, const RouteArgs& a) {
   call.json(200, {{"keys", ctx.cp.storage_accounts().keys(a["resourceGroupName"], a["accountName"])}});
 }
-HANDLER(account_get) {
+void account_get(Call& call, ArmContext& ctx, const RouteArgs& a) {
   call.json(200, to_wire(served_account(call, ctx.cp.storage_accounts().show(a["resourceGroupName"], a["accountName"]))));
 }
-HANDLER(account_put) {
+void account_put(Call& call, ArmContext& ctx, const RouteArgs& a) {
   const std::string &rg = a["resourceGroupName"], &name = a["accountName"];
   const Json body = call.body_object();
   const std::string sku = string_at(body.value("sku", Json::object()), "name").value_or("Standard_LRS");
@@ -143,7 +155,7 @@ HANDLER(account_put) {
   }
   ctx.operations.accepted(call, kStorage, true);
 }
-HANDLER(account_delete) {
+void account_delete(Call& call, ArmContext& ctx, const RouteArgs& a) {
   try {
     ctx.cp.storage_accounts().remove(a["resourceGroupName"], a["accountName"]);
   } catch (const NotFound&) {
@@ -151,8 +163,6 @@ HANDLER(account_delete) {
   }
   call.empty(200);
 }
-
-#undef HANDLER
 
 using V = ApiVersions;
 constexpr const char* kSub = "/subscriptions/{subscriptionId}";
