@@ -1,6 +1,6 @@
 // The server's access log (access_log.hpp, docs/serve.md "Access log"): one line per answer with
 // the server's own time on it; no query, no link signature, no forged line; bounded by rotation.
-#include "access_log.hpp"
+#include "http/access_log.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -40,7 +40,9 @@ TEST(AccessLogFormat, OneLineWithEveryHostileByteEscaped) {
   EXPECT_EQ(AccessLog::format({"::1", "", "", 431, 0, microseconds(10), false}, at),
             "2026-09-21T14:13:20.000Z ::1 - - 431 0 0.010ms incomplete");
   // A file link works for whoever holds it: its signed part is not written down.
-  const std::string link = AccessLog::format({"h", "GET", "/batchai-files/eyJqb2IiOi.SIGNATURE", 200, 1, {}}, at);
+  const std::string secret[] = {"/batchai-files/"};
+  const std::string link =
+      AccessLog::format({"h", "GET", "/batchai-files/eyJqb2IiOi.SIGNATURE", 200, 1, {}}, at, secret);
   EXPECT_EQ(link.find("SIGNATURE"), std::string::npos);
   EXPECT_NE(link.find("/batchai-files/(signed link)"), std::string::npos);
   const std::string long_path = "/" + std::string(5000, 'p');
@@ -134,17 +136,25 @@ TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
   auto refused = c->Get(sub() + "/resourcegroups?api-version=2021-04-01");  // no bearer token
   ASSERT_TRUE(refused);
   ASSERT_EQ(refused->status, 401);
+  // A file link's signed part works for whoever holds it: the server names its prefix to the log.
+  auto link = c->Get("/batchai-files/eyJqb2IiOi.LINKSIGNATURE");
+  ASSERT_TRUE(link);
   std::vector<std::string> lines;
   for (int i = 0; i < 100; ++i) {  // the line follows the answer's last byte
     lines = lines_of(log);
-    if (lines.size() >= 3) break;
+    if (lines.size() >= 4) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_GE(lines.size(), 3u);  // the token, the list, the refusal
+  ASSERT_GE(lines.size(), 4u);  // the token, the list, the refusal, the link
   const std::string path = sub() + "/resourcegroups";
-  int ok = 0, unauthorized = 0;
+  int ok = 0, unauthorized = 0, links = 0;
   for (const auto& line : lines) {
     EXPECT_EQ(line.find("QUERYVALUE"), std::string::npos) << line;
+    EXPECT_EQ(line.find("LINKSIGNATURE"), std::string::npos) << line;
+    if (line.find(" GET /batchai-files/(signed link) ") != std::string::npos) {
+      ++links;
+      continue;
+    }
     EXPECT_EQ(line.find("api-version"), std::string::npos) << line;
     std::istringstream in(line);
     std::string when, peer, method, logged_path, took;
@@ -160,6 +170,7 @@ TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
   }
   EXPECT_EQ(ok, 1);
   EXPECT_EQ(unauthorized, 1);
+  EXPECT_EQ(links, 1);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "encoding.hpp"
+#include "http/encoding.hpp"
 #include "support/temp_dir.hpp"
-#include "ui_auth.hpp"
+#include "ui/ui_auth.hpp"
 
 namespace batchai::serve {
 namespace {
