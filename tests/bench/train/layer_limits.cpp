@@ -52,16 +52,24 @@ dnnl::primitive_attr relu_attr(bool relu) {
 
 // Times one primitive on memories made from its own descriptors (one per argument listed) and
 // keeps it in `best` when it is the faster.
-void time_primitive(PhaseLimit& best, int reps, const dnnl::engine& engine, dnnl::stream& stream,
-                    const dnnl::primitive_desc_base& pd, const dnnl::primitive& primitive, std::initializer_list<int> args,
-                    const std::string& formats) {
-  std::unordered_map<int, memory> memories;
-  for (const int arg : args) memories.emplace(arg, make(pd.query_md(dnnl::query::exec_arg_md, arg), engine));
-  const double seconds = median_seconds(reps, [&] {
-    primitive.execute(stream, memories);
-    stream.wait();
-  });
-  keep_faster(best, seconds, std::string(pd.impl_info_str()) + formats);
+// Times one primitive on memories made from its own descriptors (one per argument listed) and
+// keeps it in `best` when it is the faster; then each further implementation oneDNN offers for
+// the same descriptors (next_impl), so the limit is the fastest of them all.
+template <class Pd, class Primitive>
+void time_primitive(PhaseLimit& best, int reps, const dnnl::engine& engine, dnnl::stream& stream, Pd pd,
+                    std::initializer_list<int> args, const std::string& formats) {
+  do {
+    std::unordered_map<int, memory> memories;
+    for (const int arg : args) memories.emplace(arg, make(pd.query_md(dnnl::query::exec_arg_md, arg), engine));
+    std::string layouts;  // each argument's inner blocks, in the order listed
+    for (const int arg : args) layouts += (layouts.empty() ? " " : "/") + formats_of(memories.at(arg).get_desc());
+    const Primitive primitive(pd);
+    const double seconds = median_seconds(reps, [&] {
+      primitive.execute(stream, memories);
+      stream.wait();
+    });
+    keep_faster(best, seconds, std::string(pd.impl_info_str()) + formats + layouts);
+  } while (pd.next_impl());
 }
 
 }  // namespace
@@ -94,21 +102,20 @@ LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& s, boo
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, src_md, w_md, b_md, dst_md,
                                         strides, pad, pad),
         attr, engine);
-    time_primitive(best.forward, reps, engine, stream, fwd_pd, dnnl::convolution_forward(fwd_pd),
-                   {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST},
-                   " src " + formats_of(fwd_pd.src_desc()) + " wei " + formats_of(fwd_pd.weights_desc()));
+    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        best.forward, reps, engine, stream, fwd_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, "");
     const auto bwd_d_pd = dnnl::convolution_backward_data::primitive_desc(
         dnnl::convolution_backward_data::desc(direct, src_md, w_md, dst_md, strides, pad, pad), engine, fwd_pd);
-    time_primitive(best.backward_data, reps, engine, stream, bwd_d_pd, dnnl::convolution_backward_data(bwd_d_pd),
-                   {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
-                   " src " + formats_of(bwd_d_pd.diff_src_desc()) + " wei " + formats_of(bwd_d_pd.weights_desc()));
+    time_primitive<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>(
+        best.backward_data, reps, engine, stream, bwd_d_pd,
+        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, "");
     const auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
         dnnl::convolution_backward_weights::desc(direct, src_md, w_md, b_md, dst_md, strides, pad, pad), engine,
         fwd_pd);
-    time_primitive(best.backward_weights, reps, engine, stream, bwd_w_pd,
-                   dnnl::convolution_backward_weights(bwd_w_pd),
-                   {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS},
-                   " src " + formats_of(bwd_w_pd.src_desc()) + " wei " + formats_of(bwd_w_pd.diff_weights_desc()));
+    time_primitive<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>(
+        best.backward_weights, reps, engine, stream, bwd_w_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, "");
   }
   return best;
 }
@@ -125,16 +132,19 @@ LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& s, b
     const auto fwd_pd = dnnl::inner_product_forward::primitive_desc(
         dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, x_md, w_md, b_md, y_md),
         relu_attr(relu), engine);
-    time_primitive(best.forward, reps, engine, stream, fwd_pd, dnnl::inner_product_forward(fwd_pd),
-                   {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, fmt);
+    time_primitive<dnnl::inner_product_forward::primitive_desc, dnnl::inner_product_forward>(
+        best.forward, reps, engine, stream, fwd_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, fmt);
     const auto bd_pd = dnnl::inner_product_backward_data::primitive_desc(
         dnnl::inner_product_backward_data::desc(x_md, w_md, y_md), engine, fwd_pd);
-    time_primitive(best.backward_data, reps, engine, stream, bd_pd, dnnl::inner_product_backward_data(bd_pd),
-                   {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, fmt);
+    time_primitive<dnnl::inner_product_backward_data::primitive_desc, dnnl::inner_product_backward_data>(
+        best.backward_data, reps, engine, stream, bd_pd,
+        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, fmt);
     const auto bw_pd = dnnl::inner_product_backward_weights::primitive_desc(
         dnnl::inner_product_backward_weights::desc(x_md, w_md, b_md, y_md), engine, fwd_pd);
-    time_primitive(best.backward_weights, reps, engine, stream, bw_pd, dnnl::inner_product_backward_weights(bw_pd),
-                   {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, fmt);
+    time_primitive<dnnl::inner_product_backward_weights::primitive_desc, dnnl::inner_product_backward_weights>(
+        best.backward_weights, reps, engine, stream, bw_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, fmt);
   }
   // Matmul on the row-major arrays: y = x W, dx = dy W^T, dW = x^T dy.
   struct Gemm {
@@ -147,8 +157,8 @@ LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& s, b
                        Gemm{s.in, s.n, s.out, tag::ba, tag::ab, &LayerLimit::backward_weights}}) {
     const memory::desc a_md({g.m, g.k}, dt::f32, g.a), b_md({g.k, g.n}, dt::f32, g.b), c_md({g.m, g.n}, dt::f32, tag::ab);
     const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), engine);
-    time_primitive(best.*g.phase, reps, engine, stream, pd, dnnl::matmul(pd),
-                   {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, " matmul");
+    time_primitive<dnnl::matmul::primitive_desc, dnnl::matmul>(best.*g.phase, reps, engine, stream, pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, " matmul");
   }
   return best;
 }
