@@ -198,6 +198,13 @@ int main(int argc, char** argv) {
   std::printf("model: %.1f MFLOP/image forward, %.1f MFLOP/image per training step\n", fwd_flops / 1e6, flops / 1e6);
   std::printf("step: %.2f ms; images/s: %.1f; achieved %.1f GFLOP/s = %.0f%% of sgemm 1024^3\n",
               1e3 * train_s / steps, ips, ips * flops / 1e9, 100.0 * ips * flops / 1e9 / anchor);
+  {
+    std::vector<double> sorted = step_s;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](double q) { return 1e3 * sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    std::printf("step ms: min %.2f, 10%% %.2f, median %.2f, 90%% %.2f, max %.2f\n", at(0), at(0.1), at(0.5), at(0.9),
+                at(1));
+  }
   std::printf("%-16s %10s %10s\n", "layer", "fwd ms", "bwd ms");
   double layer_total = 0;
   for (const auto& t : model.layer_times()) {
