@@ -12,8 +12,12 @@
 #include <set>
 #include <sstream>
 
+#include "batchai/common/clock.hpp"
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/log.hpp"
+#include "batchai/control_plane/jobs.hpp"
+#include "batchai/control_plane/node_layout.hpp"
+#include "batchai/runtime/container_bundle.hpp"
 #include "batchai/runtime/container_plan.hpp"
 #include "batchai/runtime/container_settings.hpp"
 #include "batchai/runtime/podman.hpp"
@@ -95,59 +99,6 @@ std::vector<std::pair<std::string, std::string>> machine_ulimits() {
   return out;
 }
 
-// The shared libraries `file` needs as ldd resolves them: {name it is loaded by, file}, the
-// dynamic loader under its own name.
-std::vector<std::pair<std::string, fs::path>> needed_libraries(ProcessLauncher& launcher, const fs::path& file) {
-  const auto listed = runtime::run_captured(launcher, {"ldd", file.string()}, kCommandTimeout);
-  std::vector<std::pair<std::string, fs::path>> out;
-  std::istringstream lines(listed.out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string name, arrow, path;
-    words >> name >> arrow >> path;
-    if (arrow == "=>" && !path.empty() && path[0] == '/') out.emplace_back(name, path);
-    else if (!name.empty() && name[0] == '/') out.emplace_back(fs::path(name).filename().string(), name);  // the loader
-  }
-  return out;
-}
-
-// batchai itself inside any image: its executable, its plugins (beside it, or in <prefix>/lib/batchai)
-// and every library they need, with the host's dynamic loader, under /.batchai; at batchai's own
-// path a script that runs it through that loader, so plans that name batchai work unchanged. In
-// the container the loader is /proc/self/exe: batchai finds its plugins beside it.
-std::vector<runtime::Bind> batchai_bundle(ProcessLauncher& launcher, const fs::path& state_dir) {
-  const fs::path self = self_executable();
-  const fs::path lib_dir = fs::path(runtime::kContainerBundleDir) / "lib";
-  std::vector<fs::path> files = {self};
-  std::error_code ec;
-  const fs::path installed = self.parent_path().parent_path() / "lib" / "batchai";
-  const fs::path plugins = fs::is_directory(installed, ec) ? installed : self.parent_path();
-  std::vector<runtime::Bind> binds = {{self, lib_dir / "batchai", true}};
-  for (const auto& e : fs::directory_iterator(plugins, ec)) {
-    if (e.path().extension() == ".so" && e.is_regular_file(ec)) {
-      files.push_back(e.path());
-      binds.push_back({e.path(), lib_dir / e.path().filename(), true});
-    }
-  }
-  std::map<std::string, fs::path> libs;
-  for (const auto& f : files)
-    for (auto& [name, path] : needed_libraries(launcher, f)) libs.emplace(name, path);
-  std::string loader;
-  for (const auto& [name, path] : libs) {
-    binds.push_back({path, lib_dir / name, true});
-    if (name.rfind("ld-linux", 0) == 0) loader = name;
-  }
-  if (loader.empty()) return {{self, self, true}};  // a static batchai runs as it is
-  const fs::path script = state_dir / "batchai-in-container";
-  std::ofstream(script) << "#!/bin/sh\nexec " << (lib_dir / loader).string() << " --library-path " << lib_dir.string()
-                        << " " << (lib_dir / "batchai").string() << " \"$@\"\n";
-  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-  binds.push_back({script, self, true});
-  return binds;
-}
-
 // Where the job's mount links lead (storage folders outside the node folder): bound at the same
 // paths so that the links resolve inside the container. Only targets in the shared folder's
 // storage and file servers count: a link a job left in a node folder binds nothing else.
@@ -181,13 +132,17 @@ std::chrono::seconds image_pull_timeout() {
   return std::chrono::seconds(600);
 }
 
-JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, std::string job_key,
-                             const PlacedRun& run, std::string registry_password)
+fs::path containers_record(const NodeLayout& layout, const std::string& job_key) {
+  return layout.home() / "containers" / job_key;
+}
+
+JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, fs::path record,
+                             std::string job_key, const PlacedRun& run, std::string registry_password)
     : launcher_(launcher), state_dir_(std::move(state_dir)), shared_root_(std::move(shared_root)),
-      job_key_(std::move(job_key)), run_(run),
+      record_(std::move(record)), job_key_(std::move(job_key)), run_(run),
       registry_password_(std::move(registry_password)) {}
 
-std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
+std::optional<Json> JobContainers::resolve_image(std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
   const std::string qualified = runtime::qualified_image(c.image, c.server_url);
   for (const std::string& candidate : {c.image, qualified}) {
@@ -207,7 +162,8 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
     args.insert(args.end(), {"--authfile", auth->path().string()});
   }
   args.push_back(qualified);
-  const auto pulled = runtime::run_podman(launcher_, args, timeout);
+  const auto pulled = runtime::run_podman(launcher_, args, timeout, {}, stopped);
+  if (pulled.cancelled) return job_error("JobTerminated", "The job was stopped while its image was pulled.");
   if (pulled.exit_code == 0 && !pulled.timed_out) {
     image_ = qualified;
     return std::nullopt;
@@ -221,19 +177,41 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
                    "and submit the job again.");
 }
 
-std::optional<Json> JobContainers::start(std::ostream& log) {
+std::optional<std::string> JobContainers::start_all(const runtime::ContainerOptions& options) {
+  const std::size_t n = run_.plan.nodes.size();
+  std::vector<std::size_t> first_round, second_round;
+  for (std::size_t i = 0; i < n; ++i) (options.share_host && i > 0 ? second_round : first_round).push_back(i);
+  for (const auto* round : {&first_round, &second_round}) {
+    if (round->empty()) continue;
+    std::vector<std::vector<std::string>> commands;
+    for (auto i : *round) commands.push_back(runtime::container_start_args(run_.plan, i, options));
+    const auto results = runtime::run_podman_all(launcher_, commands, kCommandTimeout);
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      if (results[k].exit_code == 0 && !results[k].timed_out) continue;
+      return "on node " + run_.plan.nodes[(*round)[k]].id + ": " +
+             (results[k].timed_out ? std::string("podman gave no answer") : first_line(results[k].err));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Json> JobContainers::start(std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
   if (!runtime::podman_available())
     return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image +
                                                     "', but Podman is not installed on the node: install the podman "
                                                     "package (apt-get install podman runc uidmap).");
-  if (auto error = resolve_image(log)) return error;
+  // A previous run of the job (requeued) that left its containers: the names are taken again.
+  if (fs::exists(record_) && !remove_job_containers(record_, job_key_))
+    return job_error("ContainerStartFailed", "The containers of the job's previous run could not be removed.");
   runtime::ContainerOptions options;
   options.job_key = job_key_;
-  options.image = image_;
   if (!c.shm_size.empty()) options.shm_bytes = runtime::parse_shm_size(c.shm_size);
   options.ulimits = machine_ulimits();
-  options.common_binds = batchai_bundle(launcher_, state_dir_);
+  // The ranks of an MPI job see the nodes that share this machine as one host, as on the host.
+  options.share_host = !run_.plan.rank_nodes_contents.empty() && run_.plan.nodes.size() > 1;
+  fs::create_directories(record_.parent_path());
+  options.common_binds = runtime::batchai_bundle(launcher_, state_dir_, record_.parent_path() / ".batchai-libraries.json");
   std::set<fs::path> targets;
   for (const auto& node : run_.plan.nodes) {
     add_link_targets(node.folders.mount_root, shared_root_, targets);
@@ -246,28 +224,33 @@ std::optional<Json> JobContainers::start(std::ostream& log) {
   // Bind sources must exist before the containers start.
   std::error_code ec;
   for (const auto& d : run_.plan.directories) fs::create_directories(d, ec);
-  for (std::size_t i = 0; i < run_.plan.nodes.size(); ++i) {
-    const std::string name = runtime::container_name(job_key_, run_.plan.nodes[i].id);
-    names_.push_back(name);
-    std::ofstream(state_dir_ / kContainersFile, std::ios::app) << name << "\n";  // before it exists: a crash leaves no stray
-    const auto started = runtime::run_podman(launcher_, runtime::container_start_args(run_.plan, i, options), kCommandTimeout);
-    if (started.exit_code != 0 || started.timed_out)
-      return job_error("ContainerStartFailed", "The job's container on node " + run_.plan.nodes[i].id +
-                                                   " did not start from image '" + image_ + "': " +
-                                                   (started.timed_out ? "podman gave no answer" : first_line(started.err)));
+  for (const auto& node : run_.plan.nodes) names_.push_back(runtime::container_name(job_key_, node.id));
+  auto write_record = [this] {  // before any exists: a crash leaves no stray unlisted
+    std::ofstream record(record_, std::ios::trunc);
+    for (const auto& name : names_) record << name << "\n";
+    return static_cast<bool>(record.flush());
+  };
+  if (!write_record()) return job_error("ContainerStartFailed", "Cannot record the job's containers in " + record_.string());
+  // The image as given, straight from the local store (--pull=never); only when that fails is the
+  // store asked, and the image pulled when it lacks it.
+  image_ = c.image;
+  options.image = image_;
+  auto failed = start_all(options);
+  if (failed) {
+    const auto present = runtime::run_podman(launcher_, {"image", "exists", c.image}, kCommandTimeout);
+    if (present.exit_code == 0)
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + *failed);
+    if (!remove_job_containers(record_, job_key_) || !write_record())
+      return job_error("ContainerStartFailed", "The job's containers could not be removed after a failed start.");
+    if (auto error = resolve_image(log, stopped)) return error;
+    options.image = image_;
+    if ((failed = start_all(options)))
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + *failed);
   }
-  log << "containers started from image " << image_ << ": " << names_.size() << "\n";
+  log << format_iso(std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()))
+      << " containers started from image " << image_ << ": "
+      << names_.size() << "\n";
   return std::nullopt;
-}
-
-void JobContainers::remove() noexcept {
-  if (names_.empty()) return;
-  try {
-    remove_recorded_containers(state_dir_);
-  } catch (const std::exception& e) {
-    log::warning("job " + job_key_ + ": cannot remove its containers: " + e.what());
-  }
-  names_.clear();
 }
 
 runtime::GatewayOptions JobContainers::gateway_options() const {
@@ -280,26 +263,37 @@ runtime::GatewayOptions JobContainers::gateway_options() const {
   return o;
 }
 
-void remove_recorded_containers(const fs::path& state_dir) {
-  const fs::path file = state_dir / kContainersFile;
-  std::ifstream in(file);
-  if (!in) return;
-  std::vector<std::string> args = {"rm", "--force", "--ignore", "--time", "0"};
-  std::string name;
-  const std::size_t fixed = args.size();
-  while (std::getline(in, name)) {
-    if (!name.empty()) args.push_back(name);
-  }
-  auto launcher = make_posix_process_launcher();
-  if (args.size() > fixed) {
-    const auto removed = runtime::run_podman(*launcher, args, kRemoveTimeout);
+bool remove_job_containers(const fs::path& record, const std::string& job_key) noexcept {
+  try {
+    std::error_code ec;
+    if (!fs::exists(record, ec)) return true;
+    // By the label, so that every container of the job goes, listed or not; --depend takes the
+    // ones that joined another's namespaces first.
+    auto launcher = make_posix_process_launcher();
+    const auto removed = runtime::run_podman(
+        *launcher,
+        {"rm", "--force", "--depend", "--ignore", "--time", "0", "--filter",
+         "label=" + std::string(runtime::kContainerJobLabel) + "=" + job_key},
+        kRemoveTimeout);
     if (removed.exit_code != 0 || removed.timed_out) {
-      log::warning("podman rm of the job's containers failed: " + first_line(removed.err));
-      return;  // the file stays: the next end of the job's processes tries again
+      log::warning("job " + job_key + ": podman rm of its containers failed: " + first_line(removed.err));
+      return false;  // the record stays: the next end of the job's processes, or the sweep, tries again
     }
+    fs::remove(record, ec);
+    return true;
+  } catch (const std::exception& e) {
+    log::warning("job " + job_key + ": cannot remove its containers: " + e.what());
+    return false;
   }
+}
+
+void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<bool(const std::string&)>& running) {
   std::error_code ec;
-  fs::remove(file, ec);
+  for (const auto& e : fs::directory_iterator(layout.home() / "containers", ec)) {
+    const std::string key = e.path().filename().string();
+    if (!is_job_key(key) || running(key)) continue;
+    remove_job_containers(e.path(), key);
+  }
 }
 
 }  // namespace batchai::control_plane::jobs_detail

@@ -93,8 +93,11 @@ struct RunHost {
   const Clock& clock;
   ProcessLauncher& launcher;
   std::string containment;              // Settings::containment
-  std::filesystem::path state_folder;   // the run's bookkeeping (its containers' names)
+  std::filesystem::path state_folder;   // the run's bookkeeping
   std::filesystem::path shared_root;    // NodeLayout::shared(): where mount links may lead
+  // The record of the run's containers (job_containers.hpp): they outlive the run, so that the
+  // outcome is stored first; the runner then removes them (remove_job_containers).
+  std::filesystem::path containers_record;
 };
 // The host of a simulated job's run: its state folder in the home.
 RunHost run_host(const Context& cx, const std::string& job_key);

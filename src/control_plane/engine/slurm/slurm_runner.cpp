@@ -13,6 +13,7 @@
 #include "node_mounts.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/srun_step.hpp"
+#include "jobs/job_containers.hpp"
 #include "jobs/job_run.hpp"
 #include "run_claim.hpp"
 #include "run_exchange.hpp"
@@ -251,7 +252,9 @@ RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange,
   options.should_stop = [&](int tick) {
     return tick % 5 == 0 && exchange.stop_requested() ? StopReason::kTerminated : StopReason::kNone;
   };
-  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir(), host.layout.shared()}, job_key, run, options);
+  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir(),
+                                           host.layout.shared(), exchange.dir() / "containers"},
+                                   job_key, run, options);
   runtime::JobOutcome& outcome = result.outcome;
   if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
       value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
@@ -307,6 +310,7 @@ int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key) 
   const RunResult result = run_in_allocation(host, exchange, job_key, run, alloc, stop_signals);
   exchange.record_outcome(
       outcome_record(result.outcome, to_us(host.clock.now()), result.stopped == StopReason::kSignalled));
+  remove_job_containers(exchange.dir() / "containers", job_key);  // after the outcome: it is seen sooner
   return exit_status(result.outcome);
 }
 
