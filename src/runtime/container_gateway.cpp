@@ -147,7 +147,8 @@ struct ContainerGateway::State {
       const auto it = options.containers.find(request.at("host").get<std::string>());
       if (it == options.containers.end()) throw InvalidArgument("not a node of this job");
       ProcessSpec spec;
-      spec.argv = options.podman_base;
+      if (const auto route = options.prefixes.find(it->first); route != options.prefixes.end()) spec.argv = route->second;
+      spec.argv.insert(spec.argv.end(), options.podman_base.begin(), options.podman_base.end());
       spec.argv.insert(spec.argv.end(), {"exec", "-e", kJobKeyVariable, it->second, "sh", "-c", request.at("command").get<std::string>()});
       spec.clear_env = true;
       spec.env = options.env;

@@ -73,9 +73,7 @@ std::vector<std::string> podman_base() {
 PodmanResult run_podman(ProcessLauncher& launcher, const std::vector<std::string>& args,
                         std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env,
                         const std::function<bool()>& cancelled) {
-  std::vector<std::string> argv = podman_base();
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_captured(launcher, argv, timeout, env, cancelled);
+  return run_podman_on(launcher, PodmanRoute{{}, env}, args, timeout, cancelled);
 }
 
 namespace {
@@ -137,13 +135,23 @@ PodmanResult run_captured(ProcessLauncher& launcher, const std::vector<std::stri
   return result;
 }
 
-std::vector<PodmanResult> run_podman_all(ProcessLauncher& launcher, const std::vector<std::vector<std::string>>& args,
+PodmanResult run_podman_on(ProcessLauncher& launcher, const PodmanRoute& route, const std::vector<std::string>& args,
+                           std::chrono::milliseconds timeout, const std::function<bool()>& cancelled) {
+  std::vector<std::string> argv = route.prefix;
+  for (auto& a : podman_base()) argv.push_back(std::move(a));
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_captured(launcher, argv, timeout, route.env, cancelled);
+}
+
+std::vector<PodmanResult> run_podman_all(ProcessLauncher& launcher,
+                                         const std::vector<std::pair<PodmanRoute, std::vector<std::string>>>& commands,
                                          std::chrono::milliseconds timeout) {
-  std::vector<Started> started(args.size());
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::vector<std::string> argv = podman_base();
-    argv.insert(argv.end(), args[i].begin(), args[i].end());
-    start(launcher, argv, {}, started[i]);
+  std::vector<Started> started(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    std::vector<std::string> argv = commands[i].first.prefix;
+    for (auto& a : podman_base()) argv.push_back(std::move(a));
+    argv.insert(argv.end(), commands[i].second.begin(), commands[i].second.end());
+    start(launcher, argv, commands[i].first.env, started[i]);
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<PodmanResult> results;

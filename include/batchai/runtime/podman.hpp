@@ -43,9 +43,22 @@ PodmanResult run_podman(ProcessLauncher& launcher, const std::vector<std::string
                         std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env = {},
                         const std::function<bool()>& cancelled = {});
 
-// Several podman commands at once (`podman_base() + args` each), all within one `timeout`; their
-// results in the order given.
-std::vector<PodmanResult> run_podman_all(ProcessLauncher& launcher, const std::vector<std::vector<std::string>>& args,
+// Where a podman command runs: this machine (no prefix), or another host through a prefix such as
+// `srun --nodelist=NODE ...` with the variables that prefix needs.
+struct PodmanRoute {
+  std::vector<std::string> prefix;
+  std::map<std::string, std::string> env;
+  bool operator==(const PodmanRoute&) const = default;
+};
+
+// Runs `route.prefix + podman_base() + args` (see run_podman).
+PodmanResult run_podman_on(ProcessLauncher& launcher, const PodmanRoute& route, const std::vector<std::string>& args,
+                           std::chrono::milliseconds timeout, const std::function<bool()>& cancelled = {});
+
+// Several podman commands at once ({route, args} each), all within one `timeout`; their results
+// in the order given.
+std::vector<PodmanResult> run_podman_all(ProcessLauncher& launcher,
+                                         const std::vector<std::pair<PodmanRoute, std::vector<std::string>>>& commands,
                                          std::chrono::milliseconds timeout);
 
 }  // namespace batchai::runtime

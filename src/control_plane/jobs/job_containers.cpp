@@ -21,6 +21,7 @@
 #include "batchai/runtime/container_plan.hpp"
 #include "batchai/runtime/container_settings.hpp"
 #include "batchai/runtime/podman.hpp"
+#include "job_processes.hpp"
 
 namespace fs = std::filesystem;
 
@@ -137,24 +138,33 @@ fs::path containers_record(const NodeLayout& layout, const std::string& job_key)
 }
 
 JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, fs::path record,
-                             std::string job_key, const PlacedRun& run, std::string registry_password)
+                             std::string job_key, const PlacedRun& run, std::string registry_password,
+                             std::vector<runtime::PodmanRoute> routes)
     : launcher_(launcher), state_dir_(std::move(state_dir)), shared_root_(std::move(shared_root)),
       record_(std::move(record)), job_key_(std::move(job_key)), run_(run),
-      registry_password_(std::move(registry_password)) {}
+      registry_password_(std::move(registry_password)), routes_(std::move(routes)) {}
 
-std::optional<Json> JobContainers::resolve_image(std::ostream& log, const std::function<bool()>& stopped) {
+runtime::PodmanRoute JobContainers::route(std::size_t node) const {
+  return node < routes_.size() ? routes_[node] : runtime::PodmanRoute{};
+}
+
+std::string JobContainers::where(std::size_t node) const {
+  return route(node).prefix.empty() ? "this machine" : "node " + run_.plan.nodes.at(node).id;
+}
+
+std::optional<Json> JobContainers::resolve_image(std::size_t node, std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
   const std::string qualified = runtime::qualified_image(c.image, c.server_url);
   for (const std::string& candidate : {c.image, qualified}) {
-    const auto found = runtime::run_podman(launcher_, {"image", "exists", candidate}, kCommandTimeout);
-    if (found.exit_code == 0) {
+    if (runtime::run_podman_on(launcher_, route(node), {"image", "exists", candidate}, kCommandTimeout).exit_code == 0) {
       image_ = candidate;
       return std::nullopt;
     }
   }
   const auto timeout = image_pull_timeout();
   const std::string registry = runtime::image_registry(qualified);
-  log << "pulling image " << qualified << " (at most " << timeout.count() << " s)\n" << std::flush;
+  log << "pulling image " << qualified << " on " << where(node) << " (at most " << timeout.count() << " s)\n"
+      << std::flush;
   std::optional<AuthFile> auth;
   std::vector<std::string> args = {"pull", "--quiet"};
   if (!c.username.empty()) {
@@ -162,7 +172,7 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log, const std::f
     args.insert(args.end(), {"--authfile", auth->path().string()});
   }
   args.push_back(qualified);
-  const auto pulled = runtime::run_podman(launcher_, args, timeout, {}, stopped);
+  const auto pulled = runtime::run_podman_on(launcher_, route(node), args, timeout, stopped);
   if (pulled.cancelled) return job_error("JobTerminated", "The job was stopped while its image was pulled.");
   if (pulled.exit_code == 0 && !pulled.timed_out) {
     image_ = qualified;
@@ -171,28 +181,38 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log, const std::f
   const std::string why = pulled.timed_out ? "no answer within " + std::to_string(timeout.count()) + " s"
                                            : first_line(pulled.err);
   return job_error("ContainerImageUnavailable",
-                   "The image '" + c.image + "' is not in this machine's Podman image store and could not be pulled "
-                   "from registry '" + registry + "' (" + why + "). Put it in the store of the user who runs batchai "
-                   "(podman load -i IMAGE.tar, or podman pull " + qualified + " where the registry is reachable) "
-                   "and submit the job again.");
+                   "The image '" + c.image + "' is not in the Podman image store of " + where(node) +
+                       " and could not be pulled from registry '" + registry + "' (" + why +
+                       "). Put it in the store of the user who runs batchai (podman load -i IMAGE.tar, or podman "
+                       "pull " + qualified + " where the registry is reachable) and submit the job again.");
 }
 
-std::optional<std::string> JobContainers::start_all(const runtime::ContainerOptions& options) {
+std::vector<std::size_t> JobContainers::start_all(const runtime::ContainerOptions& options, std::string& why) {
   const std::size_t n = run_.plan.nodes.size();
-  std::vector<std::size_t> first_round, second_round;
+  std::vector<std::size_t> first_round, second_round, failed;
   for (std::size_t i = 0; i < n; ++i) (options.share_host && i > 0 ? second_round : first_round).push_back(i);
   for (const auto* round : {&first_round, &second_round}) {
-    if (round->empty()) continue;
-    std::vector<std::vector<std::string>> commands;
-    for (auto i : *round) commands.push_back(runtime::container_start_args(run_.plan, i, options));
+    if (round->empty() || !failed.empty()) continue;
+    std::vector<std::pair<runtime::PodmanRoute, std::vector<std::string>>> commands;
+    for (auto i : *round) commands.emplace_back(route(i), runtime::container_start_args(run_.plan, i, options));
     const auto results = runtime::run_podman_all(launcher_, commands, kCommandTimeout);
     for (std::size_t k = 0; k < results.size(); ++k) {
       if (results[k].exit_code == 0 && !results[k].timed_out) continue;
-      return "on node " + run_.plan.nodes[(*round)[k]].id + ": " +
-             (results[k].timed_out ? std::string("podman gave no answer") : first_line(results[k].err));
+      if (failed.empty())
+        why = "on node " + run_.plan.nodes[(*round)[k]].id + ": " +
+              (results[k].timed_out ? std::string("podman gave no answer") : first_line(results[k].err));
+      failed.push_back((*round)[k]);
     }
   }
-  return std::nullopt;
+  return failed;
+}
+
+// One node of each machine among `nodes`: where the image is looked for (and pulled).
+std::vector<std::size_t> JobContainers::one_per_machine(const std::vector<std::size_t>& nodes) const {
+  std::vector<std::size_t> out;
+  for (auto i : nodes)
+    if (std::none_of(out.begin(), out.end(), [&](std::size_t o) { return route(o) == route(i); })) out.push_back(i);
+  return out;
 }
 
 std::optional<Json> JobContainers::start(std::ostream& log, const std::function<bool()>& stopped) {
@@ -202,14 +222,16 @@ std::optional<Json> JobContainers::start(std::ostream& log, const std::function<
                                                     "', but Podman is not installed on the node: install the podman "
                                                     "package (apt-get install podman runc uidmap).");
   // A previous run of the job (requeued) that left its containers: the names are taken again.
-  if (fs::exists(record_) && !remove_job_containers(record_, job_key_))
+  if (fs::exists(record_) && !remove_job_containers(record_, job_key_, routes_))
     return job_error("ContainerStartFailed", "The containers of the job's previous run could not be removed.");
   runtime::ContainerOptions options;
   options.job_key = job_key_;
   if (!c.shm_size.empty()) options.shm_bytes = runtime::parse_shm_size(c.shm_size);
   options.ulimits = machine_ulimits();
-  // The ranks of an MPI job see the nodes that share this machine as one host, as on the host.
-  options.share_host = !run_.plan.rank_nodes_contents.empty() && run_.plan.nodes.size() > 1;
+  // The ranks of an MPI job see the nodes of this machine as one host, as on the host (nodes on
+  // other hosts are hosts of their own).
+  const bool all_here = std::all_of(routes_.begin(), routes_.end(), [](const auto& r) { return r.prefix.empty(); });
+  options.share_host = all_here && !run_.plan.rank_nodes_contents.empty() && run_.plan.nodes.size() > 1;
   fs::create_directories(record_.parent_path());
   options.common_binds = runtime::batchai_bundle(launcher_, state_dir_, record_.parent_path() / ".batchai-libraries.json");
   std::set<fs::path> targets;
@@ -231,56 +253,85 @@ std::optional<Json> JobContainers::start(std::ostream& log, const std::function<
     return static_cast<bool>(record.flush());
   };
   if (!write_record()) return job_error("ContainerStartFailed", "Cannot record the job's containers in " + record_.string());
-  // The image as given, straight from the local store (--pull=never); only when that fails is the
-  // store asked, and the image pulled when it lacks it.
+  // The image as given, straight from the local store (--pull=never); only where that fails is
+  // the store asked, and the image pulled when it lacks it.
   image_ = c.image;
   options.image = image_;
-  auto failed = start_all(options);
-  if (failed) {
-    const auto present = runtime::run_podman(launcher_, {"image", "exists", c.image}, kCommandTimeout);
-    if (present.exit_code == 0)
-      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + *failed);
-    if (!remove_job_containers(record_, job_key_) || !write_record())
+  std::string why;
+  auto failed = start_all(options, why);
+  if (!failed.empty()) {
+    std::vector<std::size_t> lacking;
+    for (auto i : one_per_machine(failed)) {
+      if (!route(i).prefix.empty() && runtime::run_podman_on(launcher_, route(i), {"--version"}, kCommandTimeout).exit_code != 0)
+        return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image + "', but " +
+                                                        where(i) + " cannot run Podman: install podman and runc there "
+                                                        "(docs/slurm.md).");
+      if (runtime::run_podman_on(launcher_, route(i), {"image", "exists", c.image}, kCommandTimeout).exit_code != 0)
+        lacking.push_back(i);
+    }
+    if (lacking.empty())
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + why);
+    if (!remove_job_containers(record_, job_key_, routes_) || !write_record())
       return job_error("ContainerStartFailed", "The job's containers could not be removed after a failed start.");
-    if (auto error = resolve_image(log, stopped)) return error;
+    for (auto i : lacking)
+      if (auto error = resolve_image(i, log, stopped)) return error;
     options.image = image_;
-    if ((failed = start_all(options)))
-      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + *failed);
+    if (!start_all(options, why).empty())
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + why);
   }
   log << format_iso(std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()))
-      << " containers started from image " << image_ << ": "
-      << names_.size() << "\n";
+      << " containers started from image " << image_ << ": " << names_.size() << "\n";
   return std::nullopt;
 }
 
 runtime::GatewayOptions JobContainers::gateway_options() const {
   runtime::GatewayOptions o;
   o.dir = state_dir_ / kGatewayDir;
-  for (std::size_t i = 0; i < names_.size(); ++i) o.containers[runtime::container_host(i)] = names_[i];
   o.podman_base = runtime::podman_base();
   o.env = node_base_environment();
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    const std::string host = runtime::container_host(i);
+    o.containers[host] = names_[i];
+    const auto r = route(i);
+    if (!r.prefix.empty()) o.prefixes[host] = r.prefix;
+    for (const auto& [name, value] : r.env) o.env[name] = value;
+  }
   o.log = run_.plan.stdouterr_dir / "stderr.txt";
   return o;
 }
 
-bool remove_job_containers(const fs::path& record, const std::string& job_key) noexcept {
+bool remove_job_containers(const fs::path& record, const std::string& job_key,
+                           const std::vector<runtime::PodmanRoute>& routes) noexcept {
   try {
     std::error_code ec;
     if (!fs::exists(record, ec)) return true;
+    std::vector<runtime::PodmanRoute> machines;
+    for (const auto& r : routes)
+      if (std::find(machines.begin(), machines.end(), r) == machines.end()) machines.push_back(r);
+    if (machines.empty()) machines.emplace_back();
     // By the label, so that every container of the job goes, listed or not; --depend takes the
     // ones that joined another's namespaces first.
+    const std::vector<std::string> rm = {"rm", "--force", "--depend", "--ignore", "--time", "0", "--filter",
+                                         "label=" + std::string(runtime::kContainerJobLabel) + "=" + job_key};
     auto launcher = make_posix_process_launcher();
-    const auto removed = runtime::run_podman(
-        *launcher,
-        {"rm", "--force", "--depend", "--ignore", "--time", "0", "--filter",
-         "label=" + std::string(runtime::kContainerJobLabel) + "=" + job_key},
-        kRemoveTimeout);
-    if (removed.exit_code != 0 || removed.timed_out) {
-      log::warning("job " + job_key + ": podman rm of its containers failed: " + first_line(removed.err));
-      return false;  // the record stays: the next end of the job's processes, or the sweep, tries again
+    std::vector<std::pair<runtime::PodmanRoute, std::vector<std::string>>> commands;
+    for (const auto& m : machines) commands.emplace_back(m, rm);
+    bool removed = false;
+    std::string why;
+    // Twice: a removal running at the same time (the sweep, a delete) can make one fail on the
+    // container the others joined; the second finds them gone.
+    for (int attempt = 0; attempt < 2 && !removed; ++attempt) {
+      removed = true;
+      for (const auto& result : runtime::run_podman_all(*launcher, commands, kRemoveTimeout)) {
+        if (result.exit_code == 0 && !result.timed_out) continue;
+        why = result.timed_out ? "no answer" : first_line(result.err);
+        removed = false;
+      }
     }
-    fs::remove(record, ec);
-    return true;
+    // The record stays when they did not go: the next end of the job's processes, or the sweep, tries again.
+    if (!removed) log::warning("job " + job_key + ": podman rm of its containers failed: " + why);
+    if (removed) fs::remove(record, ec);
+    return removed;
   } catch (const std::exception& e) {
     log::warning("job " + job_key + ": cannot remove its containers: " + e.what());
     return false;
@@ -291,7 +342,8 @@ void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<b
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(layout.home() / "containers", ec)) {
     const std::string key = e.path().filename().string();
-    if (!is_job_key(key) || running(key)) continue;
+    // A live supervisor removes its job's own (it holds the lock until they are gone).
+    if (!is_job_key(key) || supervisor_alive(layout, key) || running(key)) continue;
     remove_job_containers(e.path(), key);
   }
 }

@@ -16,6 +16,7 @@
 #include "batchai/common/process.hpp"
 #include "batchai/runtime/container_gateway.hpp"
 #include "batchai/runtime/container_plan.hpp"
+#include "batchai/runtime/podman.hpp"
 #include "job_run.hpp"
 
 namespace batchai::control_plane {
@@ -38,9 +39,10 @@ class JobContainers {
   // `shared_root`: the folder whose storage/ and fileservers/ mount links may lead into; a link
   // that leads elsewhere (one a job planted in a node folder) is never bound into a container.
   // `record`: the file that lists the containers while they may exist (RunHost::containers_record).
+  // `routes`: where each node's podman commands run (RunHost::container_routes; none: here).
   JobContainers(ProcessLauncher& launcher, std::filesystem::path state_dir, std::filesystem::path shared_root,
                 std::filesystem::path record, std::string job_key, const PlacedRun& run,
-                std::string registry_password);
+                std::string registry_password, std::vector<runtime::PodmanRoute> routes = {});
   JobContainers(const JobContainers&) = delete;
   JobContainers& operator=(const JobContainers&) = delete;
 
@@ -51,10 +53,14 @@ class JobContainers {
   runtime::GatewayOptions gateway_options() const;
 
  private:
-  std::optional<Json> resolve_image(std::ostream& log, const std::function<bool()>& stopped);
-  // Every node's container from image_ (node 0's first where the others join its namespaces);
-  // the first failure's message, nullopt when all started.
-  std::optional<std::string> start_all(const runtime::ContainerOptions& options);
+  runtime::PodmanRoute route(std::size_t node) const;
+  std::string where(std::size_t node) const;  // "this machine" or "node <id>"
+  // Finds the image in `node`'s machine's store, or pulls it there.
+  std::optional<Json> resolve_image(std::size_t node, std::ostream& log, const std::function<bool()>& stopped);
+  // Every node's container from options.image (node 0's first where the others join its
+  // namespaces); the nodes whose container did not start, the first one's message in `why`.
+  std::vector<std::size_t> start_all(const runtime::ContainerOptions& options, std::string& why);
+  std::vector<std::size_t> one_per_machine(const std::vector<std::size_t>& nodes) const;
 
   ProcessLauncher& launcher_;
   std::filesystem::path state_dir_;
@@ -63,17 +69,21 @@ class JobContainers {
   std::string job_key_;
   const PlacedRun& run_;
   std::string registry_password_;
+  std::vector<runtime::PodmanRoute> routes_;
   std::string image_;  // the reference the containers start from
   std::vector<std::string> names_;
 };
 
-// Removes every container labelled with the job's key (bounded), then `record`; nothing when
-// `record` does not exist. False when Podman failed (the record stays for the next try).
-bool remove_job_containers(const std::filesystem::path& record, const std::string& job_key) noexcept;
+// Removes every container labelled with the job's key (bounded), on this machine or on each of
+// `routes`' hosts, then `record`; nothing when `record` does not exist. False when Podman failed
+// (the record stays for the next try).
+bool remove_job_containers(const std::filesystem::path& record, const std::string& job_key,
+                           const std::vector<runtime::PodmanRoute>& routes = {}) noexcept;
 
-// The reconcile's sweep: containers of the home's jobs that are no longer running (a runner that
-// died between storing the outcome and removing them) are removed. `running(key)` says whether the
-// job is queued, running or terminating (its runner removes them, or ending it does).
+// The reconcile's sweep: containers of the home's jobs that are no longer running and whose
+// supervisor is gone (it died between storing the outcome and removing them) are removed.
+// `running(key)` says whether the job is queued, running or terminating (its runner removes them,
+// or ending it does).
 void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<bool(const std::string&)>& running);
 
 }  // namespace batchai::control_plane::jobs_detail

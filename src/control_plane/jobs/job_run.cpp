@@ -177,7 +177,7 @@ void prepare_run_folders(PlacedRun& run) {
 
 RunHost run_host(const Context& cx, const std::string& job_key) {
   return {cx.clock(),           cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key),
-          cx.layout().shared(), containers_record(cx.layout(), job_key)};
+          cx.layout().shared(), containers_record(cx.layout(), job_key), {}};
 }
 
 RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
@@ -198,7 +198,7 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
   std::optional<Json> container_error;
   if (run.typed.container_settings) {
     containers.emplace(host.launcher, host.state_folder, host.shared_root, host.containers_record, job_key, run,
-                       run.registry_password);
+                       run.registry_password, host.container_routes);
     std::ofstream log(run.plan.execution_log, std::ios::app);
     try {
       container_error = containers->start(log, [&] { return reason != StopReason::kNone; });
