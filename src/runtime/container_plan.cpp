@@ -92,8 +92,10 @@ void containerize_mpi(LaunchPlan& plan, const fs::path& self_executable) {
     // oversubscribed and would spin: ranks yield when the host plan said they outnumber the cores.
     if (std::find(argv.begin(), argv.end(), "--oversubscribe") != argv.end())
       argv.insert(argv.begin() + 1, {"--mca", "mpi_yield_when_idle", "1"});
+    // The agent, even inside a Slurm allocation (whose launcher and node list know no containers).
     argv.insert(argv.begin() + 1, {"--mca", "plm_rsh_agent", self_executable.string() + " " + kContainerEnterCommand,
-                                   "--mca", "plm_rsh_no_tree_spawn", "1"});
+                                   "--mca", "plm_rsh_no_tree_spawn", "1", "--mca", "plm", "rsh", "--mca", "ras",
+                                   "^slurm"});
     t.process.env[kGatewayVariable] = std::string(kGatewayContainerDir) + "/socket";
   }
 }

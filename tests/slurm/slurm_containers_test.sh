@@ -4,7 +4,9 @@
 # environment), a tiny image built offline (busybox, bash; podman import). The preparation runs in
 # the image on both nodes (the second node's container started and entered through srun), the
 # command on the first; afterwards no container of the job is left. Skips (77) without podman.
-# Usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE
+# With MPI_IMAGE_TAR (the Debian image with Open MPI that tests/jobs builds), also a 2-rank MPI job
+# whose second rank's Open MPI daemon enters node 1's container through srun.
+# Usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE [MPI_IMAGE_TAR]
 set -uo pipefail
 exe="${1:?usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE}"
 base="${2:?usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE}"
@@ -13,9 +15,10 @@ command -v podman > /dev/null || { echo "SKIP: podman is not installed (cmake/in
 tmp="$(mktemp -d -t batchai-slurm-containers.XXXXXX)"
 chmod 755 "$tmp"
 image="localhost/batchai-slurm-test-$$:1"
+mpi_tar="${3:-}" mpi_image="localhost/batchai-slurm-mpi-$$:1"
 cleanup() {
   bash "$here/private_slurm.sh" stop "$base" > /dev/null 2>&1 || true
-  podman rmi -f "$image" > /dev/null 2>&1 || true
+  podman rmi -f "$image" "$mpi_image" > /dev/null 2>&1 || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -56,10 +59,28 @@ grep -qx batchai-slurm-image "$out" 2>/dev/null || fail "the command did not run
 grep -qx batchai-node-0 "$out" 2>/dev/null || fail "the command did not run in node 0's container"
 preps=$(find "$BATCHAI_HOME" -name 'prep-batchai-node-*.txt' -exec cat {} + 2>/dev/null | grep -c batchai-slurm-image)
 [ "$preps" = 2 ] || fail "the preparation ran in the image on $preps node(s), not 2: $(find "$BATCHAI_HOME" -name 'prep-*')"
-key_containers() { podman ps -a --format '{{.Names}}' | grep -c '^batchai-' ; }
+cat "$out"; cat "$(dirname "$out")/execution.log"
+if [ -n "$mpi_tar" ] && [ -f "$mpi_tar" ] && podman import -q "$mpi_tar" "$mpi_image" > /dev/null; then
+  cat > "$tmp/mpi.json" <<JSON
+{"properties": {"nodeCount": 2, "stdOutErrPathPrefix": "\$AZ_BATCHAI_JOB_TEMP",
+  "customMpiSettings": {"commandLine": "echo rank \$OMPI_COMM_WORLD_RANK in \$(hostname)", "processCount": 2},
+  "containerSettings": {"imageSourceRegistry": {"image": "$mpi_image"}}}}
+JSON
+  b job create -g rg -w ws -e e -n m -c c -f "$tmp/mpi.json" -o none || fail "job create refused the MPI container job"
+  timeout 180 "$exe" job wait -g rg -w ws -e e -n m || fail "the MPI job did not succeed"
+  said=$(find "$BATCHAI_HOME" -path '*/jobs/m/*' -path '*stdouterr*' -name stdout.txt -exec cat {} + 2>/dev/null)
+  for r in 0 1; do
+    grep -qx "rank $r in batchai-node-$r" <<<"$said" || fail "rank $r did not run in node $r's container: $said"
+  done
+  [ -z "$said" ] && cat "$(find "$BATCHAI_HOME" -path '*/jobs/m/*' -name stderr.txt | head -1)"
+else
+  echo "no MPI image (${mpi_tar:-not given}): the MPI job is left out"
+fi
+keys=$(ls "$BATCHAI_HOME/jobs" 2>/dev/null | paste -sd'|')
+b group delete -n rg -y > /dev/null 2>&1
+# This test's containers only (their names hold the job keys): other tests may run beside it.
+key_containers() { podman ps -a --format '{{.Names}}' | grep -Ec "^batchai-(${keys:-none})-" ; }
 for _ in $(seq 1 50); do [ "$(key_containers)" = 0 ] && break; sleep 0.2; done
 [ "$(key_containers)" = 0 ] || fail "containers left: $(podman ps -a --format '{{.Names}}')"
-cat "$out"; cat "$(dirname "$out")/execution.log"
-b group delete -n rg -y > /dev/null 2>&1
 [ "$failures" = 0 ] && echo "all Slurm container checks passed" || echo "$failures Slurm container check(s) failed"
 [ "$failures" = 0 ]
