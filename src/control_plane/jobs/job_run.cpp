@@ -176,7 +176,7 @@ void prepare_run_folders(PlacedRun& run) {
 }
 
 RunHost run_host(const Context& cx, const std::string& job_key) {
-  return {cx.clock(),           cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key),
+  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key),
           cx.layout().shared(), containers_record(cx.layout(), job_key), {}};
 }
 
