@@ -3,7 +3,6 @@
 // case-insensitive literals), and ARM paging end to end through the in-process server.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
 #include <string>
 #include <utility>
@@ -17,22 +16,6 @@ namespace batchai::serve {
 namespace {
 
 using Outcome = RouteMatch::Outcome;
-
-// (method, pattern) of each row of the docs' route table, in order.
-std::vector<std::pair<std::string, std::string>> documented_routes() {
-  std::ifstream in(std::string(BATCHAI_SOURCE_DIR) + "/docs/serve.md");
-  std::vector<std::pair<std::string, std::string>> rows;
-  std::string line;
-  bool inside = false;
-  const std::regex row(R"(^\| `([A-Z]+)` \| `([^`]+)` \|)");
-  while (std::getline(in, line)) {
-    if (line.find("<!-- arm-routes: begin -->") != std::string::npos) inside = true;
-    if (line.find("<!-- arm-routes: end -->") != std::string::npos) break;
-    std::smatch m;
-    if (inside && std::regex_search(line, m, row)) rows.emplace_back(m[1], m[2]);
-  }
-  return rows;
-}
 
 std::vector<std::string> split(const std::string& path) {
   std::vector<std::string> out;
@@ -54,9 +37,10 @@ RouteMatch match(const std::string& method, const std::string& path) {
 }
 
 TEST(RouteTable, DocsListEveryRouteInTableOrder) {
-  std::vector<std::pair<std::string, std::string>> table;
-  for (const ArmRoute& r : arm_route_table()) table.emplace_back(std::string(r.method), std::string(r.pattern));
-  const auto docs = documented_routes();
+  std::vector<std::vector<std::string>> table;
+  for (const ArmRoute& r : arm_route_table()) table.push_back({std::string(r.method), std::string(r.pattern)});
+  const auto docs = documented_rows("docs/serve.md", "<!-- arm-routes: begin -->", "<!-- arm-routes: end -->",
+                                    R"(^\| `([A-Z]+)` \| `([^`]+)` \|)");
   ASSERT_FALSE(docs.empty()) << "docs/serve.md has no route table between the arm-routes markers";
   EXPECT_EQ(docs, table);
 }
