@@ -10,6 +10,7 @@
 
 #include "arm/arm_route_table.hpp"
 #include "batchai/common/ids.hpp"
+#include "http/http_message.hpp"
 #include "serve_fixture.hpp"
 
 namespace batchai::serve {
@@ -17,20 +18,8 @@ namespace {
 
 using Outcome = RouteMatch::Outcome;
 
-std::vector<std::string> split(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end > start) out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 RouteMatch match(const std::string& method, const std::string& path) {
-  const auto segs = split(path);
+  const auto segs = path_segments(path);
   std::vector<std::string> low;
   for (const auto& s : segs) low.push_back(to_lower(s));
   return match_route(arm_route_table(), method, low, segs);
