@@ -18,6 +18,11 @@
 namespace batchai::serve {
 namespace {
 
+// What the home's certificate names: loopback, and the storage door's hosts (az builds them
+// from the storage suffix core.localhost:PORT).
+constexpr const char* kCertificateNames =
+    "DNS:localhost,DNS:*.file.core.localhost,DNS:*.blob.core.localhost,IP:127.0.0.1,IP:::1";
+
 std::string shell_word(const std::string& text) {
   const bool plain = !text.empty() && text.find_first_not_of(
                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-:") ==
@@ -92,7 +97,7 @@ Server::Server(ServerConfig config) : impl_(std::make_unique<Impl>(std::move(con
   const std::filesystem::path dir = s.config.settings.home / "serve";
   s.identity = load_or_create_identity(dir);
   if (s.config.cert_file.empty()) {
-    CertificateFiles files = ensure_self_signed_certificate(dir);
+    CertificateFiles files = ensure_self_signed_certificate(dir, kCertificateNames);
     i.cert = files.cert;
     i.key = files.key;
   } else {

@@ -3,7 +3,6 @@
 // case-insensitive literals), and ARM paging end to end through the in-process server.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
 #include <string>
 #include <utility>
@@ -11,6 +10,7 @@
 
 #include "arm/arm_route_table.hpp"
 #include "batchai/common/ids.hpp"
+#include "http/http_message.hpp"
 #include "serve_fixture.hpp"
 
 namespace batchai::serve {
@@ -18,45 +18,18 @@ namespace {
 
 using Outcome = RouteMatch::Outcome;
 
-// (method, pattern) of each row of the docs' route table, in order.
-std::vector<std::pair<std::string, std::string>> documented_routes() {
-  std::ifstream in(std::string(BATCHAI_SOURCE_DIR) + "/docs/serve.md");
-  std::vector<std::pair<std::string, std::string>> rows;
-  std::string line;
-  bool inside = false;
-  const std::regex row(R"(^\| `([A-Z]+)` \| `([^`]+)` \|)");
-  while (std::getline(in, line)) {
-    if (line.find("<!-- arm-routes: begin -->") != std::string::npos) inside = true;
-    if (line.find("<!-- arm-routes: end -->") != std::string::npos) break;
-    std::smatch m;
-    if (inside && std::regex_search(line, m, row)) rows.emplace_back(m[1], m[2]);
-  }
-  return rows;
-}
-
-std::vector<std::string> split(const std::string& path) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end > start) out.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 RouteMatch match(const std::string& method, const std::string& path) {
-  const auto segs = split(path);
+  const auto segs = path_segments(path);
   std::vector<std::string> low;
   for (const auto& s : segs) low.push_back(to_lower(s));
   return match_route(arm_route_table(), method, low, segs);
 }
 
 TEST(RouteTable, DocsListEveryRouteInTableOrder) {
-  std::vector<std::pair<std::string, std::string>> table;
-  for (const ArmRoute& r : arm_route_table()) table.emplace_back(std::string(r.method), std::string(r.pattern));
-  const auto docs = documented_routes();
+  std::vector<std::vector<std::string>> table;
+  for (const ArmRoute& r : arm_route_table()) table.push_back({std::string(r.method), std::string(r.pattern)});
+  const auto docs = documented_rows("docs/serve.md", "<!-- arm-routes: begin -->", "<!-- arm-routes: end -->",
+                                    R"(^\| `([A-Z]+)` \| `([^`]+)` \|)");
   ASSERT_FALSE(docs.empty()) << "docs/serve.md has no route table between the arm-routes markers";
   EXPECT_EQ(docs, table);
 }

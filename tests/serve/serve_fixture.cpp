@@ -3,6 +3,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/ids.hpp"
@@ -170,6 +172,26 @@ bool exe_has_serve_command(const fs::path& scratch) {
   help.stdout_file = scratch / "help.out";
   help.stderr_file = scratch / "help.out";
   return make_posix_process_launcher()->run(help).exit_code == 0;
+}
+
+std::vector<std::vector<std::string>> documented_rows(const std::string& doc, const std::string& begin,
+                                                      const std::string& end, const std::string& row) {
+  std::ifstream in(std::string(BATCHAI_SOURCE_DIR) + "/" + doc);
+  std::vector<std::vector<std::string>> rows;
+  const std::regex pattern(row);
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside) {
+      inside = line.find(begin) != std::string::npos;
+      continue;
+    }
+    if (line.find(end) != std::string::npos) break;
+    std::smatch m;
+    if (!std::regex_search(line, m, pattern)) continue;
+    rows.emplace_back(m.begin() + 1, m.end());
+  }
+  return rows;
 }
 
 }  // namespace batchai::serve

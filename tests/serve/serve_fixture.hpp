@@ -105,4 +105,9 @@ class ServeChild {
 // True when this batchai has the serve command (its plugin built).
 bool exe_has_serve_command(const std::filesystem::path& scratch);
 
+// The capture groups of `row` in each line of the source tree's `doc` (docs/serve.md) after the
+// line holding `begin` and before the next one holding `end`: a route table as its docs list it.
+std::vector<std::vector<std::string>> documented_rows(const std::string& doc, const std::string& begin,
+                                                      const std::string& end, const std::string& row);
+
 }  // namespace batchai::serve

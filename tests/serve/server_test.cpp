@@ -1,6 +1,8 @@
 // batchai serve over HTTPS (docs/serve.md): an in-process server on a free port with a temporary
 // BATCHAI_HOME, driven with httplib::SSLClient trusting the certificate it made; the executable
 // (BATCHAI_EXE) shares the store with it (the fixture: serve_fixture.hpp).
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <sys/stat.h>
 
 #include <csignal>
@@ -400,6 +402,21 @@ TEST_F(ServeTest, CredentialsAndCertificateArePrivateAndReused) {
   EXPECT_EQ(read_file(home_ / "serve" / "cert.pem"), cert);
   EXPECT_EQ(server_->identity().client_id, client);
   token();  // the new server still serves
+}
+
+// The home's certificate names the hosts of every door clients reach: loopback and the storage
+// data plane's ACCOUNT.file|blob.core.localhost (az and the SDKs check the name).
+TEST_F(ServeTest, CertificateNamesTheDoorsHosts) {
+  FILE* file = std::fopen((home_ / "serve" / "cert.pem").c_str(), "r");
+  ASSERT_NE(file, nullptr);
+  X509* cert = PEM_read_X509(file, nullptr, nullptr, nullptr);
+  std::fclose(file);
+  ASSERT_NE(cert, nullptr);
+  for (const char* host : {"localhost", "store1.file.core.localhost", "store1.blob.core.localhost"})
+    EXPECT_EQ(X509_check_host(cert, host, 0, 0, nullptr), 1) << host;
+  EXPECT_EQ(X509_check_host(cert, "store1.queue.core.localhost", 0, 0, nullptr), 0);
+  EXPECT_EQ(X509_check_ip_asc(cert, "127.0.0.1", 0), 1);
+  X509_free(cert);
 }
 
 TEST_F(ServeTest, RefusesBadOptions) {

@@ -3,12 +3,10 @@
 // as Storage tells its operations apart; what no row has is left to UnsupportedHttpVerb.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "serve_fixture.hpp"
 #include "storage/storage_route_table.hpp"
 
 namespace batchai::serve {
@@ -16,24 +14,6 @@ namespace {
 
 using S = StorageService;
 using L = PathLevel;
-
-// A row as the docs write it: service, methods, path, restype, comp.
-using Row = std::array<std::string, 5>;
-
-std::vector<Row> documented_rows() {
-  std::ifstream in(std::string(BATCHAI_SOURCE_DIR) + "/docs/serve-clients.md");
-  std::vector<Row> rows;
-  std::string line;
-  bool inside = false;
-  const std::regex row(R"(^\| `(\w+)` \| `([A-Z ]+)` \| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \|)");
-  while (std::getline(in, line)) {
-    if (line.find("<!-- storage-routes: begin -->") != std::string::npos) inside = true;
-    if (line.find("<!-- storage-routes: end -->") != std::string::npos) break;
-    std::smatch m;
-    if (inside && std::regex_search(line, m, row)) rows.push_back({m[1], m[2], m[3], m[4], m[5]});
-  }
-  return rows;
-}
 
 std::string path_of(PathLevel level) {
   switch (level) {
@@ -48,11 +28,13 @@ std::string path_of(PathLevel level) {
 std::string param_of(std::string_view value) { return value.empty() ? "-" : std::string(value); }
 
 TEST(StorageRouteTable, DocsListEveryRouteInTableOrder) {
-  std::vector<Row> table;
+  std::vector<std::vector<std::string>> table;  // service, methods, path, restype, comp
   for (const StorageRoute& r : storage_route_table())
     table.push_back({r.service == S::kFile ? "file" : "blob", std::string(r.methods), path_of(r.level),
                      param_of(r.restype), param_of(r.comp)});
-  const auto docs = documented_rows();
+  const auto docs =
+      documented_rows("docs/serve-clients.md", "<!-- storage-routes: begin -->", "<!-- storage-routes: end -->",
+                      R"(^\| `(\w+)` \| `([A-Z ]+)` \| `([^`]+)` \| `([^`]+)` \| `([^`]+)` \|)");
   ASSERT_FALSE(docs.empty()) << "docs/serve-clients.md has no route table between the storage-routes markers";
   EXPECT_EQ(docs, table);
 }

@@ -10,18 +10,8 @@
 namespace batchai::serve {
 
 Call::Call(const HttpRequest& request, HttpResponse& response, std::string base_url)
-    : req(request), res(response), base(std::move(base_url)) {
-  std::size_t start = 0;
-  const std::string& path = req.path;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end > start) {
-      segs.push_back(path.substr(start, end - start));
-      low.push_back(to_lower(segs.back()));
-    }
-    start = end + 1;
-  }
+    : req(request), res(response), base(std::move(base_url)), segs(path_segments(req.path)) {
+  for (const auto& seg : segs) low.push_back(to_lower(seg));
 }
 
 bool Call::is(std::initializer_list<std::string_view> pattern, std::size_t from) const {

@@ -22,8 +22,6 @@ using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
 
 constexpr long kValidDays = 365;
 constexpr long kRenewBeforeSeconds = 24 * 3600;
-constexpr const char* kSubjectAltNames =
-    "DNS:localhost,DNS:*.file.core.localhost,DNS:*.blob.core.localhost,IP:127.0.0.1,IP:::1";
 
 X509Ptr read_cert(const std::filesystem::path& path) {
   BioPtr bio(BIO_new_file(path.c_str(), "r"), BIO_free);
@@ -66,7 +64,7 @@ bool usable(const std::filesystem::path& cert_file, const std::filesystem::path&
   return X509_cmp_time(X509_get0_notAfter(cert.get()), &soon) > 0;
 }
 
-void make(const std::filesystem::path& cert_file, const std::filesystem::path& key_file) {
+void make(const std::filesystem::path& cert_file, const std::filesystem::path& key_file, const std::string& alt_names) {
   KeyPtr key(EVP_EC_gen("P-256"), EVP_PKEY_free);
   X509Ptr cert(X509_new(), X509_free);
   if (!key || !cert) throw SystemError("OpenSSL could not make a key for the server's certificate.");
@@ -94,7 +92,7 @@ void make(const std::filesystem::path& cert_file, const std::filesystem::path& k
   add_extension(cert.get(), NID_ext_key_usage, "serverAuth");
   add_extension(cert.get(), NID_subject_key_identifier, "hash");
   add_extension(cert.get(), NID_authority_key_identifier, "keyid:always");
-  add_extension(cert.get(), NID_subject_alt_name, kSubjectAltNames);
+  add_extension(cert.get(), NID_subject_alt_name, alt_names.c_str());
   if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) throw SystemError("OpenSSL could not sign the certificate.");
   const std::string key_pem = pem_of(
       [](BIO* b, void* k) {
@@ -109,10 +107,10 @@ void make(const std::filesystem::path& cert_file, const std::filesystem::path& k
 
 }  // namespace
 
-CertificateFiles ensure_self_signed_certificate(const std::filesystem::path& dir) {
+CertificateFiles ensure_self_signed_certificate(const std::filesystem::path& dir, const std::string& alt_names) {
   make_private_dir(dir);
   CertificateFiles files{dir / "cert.pem", dir / "key.pem"};
-  if (!usable(files.cert, files.key)) make(files.cert, files.key);
+  if (!usable(files.cert, files.key)) make(files.cert, files.key, alt_names);
   return files;
 }
 

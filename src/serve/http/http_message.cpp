@@ -46,6 +46,18 @@ void HttpResponse::set_file(FileBody b, const std::string& content_type) {
   set_header("Content-Type", content_type);
 }
 
+std::vector<std::string> path_segments(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end > start) out.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 bool split_target(std::string_view target, std::string& path, std::multimap<std::string, std::string>& params) {
   const auto q = target.find('?');
   auto decoded = percent_decode(target.substr(0, q), false);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "batchai/common/confined_path.hpp"  // UniqueFd
 
@@ -68,5 +69,7 @@ struct HttpResponse {
 
 // Splits a request target into its decoded path and query; false when either is malformed.
 bool split_target(std::string_view target, std::string& path, std::multimap<std::string, std::string>& params);
+// A decoded path's non-empty segments ("//a/b/" -> a, b): routes ignore empty segments.
+std::vector<std::string> path_segments(std::string_view path);
 
 }  // namespace batchai::serve

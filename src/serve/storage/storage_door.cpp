@@ -27,19 +27,6 @@ constexpr std::string_view kFileSuffix = ".file.core.localhost";
 constexpr std::string_view kBlobSuffix = ".blob.core.localhost";
 constexpr const char* kDefaultVersion = "2021-06-08";
 
-// The path's non-empty segments, and those after the share or container joined with '/'.
-void split_path(Exchange& x) {
-  const std::string& path = x.req.path;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    if (end > start) x.segs.push_back(path.substr(start, end - start));
-    start = end + 1;
-  }
-  for (std::size_t i = 1; i < x.segs.size(); ++i) x.rest += (i > 1 ? "/" : "") + x.segs[i];
-}
-
 // SharedKey under one of the account's keys; 403 AuthenticationFailed otherwise (an unknown
 // account included, so names cannot be probed).
 bool storage_authenticated(const HttpRequest& req, HttpResponse& res, const StorageTarget& target,
@@ -120,7 +107,8 @@ class StorageDoor final : public Door {
     auto lease = state_.pool.borrow();
     if (!storage_authenticated(req, res, target, *lease)) return;
     Exchange x{req, res, target.blob, target.host, (*lease).storage(), cp::StorageAuth{target.account, std::nullopt}, {}, {}};
-    split_path(x);
+    x.segs = path_segments(req.path);
+    for (std::size_t i = 1; i < x.segs.size(); ++i) x.rest += (i > 1 ? "/" : "") + x.segs[i];
     const PathLevel level = x.segs.empty() ? PathLevel::kAccount : x.rest.empty() ? PathLevel::kTop : PathLevel::kBelow;
     const StorageRoute* route =
         match_storage_route(storage_route_table(), target.blob ? StorageService::kBlob : StorageService::kFile,

@@ -43,7 +43,7 @@ bool append_within(Json& array, Json item, std::size_t& budget) {
   return true;
 }
 
-Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& not_modified) {
+UiAnswer overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t) {
   auto lease = ui.pool.borrow();  // held while the reads use its control plane
   cp::DashboardReads reads(*lease);
   const cp::DashboardOverview o =
@@ -51,10 +51,7 @@ Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& no
   const std::string etag = "\"" + o.version + "\"";
   res.set_header("ETag", etag);
   res.set_header("Cache-Control", "no-cache");
-  if (req.get_header_value("If-None-Match") == etag) {
-    not_modified = true;
-    return Json();
-  }
+  if (req.get_header_value("If-None-Match") == etag) return std::nullopt;
   bool truncated = o.truncated;
   std::size_t budget = kArrayBudget;
   Json workspaces = Json::array(), clusters = Json::array(), experiments = Json::array();
@@ -84,7 +81,7 @@ Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& no
   }
   for (const auto& w : o.workspaces)
     if (!append_within(workspaces, {{"resourceGroup", w.resource_group}, {"name", w.workspace}}, budget)) truncated = true;
-  return {{"version", o.version},
+  return Json{{"version", o.version},
           {"workspaces", workspaces},
           {"clusters", clusters},
           {"experiments", experiments},
@@ -92,7 +89,7 @@ Json overview(const HttpRequest& req, HttpResponse& res, UiContext& ui, bool& no
           {"cli", "batchai cluster list -o table"}};
 }
 
-Json jobs(const HttpRequest& req, UiContext& ui) {
+UiAnswer jobs(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t) {
   const cp::WorkspaceRef where = ui_workspace(req);
   const std::string experiment = ui_name(req, "experiment", "experiment_name");
   std::string state = req.get_param_value("state");
@@ -120,7 +117,7 @@ Json jobs(const HttpRequest& req, UiContext& ui) {
                     {"waitReason", opt(j.wait_reason)}});
   Json counts = Json::object();
   for (const char* s : kJobStates) counts[s] = p.counts.count(s) ? p.counts.at(s) : 0;
-  return {{"total", p.total},
+  return Json{{"total", p.total},
           {"countsByState", counts},
           {"page", page},
           {"limit", limit},
@@ -153,7 +150,7 @@ Json command_line(const Json& doc) {
   return nullptr;
 }
 
-Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
+UiAnswer job(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t now_s) {
   const cp::JobRef ref = ui_job(req);
   auto lease = ui.pool.borrow();
   cp::ControlPlane& plane = *lease;
@@ -268,7 +265,7 @@ Json job(const HttpRequest& req, UiContext& ui, std::int64_t now_s) {
   return out;
 }
 
-Json cluster_nodes(const HttpRequest& req, UiContext& ui) {
+UiAnswer cluster_nodes(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t) {
   const cp::WorkspaceRef where = ui_workspace(req);
   const std::string cluster = ui_name(req, "cluster", "cluster_name");
   auto lease = ui.pool.borrow();
@@ -302,7 +299,7 @@ Json cluster_nodes(const HttpRequest& req, UiContext& ui) {
       break;
     }
   }
-  return {{"cluster", cluster},
+  return Json{{"cluster", cluster},
           {"engine", rows.engine},
           {"allocationState", rows.allocation_state},
           {"nodes", nodes},
@@ -310,30 +307,41 @@ Json cluster_nodes(const HttpRequest& req, UiContext& ui) {
           {"cli", "batchai cluster node list" + cli_where(where) + " -c " + shell_word(cluster)}};
 }
 
-void route(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s) {
-  const std::string_view path = std::string_view(req.path).substr(std::string_view("/ui/api/").size());
-  if (path == "overview") {
-    bool not_modified = false;
-    Json body = overview(req, res, ui, not_modified);
-    if (not_modified) {
-      res.status = 304;
-      return;
-    }
-    return ui_answer(res, body);
-  }
-  if (path == "jobs") return ui_answer(res, jobs(req, ui));
-  if (path == "job") return ui_answer(res, job(req, ui, now_s));
-  if (path == "job/log") return ui_answer(res, ui_job_log(req, ui));
-  if (path == "job/metrics") return ui_answer(res, ui_job_metrics(req, ui));
-  if (path == "experiment") return ui_answer(res, ui_experiment(req, ui));
-  if (path == "cluster/nodes") return ui_answer(res, cluster_nodes(req, ui));
-  throw AnswerError(404, "NotFound", "No such dashboard API.");
-}
+using UiEndpoint = UiAnswer (*)(const HttpRequest&, HttpResponse&, UiContext&, std::int64_t now_s);
+
+struct UiApiRoute {
+  std::string_view path;  // after /ui/api/
+  UiEndpoint endpoint;
+};
+
+// The dashboard API (docs/dashboard.md), GET and HEAD only (the door refuses other methods).
+const UiApiRoute kUiApiRoutes[] = {
+    {"overview", overview},         {"jobs", jobs},
+    {"job", job},                   {"job/log", ui_job_log},
+    {"job/metrics", ui_job_metrics}, {"experiment", ui_experiment},
+    {"cluster/nodes", cluster_nodes},
+};
 
 }  // namespace
 
+std::vector<std::string_view> ui_api_paths() {
+  std::vector<std::string_view> paths;
+  for (const UiApiRoute& route : kUiApiRoutes) paths.push_back(route.path);
+  return paths;
+}
+
 void answer_ui_api(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s) {
-  route(req, res, ui, now_s);
+  const std::string_view path = std::string_view(req.path).substr(std::string_view("/ui/api/").size());
+  for (const UiApiRoute& route : kUiApiRoutes) {
+    if (route.path != path) continue;
+    const UiAnswer answer = route.endpoint(req, res, ui, now_s);
+    if (!answer) {
+      res.status = 304;
+      return;
+    }
+    return ui_answer(res, *answer);
+  }
+  throw AnswerError(404, "NotFound", "No such dashboard API.");
 }
 
 }  // namespace batchai::serve

@@ -19,6 +19,10 @@ namespace batchai::serve {
 
 struct UiContext;
 
+// An endpoint's answer (the dashboard API's route table, ui_api.cpp, names one per path); nullopt:
+// 304 Not Modified, the page's copy being current.
+using UiAnswer = std::optional<Json>;
+
 // Query parameters naming resources, checked with the service's name rules (400 otherwise).
 std::string ui_resource_group(const HttpRequest& req);
 std::string ui_name(const HttpRequest& req, const char* param, const char* rule_name);
@@ -41,9 +45,9 @@ std::size_t json_size(const Json& value);
 Json trim_text(const Json& value, std::size_t max_bytes, bool* trimmed = nullptr);
 
 // The job's endpoints that read what it wrote (ui_job_output.cpp).
-Json ui_job_log(const HttpRequest& req, UiContext& ui);
-Json ui_job_metrics(const HttpRequest& req, UiContext& ui);
-Json ui_experiment(const HttpRequest& req, UiContext& ui);
+UiAnswer ui_job_log(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s);
+UiAnswer ui_job_metrics(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s);
+UiAnswer ui_experiment(const HttpRequest& req, HttpResponse& res, UiContext& ui, std::int64_t now_s);
 // The model files of the job's manifest that resolve inside its mounts, each with a signed link.
 // `plane`: the request's control plane (one per request: the pool grows no further than the workers).
 Json ui_manifest_files(UiContext& ui, control_plane::ControlPlane& plane, const control_plane::JobRef& job,

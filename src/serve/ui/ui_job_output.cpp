@@ -408,9 +408,9 @@ std::string plain_file_name(const std::string& path) {
 
 }  // namespace
 
-Json ui_job_log(const HttpRequest& req, UiContext& ui) { return log(req, ui); }
-Json ui_job_metrics(const HttpRequest& req, UiContext& ui) { return metrics(req, ui); }
-Json ui_experiment(const HttpRequest& req, UiContext& ui) { return experiment(req, ui); }
+UiAnswer ui_job_log(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t) { return log(req, ui); }
+UiAnswer ui_job_metrics(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t) { return metrics(req, ui); }
+UiAnswer ui_experiment(const HttpRequest& req, HttpResponse&, UiContext& ui, std::int64_t) { return experiment(req, ui); }
 
 Json ui_manifest_files(UiContext& ui, cp::ControlPlane& plane, const cp::JobRef& job, std::int64_t now_s) {
   Json out = Json::array();
