@@ -95,7 +95,7 @@ class Command {
   Command& hidden();
   // How the arguments are read (default kArgparse); kNative and kVerbatim drop the global options.
   Command& arguments(ArgumentStyle style);
-  // Ctrl-C ends the command with exit code 0 (docs/behaviour.md §2.5: `job file stream`, `node exec`).
+  // Ctrl-C ends the command with exit code 0 (docs/output.md §2.5: `job file stream`, `node exec`).
   Command& exit_zero_on_interrupt();
   Command& handler(Handler handler);
 

@@ -1,4 +1,4 @@
-// job.json -> Job document: key shapes, service defaults, toolType and secrets (docs/behaviour.md §2.2.4, §3.2).
+// job.json -> Job document: key shapes, service defaults, toolType and secrets (docs/output.md §2.2.4, docs/behaviour.md §3.2).
 #include "batchai/runtime/job_spec.hpp"
 
 #include <array>

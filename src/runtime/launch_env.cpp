@@ -1,4 +1,4 @@
-// Per-node job environment (docs/behaviour.md §4.8), on-node folders (§4.7) and $VAR expansion.
+// Per-node job environment (docs/job-runtime.md §4.8), on-node folders (§4.7) and $VAR expansion.
 #include "launch_env.hpp"
 
 #include <algorithm>
@@ -58,7 +58,7 @@ NodeFolders base_folders(const Job& job, const LaunchContext& context, std::size
   return f;
 }
 
-// docs/behaviour.md §4.8 variables that do not depend on the stdouterr folder, inputs, outputs or user values.
+// docs/job-runtime.md §4.8 variables that do not depend on the stdouterr folder, inputs, outputs or user values.
 std::map<std::string, std::string> node_environment_base(const Job& job, const LaunchContext& context,
                                                          std::size_t node) {
   NodeFolders f = base_folders(job, context, node);

@@ -18,7 +18,7 @@ NodeFolders node_folders(const Job& job, const LaunchContext& context, std::size
 std::string expand_env_vars(std::string_view text, const std::map<std::string, std::string>& env);
 
 // The whole environment of a job's process on one node: the node's base (LaunchContext::base_env)
-// plus docs/behaviour.md §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
+// plus docs/job-runtime.md §4.8 (mount roots, job temps, stdouterr dir, host file, GPUs, host list,
 // inputs/outputs), then the job's environmentVariables and secrets.
 std::map<std::string, std::string> node_environment(const Job& job, const LaunchContext& context, std::size_t node);
 

@@ -1,4 +1,4 @@
-// Toolkit launch rules (docs/behaviour.md §4.9): what each toolType runs, on which nodes, with which files.
+// Toolkit launch rules (docs/job-runtime.md §4.9): what each toolType runs, on which nodes, with which files.
 #include "batchai/runtime/launch_plan.hpp"
 
 #include <algorithm>

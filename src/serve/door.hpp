@@ -1,4 +1,4 @@
-// A door of `batchai serve`: one API the server answers on its port (docs/serve.md "Doors"): the
+// A door of `batchai serve`: one API the server answers on its port (docs/serve.md, its opening): the
 // storage data plane, the job file links, the dashboard and ARM. The server asks its doors in
 // order which one claims a request (doors.cpp), as the trainer asks its communicators; that
 // door answers the whole of it: how it authenticates, its route table, how it renders errors.

@@ -12,7 +12,7 @@ class Error : public std::runtime_error {
       : std::runtime_error(message), code_(std::move(code)) {}
   // Service-style error code, e.g. "JobNotFound"; "Error" for generic CLI-side failures.
   const std::string& code() const { return code_; }
-  // Process exit code the CLI reports for this error (docs/behaviour.md §2.5).
+  // Process exit code the CLI reports for this error (docs/output.md §2.5).
   virtual int exit_code() const { return 1; }
 
  private:

@@ -19,7 +19,7 @@ using Json = nlohmann::json;
 std::string dump_azure_json(const Json& value);
 
 // Adds "resourceGroup" (5th segment of "id") to every object with an ARM "id", at any depth,
-// without descending into "sourceVault" (docs/behaviour.md §2.1 rule 4).
+// without descending into "sourceVault" (docs/output.md §2.1 rule 4).
 void inject_resource_group(Json& value);
 
 // Limits on JSON the user hands in: configuration files are small documents, and deeper

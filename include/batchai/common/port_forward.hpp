@@ -1,4 +1,4 @@
-// `node exec -L lport:rhost:rport` (docs/behaviour.md §4.10.6): listen on 0.0.0.0:lport and relay every
+// `node exec -L lport:rhost:rport` (docs/job-runtime.md §4.10.6): listen on 0.0.0.0:lport and relay every
 // connection to rhost:rport as the node sees it. Simulated nodes live on this machine, so the
 // node's view is this machine's view and the tunnel is a plain local TCP relay.
 #pragma once

@@ -66,7 +66,7 @@ std::filesystem::path self_executable();
 
 // The environment a (simulated) node gives the processes it starts, never the caller's own:
 // PATH of the system's default folders behind the running batchai's own folder (so that a
-// job's `batchai ...` is this one; docs/behaviour.md §4.8), HOME/USER/LOGNAME/SHELL of the effective user,
+// job's `batchai ...` is this one; docs/job-runtime.md §4.8), HOME/USER/LOGNAME/SHELL of the effective user,
 // LANG/LC_ALL from the machine's locale settings (/etc/default/locale, /etc/locale.conf),
 // TMPDIR when set, and batchai's own BATCHAI_* settings (BATCHAI_HOME, BATCHAI_SIM_DELAY_S...)
 // that the hidden subcommands read, except a job's BATCHAI_JOB_KEY. Everything else of the

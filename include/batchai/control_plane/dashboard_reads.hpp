@@ -1,4 +1,4 @@
-// Reads made for the dashboard of `batchai serve` (docs/serve.md "Dashboard"): small, bounded
+// Reads made for the dashboard of `batchai serve` (docs/dashboard.md "Dashboard"): small, bounded
 // answers over the whole store (counts, one page of jobs with their place in the queue, the job
 // on each node, a change version), read with field-limited queries so 10,000 jobs cost
 // milliseconds, never whole documents. Read-only: nothing here changes the store but the reconcile

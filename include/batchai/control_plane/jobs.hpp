@@ -63,7 +63,7 @@ class Jobs {
   // queued -> failed; running -> terminating -> failed; finished: no change.
   void terminate(const JobRef& job);
 
-  // `job file list`: immediate children of {output dir}/{path}, name order (docs/behaviour.md §2.2.6).
+  // `job file list`: immediate children of {output dir}/{path}, name order (docs/output.md §2.2.6).
   Json file_list(const JobRef& job, const std::string& directory_id, const std::string& path, int expiry_minutes);
   // The folder `job file list/stream` reads, opened as a confined root (nothing the job planted
   // in it leads out); nullopt while the job has not produced it yet.

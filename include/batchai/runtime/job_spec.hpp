@@ -1,5 +1,5 @@
 // Job parameters: turns a job.json (JobCreateParameters inside "properties", REST wire names)
-// into the Job document `job show` prints (docs/behaviour.md §2.2.4): every key present (null when unset),
+// into the Job document `job show` prints (docs/output.md §2.2.4): every key present (null when unset),
 // the service's defaults filled in, toolType derived from the one *Settings object given, and
 // secret values split off so they reach the processes but never the stored document.
 #pragma once

@@ -1,7 +1,7 @@
 // Launch plans: a pure function from (typed Job, the job's nodes and mounts) to what must
 // run where — each node's folders and mount links, per-node preparation, the toolkit's main
 // tasks (argv, env, cwd, output files), the MPI hostfile, folders to create and programs that
-// must exist (docs/behaviour.md §4.7-§4.9).
+// must exist (docs/job-runtime.md §4.7-§4.9).
 // Nothing here starts a process; the supervisor executes plans, tests inspect them.
 #pragma once
 #include <filesystem>
@@ -42,7 +42,7 @@ struct LaunchContext {
   bool mpi_map_by_node = false;
 };
 
-// One node's folders for the job (docs/behaviour.md §4.7, §4.8).
+// One node's folders for the job (docs/job-runtime.md §4.7, §4.8).
 struct NodeFolders {
   std::filesystem::path root;             // the node folder
   std::filesystem::path mount_root;       // $AZ_BATCHAI_MOUNT_ROOT

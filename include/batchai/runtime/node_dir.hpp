@@ -1,4 +1,4 @@
-// The folders of one node (docs/behaviour.md §4.7) and of a job on it: the one type that names them, for the
+// The folders of one node (docs/job-runtime.md §4.7) and of a job on it: the one type that names them, for the
 // control plane (node folders, setup tasks) and the launch plan (job folders, environment).
 #pragma once
 #include <filesystem>

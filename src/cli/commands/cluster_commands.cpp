@@ -92,7 +92,7 @@ void register_nodes_and_files(CLI::App& group, CliContext& ctx) {
                "batchai cluster node exec -g MyResourceGroup -w MyWorkspace -c MyCluster -L 9000:localhost:9001")
       .handler([&ctx](const Args& a) -> std::optional<Json> {
         const auto o = node_exec_options(a);
-        if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (docs/behaviour.md §4.10.6)
+        if (!o.exec && o.forwards.empty()) return std::nullopt;  // nothing to do (docs/job-runtime.md §4.10.6)
         ctx.control_plane().nodes().exec(workspace_ref(a), a.str("cluster"), o);
         return std::nullopt;
       });

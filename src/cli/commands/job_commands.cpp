@@ -57,7 +57,7 @@ std::string took(const Json& info) {
   return format_timedelta(*end - *start);
 }
 
-// docs/behaviour.md §4.10.3: warnings only; returns the exit code of `job wait`: 0 when the job succeeded, the
+// docs/job-runtime.md §4.10.3: warnings only; returns the exit code of `job wait`: 0 when the job succeeded, the
 // job's exit code when it failed (0 when it has none), 255 when a failed job has no execution info.
 int wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
   Json job = jobs.show(ref);
@@ -106,7 +106,7 @@ int wait_for_job(Jobs& jobs, const JobRef& ref, int interval_s) {
   }
 }
 
-// docs/behaviour.md §4.10.4: wait for the file, then print what gets appended until the job ends (plus the tail).
+// docs/job-runtime.md §4.10.4: wait for the file, then print what gets appended until the job ends (plus the tail).
 // The file is opened once, confined to its output folder, and read in fixed-size chunks, so a
 // link the job planted cannot lead out and a huge stdout.txt never sits in memory.
 void stream_file(Jobs& jobs, const JobRef& ref, const std::string& dir_id, const std::string& path,

@@ -1,4 +1,4 @@
-// `-o json|jsonc|tsv|yaml|yamlc|none` and the dispatcher over all formats (docs/behaviour.md §2.1 rule 8, §2.4).
+// `-o json|jsonc|tsv|yaml|yamlc|none` and the dispatcher over all formats (docs/output.md §2.1 rule 8, §2.4).
 #include "output/formats.hpp"
 
 #include <cstdint>

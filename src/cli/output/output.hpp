@@ -1,5 +1,5 @@
 // The CLI's output layer: a command's result (nlohmann::json from the control plane) goes through
-// --query, then one of the formatters of `-o json|jsonc|table|tsv|yaml|yamlc|none` (docs/behaviour.md §2).
+// --query, then one of the formatters of `-o json|jsonc|table|tsv|yaml|yamlc|none` (docs/output.md §2).
 // Everything a command prints to stdout passes through render() (formats.hpp); this header holds
 // the layer's types.
 #pragma once
@@ -16,7 +16,7 @@ using OJson = nlohmann::ordered_json;
 
 enum class Format { kJson, kJsonc, kTable, kTsv, kYaml, kYamlc, kNone };
 
-// Turns a result into the rows of `-o table` (docs/behaviour.md §2.3); not applied when --query is active.
+// Turns a result into the rows of `-o table` (docs/output.md §2.3); not applied when --query is active.
 using TableTransformer = std::function<OJson(const OJson&)>;
 
 struct RenderOptions {

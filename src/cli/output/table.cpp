@@ -1,6 +1,6 @@
 // `-o table`: knack's generic table (_TableOutput._auto_table) over tabulate's "simple" format,
 // with the column typing tabulate applies (numeric-looking strings count as numbers, as in
-// the 2018 CLI whose examples docs/behaviour.md §2.3 follows).
+// the 2018 CLI whose examples docs/output.md §2.3 follows).
 #include "output/table.hpp"
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Table transformers of docs/behaviour.md §2.3 (the 2018-05-01 module's _format.py, rewritten).
+// Table transformers of docs/output.md §2.3 (the 2018-05-01 module's _format.py, rewritten).
 // Each is written once over the JSON type: the ordered form serves --query results and the
 // tests, the sorted form reads the control plane's documents without an ordered copy.
 #include "output/transformers.hpp"

@@ -1,4 +1,4 @@
-// Table transformers: the exact `-o table` columns of docs/behaviour.md §2.3, one per resource kind.
+// Table transformers: the exact `-o table` columns of docs/output.md §2.3, one per resource kind.
 // Each accepts one resource or a list and returns a list of rows (ordered objects).
 #pragma once
 #include <optional>

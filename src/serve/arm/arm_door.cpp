@@ -1,4 +1,4 @@
-// The ARM door (docs/serve.md "Doors"): every request no other door claims. It authenticates
+// The ARM door (docs/serve.md, its opening): every request no other door claims. It authenticates
 // with the bearer token its token endpoint issues (the discovery and token routes go without
 // one), routes through the ARM route table (arm_route_table.hpp) and answers errors as ARM does.
 #include <cstdint>

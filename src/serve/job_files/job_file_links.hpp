@@ -1,4 +1,4 @@
-// Download links of a job's output files (docs/serve.md "Job output files"). listOutputFiles
+// Download links of a job's output files (docs/serve-clients.md "Job output files"). listOutputFiles
 // answers, for every file, an https URL on this server that carries its own expiry and signature
 // (HMAC-SHA256 under the home's token key), as Azure answers a SAS URL: clients GET it without
 // the bearer token (`az batchai job file stream` does, with python-requests and a Range header).
@@ -28,7 +28,7 @@ struct JobFileLink {
 };
 
 // A file the trainer's manifest names inside the job's (or its cluster's) mounted volumes
-// (docs/serve.md "Dashboard"): resolved again at each GET through the control plane's
+// (docs/dashboard.md "Dashboard"): resolved again at each GET through the control plane's
 // DashboardReads::open_mount_file, confined to those volumes.
 struct MountFileLink {
   control_plane::JobRef job;

@@ -1,4 +1,4 @@
-// The Storage REST API's XML bodies (docs/serve.md "The storage data plane"): the
+// The Storage REST API's XML bodies (docs/serve-clients.md "The storage data plane"): the
 // EnumerationResults of share, directory, container and blob listings, and the error body.
 // Inputs are the control plane's StorageData documents (ISO times become RFC 1123).
 #pragma once

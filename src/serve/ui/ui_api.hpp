@@ -1,4 +1,4 @@
-// The dashboard's read-only JSON API, /ui/api/* (docs/serve.md "Dashboard"): overview, jobs,
+// The dashboard's read-only JSON API, /ui/api/* (docs/dashboard.md "Dashboard"): overview, jobs,
 // job, job/log, job/metrics, experiment and cluster/nodes. Every answer is at most
 // kUiMaxAnswerBytes, names its `batchai` twin in "cli", leaves secrets out, and turns bytes that
 // jobs wrote into valid JSON strings (U+FFFD for what is not UTF-8).

@@ -1,4 +1,4 @@
-// The dashboard's login (docs/serve.md "Dashboard"): a one-time link that `serve` prints and
+// The dashboard's login (docs/dashboard.md "Dashboard"): a one-time link that `serve` prints and
 // `serve ui-url` mints, exchanged once for a signed cookie and a session key bound to it. All are
 // HMAC-SHA256 under the home's token key, each with its own label, so none passes for another, for
 // a bearer token or for a /batchai-files/ link. Browsers send the cookie to every port of the host;

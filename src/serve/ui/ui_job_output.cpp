@@ -1,4 +1,4 @@
-// The dashboard endpoints that read what a job wrote (docs/serve.md "Dashboard"): its log files a
+// The dashboard endpoints that read what a job wrote (docs/dashboard.md "Dashboard"): its log files a
 // bounded piece at a time, its per-epoch metrics (the trainer's metrics.json, else Keras-style
 // lines of stdout.txt), an experiment's curves side by side, and the files its manifest names.
 // Every file is opened through the control plane's confined folders (Jobs::output_folder, as

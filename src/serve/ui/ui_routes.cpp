@@ -1,4 +1,4 @@
-// The dashboard door (docs/serve.md "Dashboard"): /ui and everything under it: the page's
+// The dashboard door (docs/dashboard.md "Dashboard"): /ui and everything under it: the page's
 // embedded files, the one-time login, the guard (the cookie, and for the API its session key)
 // and the read-only JSON API (ui_api.hpp).
 #include "ui/ui_routes.hpp"

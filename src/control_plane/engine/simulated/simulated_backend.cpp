@@ -45,7 +45,7 @@ Json node_error(const NodeLayout& layout, const ClusterRow& c, const std::string
                           ".txt in the setup task output folder ('batchai cluster file list')."}};
 }
 
-// -L tunnels that live as long as --exec runs, or until Ctrl-C without it (docs/behaviour.md §4.10.6).
+// -L tunnels that live as long as --exec runs, or until Ctrl-C without it (docs/job-runtime.md §4.10.6).
 std::vector<std::unique_ptr<PortForwarder>> open_tunnels(const NodeExecOptions& options, const std::string& node_id) {
   std::vector<std::unique_ptr<PortForwarder>> tunnels;
   for (const auto& text : options.forwards) {
@@ -142,7 +142,7 @@ void SimulatedBackend::exec(const ClusterRow& cluster, const NodeExecOptions& op
   spec.argv = {"bash", "-c", "exec 2>&1; exec bash -lc \"$BATCHAI_EXEC_COMMAND\""};  // both streams to stdout
   spec.cwd = node;
   spec.new_session = false;  // Ctrl-C reaches the command too
-  cx_.launcher().run(spec);  // the remote exit code is not propagated (docs/behaviour.md §4.10.6)
+  cx_.launcher().run(spec);  // the remote exit code is not propagated (docs/job-runtime.md §4.10.6)
 }
 
 void SimulatedBackend::remove(const ClusterRow& cluster) {
