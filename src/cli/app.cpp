@@ -221,8 +221,6 @@ int run_command(CliContext& ctx, int argc, char** argv, Json* keep) {
 
 }  // namespace
 
-int run_with(CliContext& ctx, int argc, char** argv) { return run_command(ctx, argc, argv, nullptr); }
-
 int run(int argc, char** argv) {
   // Bash completion's names, on every <TAB>: no composition, no command tree (completion_names.hpp).
   if (argc >= 2 && std::string(argv[1]) == kCompleteNamesCommand) return complete_names(argc, argv);

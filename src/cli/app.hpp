@@ -8,7 +8,5 @@ namespace batchai::cli {
 
 // Composes the real dependencies (compose.cpp) and runs.
 int run(int argc, char** argv);
-// Runs with a given context (tests may inject one).
-int run_with(CliContext& ctx, int argc, char** argv);
 
 }  // namespace batchai::cli

@@ -175,12 +175,6 @@ void copy_fd(int in_fd, int out_fd) {
 
 namespace confined_detail {
 void force_walk(bool on) { g_force_walk = on; }
-bool openat2_available() {
-  if (g_no_openat2) return false;
-  const int fd = openat2_beneath(AT_FDCWD, ".", O_PATH, 0);
-  if (fd >= 0) ::close(fd);
-  return fd >= 0 || errno != ENOSYS;
-}
 }  // namespace confined_detail
 
 }  // namespace batchai

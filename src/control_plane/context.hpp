@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "batchai/common/clock.hpp"
-#include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/node_layout.hpp"
+#include "batchai/control_plane/settings.hpp"
 
 namespace batchai {
 class ProcessLauncher;

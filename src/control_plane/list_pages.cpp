@@ -6,6 +6,12 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
+#include "batchai/control_plane/clusters.hpp"
+#include "batchai/control_plane/file_servers.hpp"
+#include "batchai/control_plane/groups.hpp"
+#include "batchai/control_plane/jobs.hpp"
+#include "batchai/control_plane/storage_accounts.hpp"
+#include "batchai/control_plane/workspaces.hpp"
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "rows.hpp"

@@ -12,7 +12,6 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
 #include "batchai/control_plane/options.hpp"
-#include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/states.hpp"
 #include "engine/cluster_kind.hpp"
 #include "store.hpp"

@@ -110,10 +110,6 @@ std::vector<float> Model::get_grads() const {
 
 void Model::zero_grads() { backend_.fill(grads_, 0.0f); }
 
-void Model::reset_timing() {
-  for (auto& t : times_) t.forward_s = t.backward_s = 0.0;
-}
-
 std::vector<float> Model::logits(int n) const {
   std::vector<float> host(static_cast<std::size_t>(n) * classes_);
   backend_.download(host.data(), layers_.back().y, host.size());

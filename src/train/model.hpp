@@ -69,7 +69,6 @@ class Model {
   };
   void enable_timing(bool on) { timing_ = on; }
   const std::vector<LayerTime>& layer_times() const { return times_; }
-  void reset_timing();
 
  private:
   struct Layer;

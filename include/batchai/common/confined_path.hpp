@@ -124,7 +124,6 @@ void copy_fd(int in_fd, int out_fd);
 namespace confined_detail {
 // Forces the component-by-component walk instead of openat2 (tests cover both paths).
 void force_walk(bool on);
-bool openat2_available();
 }  // namespace confined_detail
 
 }  // namespace batchai

@@ -71,9 +71,6 @@ class Jobs {
   Json node_list(const JobRef& job);
   void node_exec(const JobRef& job, const NodeExecOptions& options);
 
-  // Where the supervisor keeps its lock, pid list and log for `job_key`.
-  std::filesystem::path job_state_dir(const std::string& job_key) const;
-
  private:
   // queued -> failed; running -> terminating, then waits for the supervisor to record failed
   // (ends the job's processes itself after 10 s). No reconcile: the entry points do that.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "batchai/common/process_tree.hpp"
+#include "batchai/control_plane/node_layout.hpp"
 #include "batchai/runtime/job.hpp"
 #include "batchai/runtime/launch_plan.hpp"
 #include "batchai/runtime/podman.hpp"

@@ -263,8 +263,6 @@ void Jobs::remove(const JobRef& ref) {
   scheduler_.step();
 }
 
-fs::path Jobs::job_state_dir(const std::string& job_key) const { return state_dir(cx_.layout(), job_key); }
-
 // ---- job files and nodes ----
 
 namespace {

@@ -217,6 +217,5 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string md5_file_hex(const std::string& path) { return file_hex<Md5>(path); }
-std::string sha256_file_hex(const std::string& path) { return file_hex<Sha256>(path); }
 
 }  // namespace batchai::train

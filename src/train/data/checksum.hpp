@@ -41,6 +41,5 @@ std::string md5_hex(std::string_view data);
 std::string sha256_hex(std::string_view data);
 // Digest of a whole file; throws batchai::NotFound when it cannot be opened.
 std::string md5_file_hex(const std::string& path);
-std::string sha256_file_hex(const std::string& path);
 
 }  // namespace batchai::train
