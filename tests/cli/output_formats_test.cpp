@@ -1,4 +1,4 @@
-// `-o json|jsonc|tsv|yaml|none`: the text forms of docs/behaviour.md §2.1 rule 8 and §2.4.
+// `-o json|jsonc|tsv|yaml|none`: the text forms of docs/output.md §2.1 rule 8 and §2.4.
 #include <gtest/gtest.h>
 
 #include "batchai/common/errors.hpp"

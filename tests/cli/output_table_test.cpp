@@ -1,4 +1,4 @@
-// `-o table`: tabulate "simple" layout, generic table rules and the docs/behaviour.md §2.3 transformers.
+// `-o table`: tabulate "simple" layout, generic table rules and the docs/output.md §2.3 transformers.
 #include <gtest/gtest.h>
 
 #include "batchai/common/errors.hpp"

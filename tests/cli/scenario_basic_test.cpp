@@ -1,5 +1,5 @@
 // The command tree from the outside: help on every group and command, argparse-style usage
-// errors (exit 2), configured defaults, confirmation prompts and the exit codes of docs/behaviour.md §2.5.
+// errors (exit 2), configured defaults, confirmation prompts and the exit codes of docs/output.md §2.5.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Clusters: creation order and messages (docs/behaviour.md §4.3), simulated state sequences over a ManualClock,
 // resize/auto-scale, node folders and mounts, setup tasks (real processes), node list/exec and
-// cluster file list (docs/behaviour.md §4.10.5).
+// cluster file list (docs/job-runtime.md §4.10.5).
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,7 +42,7 @@ TEST_F(ControlPlaneTest, CreateManualClusterZeroDelay) {
   EXPECT_TRUE(c["nodeSetup"].is_null());
   EXPECT_TRUE(c["subnet"].is_null());
   EXPECT_TRUE(c["errors"].is_null());
-  EXPECT_EQ(c.size(), 19u);  // every key of docs/behaviour.md §2.2.3
+  EXPECT_EQ(c.size(), 19u);  // every key of docs/output.md §2.2.3
   Json s = cp_->clusters().show(ws, "cl");
   EXPECT_EQ(s["allocationState"], "steady");
   EXPECT_EQ(s["currentNodeCount"], 2);

@@ -1,14 +1,14 @@
-// Jobs with containerSettings run in their image with Podman (docs/behaviour.md, "Containers"):
+// Jobs with containerSettings run in their image with Podman (docs/job-runtime.md §4.14):
 // a tiny image built offline for each test (busybox-static, bash and its libraries, `podman
 // import`), removed after it with every container of the test. Skipped, saying why, only where
 // Podman cannot run a container on this machine.
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -141,7 +141,9 @@ TEST_F(JobsContainers, TerminateAndWallClockLimitRemoveTheJobsContainers) {
   wait_state("j1", {"running"});
   // Both jobs' containers are up (one each: one node).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (shell_output("podman ps --format '{{.Names}}' | grep -c batchai-") < "2" && std::chrono::steady_clock::now() < deadline)
+  // Only this test's containers count: other tests may run theirs at the same time.
+  const auto count_lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  while (count_lines(containers_of_test()) < 2 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_NE(containers_of_test(), "");
   ASSERT_EQ(run("batchai job terminate " + scope_ + " -n j1 -y").code, 0);

@@ -28,7 +28,7 @@ TEST_F(JobsObserve, FileStreamFollowsTheFileUntilTheJobEnds) {
   EXPECT_GE(took, std::chrono::milliseconds(800));         // ... not before the last line
   // A finished job's file prints at once.
   EXPECT_EQ(run("batchai job file stream " + scope_ + " -j talk -f stdout.txt").out, r.out);
-  // docs/behaviour.md §4.10.4: a file the finished job never wrote is a warning, not an error.
+  // docs/job-runtime.md §4.10.4: a file the finished job never wrote is a warning, not an error.
   Result missing = run("batchai job file stream " + scope_ + " -j talk -f nosuch.txt");
   EXPECT_EQ(missing.code, 0);
   EXPECT_EQ(missing.out, "");

@@ -161,7 +161,7 @@ TEST(LaunchPlan, TasksStartFromTheNodesEnvironmentOnly) {
     for (const auto& t : *tasks) {
       EXPECT_TRUE(t.process.clear_env);  // nothing of whoever runs the plan
       EXPECT_EQ(t.process.env.at("HOME"), "/root");
-      // The job's variables may build on the node's, and the docs/behaviour.md §4.8 ones win over the base.
+      // The job's variables may build on the node's, and the docs/job-runtime.md §4.8 ones win over the base.
       EXPECT_EQ(t.process.env.at("PATH"), "/opt/tool/bin:/usr/bin:/bin");
       EXPECT_EQ(t.process.env.at("AZ_BATCHAI_MOUNT_ROOT"), "/h/n" + std::to_string(t.node) + "/mounts");
     }

@@ -43,7 +43,7 @@ TEST_F(SlurmClusterCli, CreateShowAndNodeList) {
     EXPECT_EQ(n["port"], 22);
   }
   EXPECT_EQ(names, (std::set<std::string>{"node1", "node2", "node3"}));
-  // node exec without -n: the first node, through srun (docs/slurm.md "Node exec").
+  // node exec without -n: the first node, through srun (docs/slurm.md "GPUs and node exec").
   CliResult exec = run({"cluster", "node", "exec", "-g", "rg", "-w", "ws", "-c", "sc", "--exec", "echo $SLURMD_NODENAME"});
   EXPECT_EQ(exec.exit_code, 0) << exec.err;
   EXPECT_EQ(exec.out, "node1\n");

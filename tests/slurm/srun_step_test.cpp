@@ -1,4 +1,4 @@
-// srun_argv (docs/slurm.md "Node exec"): exact argv for the runner's tasks and for node exec, and
+// srun_argv (docs/slurm.md "GPUs and node exec"): exact argv for the runner's tasks and for node exec, and
 // refusal of anything that could read as an option or leave the step unclear.
 #include <gtest/gtest.h>
 

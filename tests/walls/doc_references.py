@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Every comment that cites a document names one that exists, and a section or heading it has.
+"""Every comment in src/, include/, tests/, examples/ and cmake/ that cites a document names one
+that exists, and a section or heading it has.
 
-A citation is `docs/NAME.md`, then optionally `§4.8` (or `§4.7, §4.8`) or a quoted heading
-(`docs/serve.md "Limits"`). Documents get split and renumbered; this keeps the code's pointers
+A citation is a document path under docs/, then optionally `§4.8` (or `§4.7, §4.8`) or a quoted
+heading (`docs/serve.md "Limits"`). Documents get split and renumbered; this keeps the code's pointers
 from going stale silently. Usage: doc_references.py SOURCE_ROOT; exit 1 and one line per stale
 citation, 0 when none is.
 """
@@ -12,7 +13,7 @@ import re
 import sys
 
 CITATION = re.compile(r'(docs/[\w./-]+?\.md)((?:[ ,]+(?:and )?§[\d.]*\d)*)(?:\s+"([^"]+)")?')
-SOURCES = ('.cpp', '.hpp', '.h', '.cu', '.cuh', '.js', '.html', '.css', '.cmake')
+SOURCES = ('.cpp', '.hpp', '.h', '.cu', '.cuh', '.js', '.html', '.css', '.cmake', '.py', '.sh')
 
 
 def headings(root):
@@ -40,7 +41,7 @@ def stale_in_line(doc_headings, line):
 def main(root):
     doc_headings = headings(root)
     stale = []
-    for folder in ('src', 'include'):
+    for folder in ('src', 'include', 'tests', 'examples', 'cmake'):
         for path in sorted(glob.glob(os.path.join(root, folder, '**', '*'), recursive=True)):
             if not path.endswith(SOURCES):
                 continue
