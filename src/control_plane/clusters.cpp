@@ -206,7 +206,8 @@ Json new_cluster_doc(const ClusterCreateOptions& o, const WorkspaceRow& ws, cons
 // `quota`: the backends that tell which clusters take room in the quota; null for a cluster whose
 // engine makes no nodes.
 void store_new(const Context& cx_, const Backends* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
-               const NodeShape& shape, const Json& doc, const Json& private_data, bool pending, std::int64_t now) {
+               const NodeShape& shape, const Json& doc, const Json& private_data, ClusterKind engine, bool pending,
+               std::int64_t now) {
   Store& store = cx_.store();
   const fs::path folder = cx_.layout().cluster(ws.resource_group, ws.name, o.name);
   store.write([&] {
@@ -216,12 +217,13 @@ void store_new(const Context& cx_, const Backends* quota, const ClusterCreateOpt
     store.prepare(
              "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
              "target, min_nodes, max_nodes, alloc_started_us, alloc_state, alloc_changed_us, pending, node_prefix, "
-             "public_ip, private) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+             "public_ip, private, engine) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
         .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ws.location)
         .bind(6, shape.vm_size).bind(7, shape.priority).bind(8, shape.is_auto ? "auto" : "manual").bind(9, shape.target)
         .bind(10, shape.min_nodes).bind(11, shape.max_nodes).bind(12, now)
         .bind(13, value_or<std::string>(doc, "allocationState", "steady")).bind(14, now).bind(15, pending ? 1 : 0)
-        .bind(16, "tvm-" + random_digits(10)).bind(17, random_public_ip()).bind(18, dump_doc(private_data)).run();
+        .bind(16, "tvm-" + random_digits(10)).bind(17, random_public_ip()).bind(18, dump_doc(private_data))
+        .bind(19, engine_column(engine)).run();
   });
   std::error_code ec;
   fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name; node folders come with nodes
@@ -299,7 +301,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   Json doc = new_cluster_doc(o, ws, shape, node_setup_out, subnet, user, now);
   const bool pending = engine.describe_new(doc, private_data, request);
   inject_resource_group(doc);
-  store_new(cx_, quota, o, ws, shape, doc, private_data, pending, now);
+  store_new(cx_, quota, o, ws, shape, doc, private_data, engine.kind(), pending, now);
   return doc;
 } catch (const Json::exception& e) {
   throw InvalidArgument("The cluster configuration has a value of the wrong type: " + json_error_text(e) + ".",

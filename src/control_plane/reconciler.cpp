@@ -77,7 +77,7 @@ void Reconciler::step_clusters(std::int64_t now_us) {
 namespace {
 
 std::pair<std::int64_t, ClusterKind> scoped(const Statement& st) {
-  return {st.integer(0), cluster_kind_of(parse_doc(st.text(1)))};
+  return {st.integer(0), kind_of_engine_column(st.text(1))};
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ ClusterScope ClusterScope::of_cluster(Store& store, const WorkspaceRef& ref, con
     ClusterScope out;
     auto ws = find_workspace(store, ref);
     if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ? AND name_lc = ?");
+    auto st = store.prepare("SELECT id, engine FROM clusters WHERE workspace_id = ? AND name_lc = ?");
     st.bind(1, ws->id).bind(2, to_lower(name));
     if (st.step()) out.clusters.push_back(scoped(st));
     return out;
@@ -99,7 +99,7 @@ ClusterScope ClusterScope::of_workspace(Store& store, const WorkspaceRef& ref) {
     ClusterScope out;
     auto ws = find_workspace(store, ref);
     if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ?");
+    auto st = store.prepare("SELECT id, engine FROM clusters WHERE workspace_id = ?");
     st.bind(1, ws->id);
     while (st.step()) out.clusters.push_back(scoped(st));
     return out;
@@ -111,7 +111,7 @@ ClusterScope ClusterScope::of_job(Store& store, const JobRef& ref) {
     ClusterScope out;
     auto job = jobs_detail::find_job(store, ref);
     if (!job || !job->cluster_id || !is_unfinished(job->state)) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE id = ?");
+    auto st = store.prepare("SELECT id, engine FROM clusters WHERE id = ?");
     st.bind(1, *job->cluster_id);
     if (st.step()) out.clusters.push_back(scoped(st));
     return out;
@@ -124,7 +124,7 @@ ClusterScope ClusterScope::of_experiment(Store& store, const WorkspaceRef& where
     auto ws = find_workspace(store, where);
     if (!ws) return out;
     auto st = store.prepare(
-        "SELECT c.id, c.private FROM clusters c WHERE c.id IN (SELECT DISTINCT j.cluster_id FROM jobs j JOIN "
+        "SELECT c.id, c.engine FROM clusters c WHERE c.id IN (SELECT DISTINCT j.cluster_id FROM jobs j JOIN "
         "experiments e ON e.id = j.experiment_id WHERE e.workspace_id = ? AND e.name_lc = ? AND j.state IN "
         "('queued', 'running', 'terminating'))");
     st.bind(1, ws->id).bind(2, to_lower(experiment));
@@ -136,7 +136,7 @@ ClusterScope ClusterScope::of_experiment(Store& store, const WorkspaceRef& where
 ClusterScope ClusterScope::of_home(Store& store, std::size_t limit) {
   return store.read([&] {
     ClusterScope out;
-    auto st = store.prepare("SELECT id, private FROM clusters ORDER BY id LIMIT ?");
+    auto st = store.prepare("SELECT id, engine FROM clusters ORDER BY id LIMIT ?");
     st.bind(1, static_cast<std::int64_t>(limit));
     while (st.step()) out.clusters.push_back(scoped(st));
     return out;

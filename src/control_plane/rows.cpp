@@ -43,7 +43,7 @@ namespace {
 constexpr const char* kClusterColumns =
     "SELECT c.id, c.workspace_id, g.name, w.name, c.name, c.scale_mode, c.target, c.min_nodes, c.max_nodes, "
     "c.auto_demand, c.alloc_started_us, c.alloc_state, c.alloc_changed_us, c.next_ordinal, c.node_prefix, "
-    "c.public_ip, c.doc, c.private FROM clusters c JOIN workspaces w ON w.id = c.workspace_id "
+    "c.public_ip, c.doc, c.private, c.engine FROM clusters c JOIN workspaces w ON w.id = c.workspace_id "
     "JOIN resource_groups g ON g.name_lc = w.rg_lc ";
 
 ClusterRow read_cluster(const Statement& st) {
@@ -66,7 +66,7 @@ ClusterRow read_cluster(const Statement& st) {
   c.public_ip = st.text(15);
   c.doc = parse_doc(st.text(16));
   c.private_data = parse_doc(st.text(17));
-  c.kind = cluster_kind_of(c.private_data);
+  c.kind = kind_of_engine_column(st.text(18));
   return c;
 }
 }  // namespace

@@ -60,7 +60,7 @@ struct ClusterRow {
   std::string node_prefix, public_ip;
   Json doc;
   Json private_data;
-  ClusterKind kind = ClusterKind::kSimulated;  // from private_data, parsed once
+  ClusterKind kind = ClusterKind::kSimulated;  // its engine column
 };
 std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
 // Number of nodes the cluster should have now: its target, or its auto-scale demand within bounds.

@@ -31,8 +31,9 @@ JobRow read_job(const Statement& st) {
   j.created_us = st.integer(8);
   j.doc = parse_doc(st.text(9));
   j.private_data = parse_doc(st.text(10));
-  j.kind = cluster_kind_of(j.private_data);
   j.sup_pid = st.optional_integer(11);
+  j.kind = kind_of_engine_column(st.text(12));
+  j.engine_job_id = st.optional_integer(13);
   return j;
 }
 
@@ -66,12 +67,13 @@ JobRow require_job(Store& store, const JobRef& ref) {
 }
 
 void save_job(Store& store, const JobRow& job) {
-  store.prepare("UPDATE jobs SET state = ?, doc = ?, private = ?, sup_pid = ? WHERE id = ?")
+  store.prepare("UPDATE jobs SET state = ?, doc = ?, private = ?, sup_pid = ?, engine_job_id = ? WHERE id = ?")
       .bind(1, std::string(to_string(job.state)))
       .bind(2, dump_doc(job.doc))
       .bind(3, dump_doc(job.private_data))
       .bind(4, job.sup_pid)
-      .bind(5, job.id)
+      .bind(5, job.engine_job_id)
+      .bind(6, job.id)
       .run();
 }
 

@@ -27,12 +27,13 @@ struct JobRow {
   Json doc;
   Json private_data;
   std::optional<std::int64_t> sup_pid;
-  ClusterKind kind = ClusterKind::kSimulated;  // the engine that runs it, from private_data
+  ClusterKind kind = ClusterKind::kSimulated;  // the engine that runs it (its cluster's when made)
+  std::optional<std::int64_t> engine_job_id;   // its id in the engine's own scheduler, once submitted
 };
 
 inline constexpr const char* kJobColumns =
     "SELECT id, job_key, experiment_id, cluster_id, name, state, priority, node_count, created_us, doc, private, "
-    "sup_pid FROM jobs ";
+    "sup_pid, engine, engine_job_id FROM jobs ";
 
 JobRow read_job(const Statement& st);
 std::optional<JobRow> load_job_by_key(Store& store, const std::string& key);
@@ -41,7 +42,8 @@ std::int64_t require_experiment(Store& store, const WorkspaceRef& where, const s
 std::optional<JobRow> find_job(Store& store, const JobRef& ref);
 JobRow require_job(Store& store, const JobRef& ref);  // NotFound "The specified job <name> is not found"
 
-// Writes state + doc (executionState, transition time, executionInfo as given).
+// Writes state + doc (executionState, transition time, executionInfo as given), private data,
+// supervisor pid and engine job id.
 void save_job(Store& store, const JobRow& job);
 // Sets executionState (and its transition time) in the document and the row.
 void set_state(JobRow& job, JobState state, std::int64_t now_us);

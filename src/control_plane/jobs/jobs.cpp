@@ -166,10 +166,11 @@ Json Jobs::create(const JobCreateOptions& o) {
     store
         .prepare(
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
-            "created_us, doc, private) VALUES (?,?,?,?,?,'queued',?,?,?,?,?)")
+            "created_us, doc, private, engine) VALUES (?,?,?,?,?,'queued',?,?,?,?,?,?)")
         .bind(1, key).bind(2, exp).bind(3, cluster.id).bind(4, to_lower(o.name)).bind(5, o.name)
         .bind(6, priority_rank(spec.job.priority))
         .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
+        .bind(11, engine_column(cluster.kind))
         .run();
   });
   try {

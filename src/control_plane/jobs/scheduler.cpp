@@ -96,21 +96,20 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
     {
       // A queued job's engine is its cluster's (a job takes its cluster's kind when it is made);
       // one without a cluster cannot be placed.
-      auto st = store.prepare("SELECT j.id, j.job_key, j.cluster_id, j.priority, j.created_us, " +
-                              cluster_kind_sql("c.private") +
-                              " FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.state = 'queued'");
+      auto st = store.prepare("SELECT j.id, j.job_key, j.cluster_id, j.priority, j.created_us, c.engine FROM jobs j JOIN clusters c ON "
+          "c.id = j.cluster_id WHERE j.state = 'queued'");
       while (st.step()) {
         // An engine with its own queue runs its jobs without a supervisor here.
-        if (backends_.of(cluster_kind_from_sql(st.integer(5))).schedules_itself()) continue;
+        if (backends_.of(kind_of_engine_column(st.text(5))).schedules_itself()) continue;
         QueuedEntry j{st.integer(0), st.text(1), st.integer(2), static_cast<int>(st.integer(3)), st.integer(4)};
         queued[j.cluster_id].push_back(std::move(j));  // needs no supervisor, except a head (below)
       }
     }
     {
-      auto st = store.prepare("SELECT job_key, sup_pid, created_us, json_extract(doc, '$.executionStateTransitionTime'), " +
-                              cluster_kind_sql("private") + ", cluster_id FROM jobs WHERE state IN ('running', 'terminating')");
+      auto st = store.prepare("SELECT job_key, sup_pid, created_us, json_extract(doc, '$.executionStateTransitionTime'), engine, "
+          "cluster_id FROM jobs WHERE state IN ('running', 'terminating')");
       while (st.step()) {
-        if (backends_.of(cluster_kind_from_sql(st.integer(4))).schedules_itself()) continue;
+        if (backends_.of(kind_of_engine_column(st.text(4))).schedules_itself()) continue;
         if (!st.is_null(5)) busy.insert(st.integer(5));
         std::string key = st.text(0);
         // A running job with no supervisor pid yet is given time for its supervisor to start

@@ -133,11 +133,7 @@ Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   return out;
 }
 
-std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const {
-  const Json s = job.private_data.is_object() ? job.private_data.value("slurm", Json()) : Json();
-  if (!s.is_object() || !s.contains("jobId") || !s["jobId"].is_number_integer()) return std::nullopt;
-  return s["jobId"].get<std::int64_t>();
-}
+std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const { return job.engine_job_id; }
 
 std::vector<EngineQueuePlace> SlurmBackend::queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const {
   return slurm_queue_places(env_.store(), cluster, jobs);

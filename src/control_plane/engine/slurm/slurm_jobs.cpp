@@ -104,15 +104,11 @@ bool record_pending_reason(JobRow& job, const std::string& reason) {
 
 }  // namespace
 
-bool is_slurm_job(const JobRow& job) {
-  return job.private_data.is_object() && job.private_data.contains("slurm") && job.private_data["slurm"].is_object();
-}
+bool is_slurm_job(const JobRow& job) { return job.kind == ClusterKind::kSlurm; }
 
 std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
-  if (!is_slurm_job(job)) return std::nullopt;
-  const Json& s = job.private_data["slurm"];
-  if (!s.contains("jobId") || !s["jobId"].is_number_unsigned()) return std::nullopt;
-  return s["jobId"].get<slurm::JobId>();
+  if (!is_slurm_job(job) || !job.engine_job_id || *job.engine_job_id < 0) return std::nullopt;
+  return static_cast<slurm::JobId>(*job.engine_job_id);
 }
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
@@ -122,12 +118,10 @@ std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow&
   // order; once for the cluster, whatever the number of jobs asked about.
   int in_use = 0;
   std::map<std::int64_t, std::int64_t> position;  // job row id -> its place among the held jobs
-  auto st = store.prepare("SELECT id, state, node_count, private ->> '$.slurm.jobId', private ->> '$.slurm' IS NOT NULL "
-                          "FROM jobs WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
-                          "ORDER BY priority DESC, created_us, id");
+  auto st = store.prepare("SELECT id, state, node_count, engine_job_id FROM jobs WHERE cluster_id = ? AND engine = "
+                          "'slurm' AND state IN ('queued', 'running', 'terminating') ORDER BY priority DESC, created_us, id");
   st.bind(1, cluster.id);
   while (st.step()) {
-    if (st.integer(4) == 0) continue;  // not a Slurm job
     if (!st.is_null(3))
       in_use += static_cast<int>(st.integer(2));
     else if (st.text(1) == "queued")
@@ -166,8 +160,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
   std::vector<std::int64_t> clusters = store.read([&] {
     std::vector<std::int64_t> out;
     auto st = store.prepare(
-        "SELECT 1 FROM jobs WHERE cluster_id = ? AND state = 'queued' AND private LIKE '%\"slurm\":{%' AND private "
-        "NOT LIKE '%\"jobId\":%' LIMIT 1");
+        "SELECT 1 FROM jobs WHERE cluster_id = ? AND state = 'queued' AND engine = 'slurm' AND engine_job_id IS NULL "
+        "LIMIT 1");
     for (std::int64_t id : scope) {
       st.bind(1, id);
       if (st.step()) out.push_back(id);
@@ -222,7 +216,7 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
             }
             throw;
           }
-          slurm_entry(job)["jobId"] = id;
+          job.engine_job_id = static_cast<std::int64_t>(id);
           slurm_entry(job)["submittedUs"] = now;
           slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
           in_use += job.node_count;
@@ -247,8 +241,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
 std::vector<JobRow> submitted_unfinished_jobs(Store& store, const std::vector<std::int64_t>& clusters) {
   std::vector<JobRow> out;
   auto st = store.prepare(std::string(kJobColumns) +
-                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND private LIKE "
-                          "'%\"jobId\":%'");
+                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND engine = 'slurm' "
+                          "AND engine_job_id IS NOT NULL");
   for (std::int64_t cluster : clusters) {
     st.bind(1, cluster);
     while (st.step()) {

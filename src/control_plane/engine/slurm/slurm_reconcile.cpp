@@ -34,7 +34,7 @@ std::string controller_label(const std::string& key) {
 void mark_slurm_resources(Store& store, const Json& entry) {
   std::vector<std::pair<std::int64_t, std::string>> clusters;
   {
-    auto st = store.prepare("SELECT id, doc FROM clusters WHERE private LIKE '%\"slurm\":{%'");
+    auto st = store.prepare("SELECT id, doc FROM clusters WHERE engine = 'slurm'");
     while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
   }
   for (auto& [id, text] : clusters) {
@@ -52,10 +52,10 @@ void mark_slurm_resources(Store& store, const Json& entry) {
   }
   std::vector<std::pair<std::int64_t, std::string>> jobs;
   {
-    auto st = store.prepare(entry.is_null() ? "SELECT id, doc FROM jobs WHERE doc -> '$.errors' IS NOT NULL AND "
-                                              "private LIKE '%\"slurm\":{%'"
-                                            : "SELECT id, doc FROM jobs WHERE state IN ('queued', 'running', "
-                                              "'terminating') AND private LIKE '%\"slurm\":{%'");
+    auto st = store.prepare(entry.is_null() ? "SELECT id, doc FROM jobs WHERE engine = 'slurm' AND doc -> '$.errors' "
+                                              "IS NOT NULL"
+                                            : "SELECT id, doc FROM jobs WHERE engine = 'slurm' AND state IN ('queued', "
+                                              "'running', 'terminating')");
     while (st.step()) jobs.emplace_back(st.integer(0), st.text(1));
   }
   for (auto& [id, text] : jobs) {
