@@ -13,11 +13,11 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/runtime/job.hpp"
 #include "engine/cluster_backend.hpp"
-#include "rows.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/rows.hpp"
+#include "store/jobs.hpp"
 #include "node_mounts.hpp"
 #include "reconciler.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
@@ -68,12 +68,11 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     auto row = load_cluster(store, cluster);
     if (!row) continue;
     if (backends.of(*row).schedules_itself()) {
-      auto st = store.prepare(std::string(jobs_detail::kJobColumns) + "WHERE id = ?");
-      st.bind(1, ids[i]);
-      if (!st.step()) continue;
+      auto job = jobs_detail::load_job_by_id(store, ids[i]);
+      if (!job) continue;
       auto& [indexes, rows] = engine_queued[cluster];
       indexes.push_back(i);
-      rows.push_back(jobs_detail::read_job(st));
+      rows.push_back(std::move(*job));
       continue;
     }
     if (!place.count(cluster)) {

@@ -15,7 +15,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane::testing {
 

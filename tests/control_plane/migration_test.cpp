@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "engine/cluster_kind.hpp"
-#include "jobs/job_rows.hpp"
-#include "rows.hpp"
-#include "store.hpp"
+#include "store/jobs.hpp"
+#include "store/rows.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "batchai/slurm/parsers.hpp"
 #include "engine/cluster_backend.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/jobs.hpp"
 #include "slurm_env.hpp"
 
 

@@ -1,7 +1,7 @@
 // Schema steps of the state database. Never edit a released step: append a new version.
 // Conventions: *_lc columns hold lower-cased names (lookups are case-insensitive), `doc` holds
 // the resource document exactly as `show` prints it, times are microseconds since the epoch.
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
