@@ -8,6 +8,7 @@
 #include "engine/cluster_backend.hpp"
 #include "batchai/common/ids.hpp"
 #include "file_server_steps.hpp"
+#include "jobs/job_containers.hpp"
 #include "store/clusters.hpp"
 #include "store/jobs.hpp"
 #include "jobs/scheduler.hpp"
@@ -42,6 +43,14 @@ void Reconciler::reconcile_before_schedule(const ClusterScope& scope) {
   std::map<ClusterKind, std::vector<std::int64_t>> by_kind;
   for (const auto& [id, kind] : scope.clusters) by_kind[kind].push_back(id);
   for (const auto& [kind, ids] : by_kind) backends_.of(kind).reconcile(ids);
+  // Containers of ended jobs whose runner died before removing them (a listing of an empty folder
+  // when there are none).
+  jobs_detail::sweep_ended_jobs_containers(cx_.layout(), [&](const std::string& key) {
+    return store.read([&] {
+      const auto job = jobs_detail::load_job_by_key(store, key);
+      return job && is_unfinished(job->state);
+    });
+  });
 }
 
 void Reconciler::schedule() { scheduler_.step(); }

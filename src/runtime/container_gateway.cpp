@@ -21,6 +21,7 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
+#include "batchai/common/process_tree.hpp"
 
 namespace fs = std::filesystem;
 
@@ -146,8 +147,9 @@ struct ContainerGateway::State {
       const auto it = options.containers.find(request.at("host").get<std::string>());
       if (it == options.containers.end()) throw InvalidArgument("not a node of this job");
       ProcessSpec spec;
-      spec.argv = options.podman_base;
-      spec.argv.insert(spec.argv.end(), {"exec", it->second, "sh", "-c", request.at("command").get<std::string>()});
+      if (const auto route = options.prefixes.find(it->first); route != options.prefixes.end()) spec.argv = route->second;
+      spec.argv.insert(spec.argv.end(), options.podman_base.begin(), options.podman_base.end());
+      spec.argv.insert(spec.argv.end(), {"exec", "-e", kJobKeyVariable, it->second, "sh", "-c", request.at("command").get<std::string>()});
       spec.clear_env = true;
       spec.env = options.env;
       spec.stdout_file = options.log;

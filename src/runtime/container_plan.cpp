@@ -5,6 +5,7 @@
 #include <set>
 
 #include "batchai/common/json_util.hpp"
+#include "batchai/common/process_tree.hpp"
 #include "batchai/runtime/container_gateway.hpp"
 
 namespace fs = std::filesystem;
@@ -46,7 +47,16 @@ std::vector<std::string> container_start_args(const LaunchPlan& plan, std::size_
                                 "--label", std::string(kContainerJobLabel) + "=" + o.job_key,
                                 "--network=host", "--hostname", container_host(node), "--pull=never"};
   for (const auto& [name, limits] : o.ulimits) a.insert(a.end(), {"--ulimit", name + "=" + limits});
-  if (o.shm_bytes) a.insert(a.end(), {"--shm-size", std::to_string(*o.shm_bytes) + "b"});
+  if (o.share_host && node > 0) {
+    const std::string first = "container:" + container_name(o.job_key, plan.nodes.at(0).id);
+    a.insert(a.end(), {"--ipc", first, "--pid", first});
+  } else if (o.share_host) {
+    const auto per_node = o.shm_bytes.value_or(kDefaultShmBytes);
+    a.insert(a.end(), {"--ipc", "shareable", "--shm-size",
+                       std::to_string(per_node * static_cast<std::int64_t>(plan.nodes.size())) + "b"});
+  } else if (o.shm_bytes) {
+    a.insert(a.end(), {"--shm-size", std::to_string(*o.shm_bytes) + "b"});
+  }
   auto bind = [&a](const fs::path& host, const fs::path& container, bool ro) {
     a.insert(a.end(), {"-v", host.string() + ":" + container.string() + (ro ? ":ro" : "")});
   };
@@ -82,8 +92,10 @@ void containerize_mpi(LaunchPlan& plan, const fs::path& self_executable) {
     // oversubscribed and would spin: ranks yield when the host plan said they outnumber the cores.
     if (std::find(argv.begin(), argv.end(), "--oversubscribe") != argv.end())
       argv.insert(argv.begin() + 1, {"--mca", "mpi_yield_when_idle", "1"});
+    // The agent, even inside a Slurm allocation (whose launcher and node list know no containers).
     argv.insert(argv.begin() + 1, {"--mca", "plm_rsh_agent", self_executable.string() + " " + kContainerEnterCommand,
-                                   "--mca", "plm_rsh_no_tree_spawn", "1"});
+                                   "--mca", "plm_rsh_no_tree_spawn", "1", "--mca", "plm", "rsh", "--mca", "ras",
+                                   "^slurm"});
     t.process.env[kGatewayVariable] = std::string(kGatewayContainerDir) + "/socket";
   }
 }
@@ -96,7 +108,8 @@ void containerize_plan(LaunchPlan& plan, const std::vector<std::string>& podman_
   auto wrap = [&](TaskPlan& t) {
     ProcessSpec& p = t.process;
     std::vector<std::string> argv = podman_base;
-    argv.insert(argv.end(), {"exec", "--workdir", p.cwd.string()});
+    // The job's marker goes in too: whoever ends the job finds what runs in the containers.
+    argv.insert(argv.end(), {"exec", "--workdir", p.cwd.string(), "-e", kJobKeyVariable});
     for (const auto& [name, value] : p.env) {
       if (!kept_out_of_container(name)) argv.insert(argv.end(), {"-e", name});
     }

@@ -6,8 +6,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/runtime/supervisor.hpp"
@@ -69,34 +71,95 @@ std::vector<std::string> podman_base() {
 }
 
 PodmanResult run_podman(ProcessLauncher& launcher, const std::vector<std::string>& args,
-                        std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env) {
-  std::vector<std::string> argv = podman_base();
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_captured(launcher, argv, timeout, env);
+                        std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env,
+                        const std::function<bool()>& cancelled) {
+  return run_podman_on(launcher, PodmanRoute{{}, env}, args, timeout, cancelled);
 }
 
-PodmanResult run_captured(ProcessLauncher& launcher, const std::vector<std::string>& argv,
-                          std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env) {
+namespace {
+
+// One command started with its output going to a private folder.
+struct Started {
   OutputDir dir;
+  pid_t pid = -1;
+};
+
+void start(ProcessLauncher& launcher, const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+           Started& s) {
   ProcessSpec spec;
   spec.argv = argv;
   spec.clear_env = true;
   spec.env = node_base_environment();
   for (const auto& [name, value] : env) spec.env[name] = value;
-  spec.stdout_file = dir.path() / "out";
-  spec.stderr_file = dir.path() / "err";
+  spec.stdout_file = s.dir.path() / "out";
+  spec.stderr_file = s.dir.path() / "err";
+  s.pid = launcher.spawn(spec);
+}
+
+PodmanResult finish(ProcessLauncher& launcher, Started& s, std::optional<ProcessExit> exit) {
   PodmanResult result;
-  const pid_t pid = launcher.spawn(spec);
-  auto exit = launcher.wait(pid, timeout);
   if (!exit) {
-    launcher.signal_group(pid, SIGKILL);
-    exit = launcher.wait(pid, std::nullopt);
+    launcher.signal_group(s.pid, SIGKILL);
+    exit = launcher.wait(s.pid, std::nullopt);
     result.timed_out = true;
   }
   result.exit_code = exit->exit_code;
-  result.out = read_capped(dir.path() / "out");
-  result.err = read_capped(dir.path() / "err");
+  result.out = read_capped(s.dir.path() / "out");
+  result.err = read_capped(s.dir.path() / "err");
   return result;
+}
+
+}  // namespace
+
+PodmanResult run_captured(ProcessLauncher& launcher, const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout, const std::map<std::string, std::string>& env,
+                          const std::function<bool()>& cancelled) {
+  Started s;
+  start(launcher, argv, env, s);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  constexpr auto kSlice = std::chrono::milliseconds(100);
+  std::optional<ProcessExit> exit;
+  bool stopped = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    exit = launcher.wait(s.pid, cancelled ? std::min(left, std::chrono::milliseconds(kSlice)) : left);
+    if (exit) break;
+    if (cancelled && cancelled()) {
+      stopped = true;
+      break;
+    }
+  }
+  PodmanResult result = finish(launcher, s, exit);
+  if (stopped) result.timed_out = false, result.cancelled = true;
+  return result;
+}
+
+PodmanResult run_podman_on(ProcessLauncher& launcher, const PodmanRoute& route, const std::vector<std::string>& args,
+                           std::chrono::milliseconds timeout, const std::function<bool()>& cancelled) {
+  std::vector<std::string> argv = route.prefix;
+  for (auto& a : podman_base()) argv.push_back(std::move(a));
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_captured(launcher, argv, timeout, route.env, cancelled);
+}
+
+std::vector<PodmanResult> run_podman_all(ProcessLauncher& launcher,
+                                         const std::vector<std::pair<PodmanRoute, std::vector<std::string>>>& commands,
+                                         std::chrono::milliseconds timeout) {
+  std::vector<Started> started(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    std::vector<std::string> argv = commands[i].first.prefix;
+    for (auto& a : podman_base()) argv.push_back(std::move(a));
+    argv.insert(argv.end(), commands[i].second.begin(), commands[i].second.end());
+    start(launcher, argv, commands[i].first.env, started[i]);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<PodmanResult> results;
+  for (auto& s : started) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    results.push_back(finish(launcher, s, launcher.wait(s.pid, std::max(left, std::chrono::milliseconds(0)))));
+  }
+  return results;
 }
 
 }  // namespace batchai::runtime

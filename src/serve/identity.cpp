@@ -6,8 +6,8 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
 #include "batchai/common/json_util.hpp"
-#include "encoding.hpp"
-#include "private_file.hpp"
+#include "http/encoding.hpp"
+#include "http/private_file.hpp"
 
 namespace batchai::serve {
 namespace {

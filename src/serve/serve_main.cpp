@@ -16,8 +16,8 @@
 #include "batchai/common/process.hpp"
 #include "batchai/serve/server.hpp"
 #include "identity.hpp"
-#include "private_file.hpp"
-#include "ui_auth.hpp"
+#include "http/private_file.hpp"
+#include "ui/ui_auth.hpp"
 
 namespace batchai::serve {
 

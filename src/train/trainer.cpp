@@ -22,6 +22,7 @@
 #include "optimizer.hpp"
 #include "progress.hpp"
 #include "step_phases.hpp"
+#include "comm/host_layout.hpp"
 #include "io/timeline.hpp"
 #include "train_data.hpp"
 
@@ -31,11 +32,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The machine's cores shared among the ranks on this host (host_layout.hpp): a job's ranks in
+// containers on one machine divide them as on the host. Collective when MPI runs.
 int default_threads() {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  int local_ranks = 1;
-  if (const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local_ranks = std::max(1, std::atoi(env));
-  return std::max(1, static_cast<int>(cores) / local_ranks);
+  return std::max(1, static_cast<int>(cores) / std::max(1, detail::ranks_on_this_host()));
 }
 
 struct Score {

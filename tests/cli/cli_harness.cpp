@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.hpp"
+
 namespace batchai::cli::testing {
 namespace fs = std::filesystem;
 
@@ -27,25 +29,13 @@ nlohmann::json CliResult::json() const {
 }
 
 CliHarness::CliHarness() {
-  std::string pattern = (fs::temp_directory_path() / "batchai-cli-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = pattern;
-  home_ = dir_ / "home";
   fs::create_directories(home_);
   fs::permissions(home_, fs::perms::owner_all);  // as batchai makes it: a home others read is warned about
   fs::create_directories(dir_ / "user");
 }
 
-CliHarness::~CliHarness() {
-  std::error_code ec;
-  fs::remove_all(dir_, ec);
-}
-
 fs::path CliHarness::write_file(const std::string& name, const std::string& content) const {
-  fs::path p = dir_ / name;
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << content;
-  return p;
+  return test::write_file(dir_ / name, content);
 }
 
 std::vector<std::string> CliHarness::environment(const std::map<std::string, std::string>& extra) const {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_dir.hpp"
+
 namespace batchai::cli::testing {
 
 struct CliResult {
@@ -22,7 +24,6 @@ struct CliResult {
 class CliHarness {
  public:
   CliHarness();
-  ~CliHarness();
   CliHarness(const CliHarness&) = delete;
   CliHarness& operator=(const CliHarness&) = delete;
 
@@ -42,8 +43,9 @@ class CliHarness {
 
  private:
   std::vector<std::string> environment(const std::map<std::string, std::string>& extra) const;
-  std::filesystem::path dir_;   // temporary root
-  std::filesystem::path home_;  // BATCHAI_HOME
+  test::TempDir tmp_{"batchai-cli"};
+  std::filesystem::path dir_ = tmp_.path();   // temporary root
+  std::filesystem::path home_ = dir_ / "home";  // BATCHAI_HOME
 };
 
 // Replaces timestamps (keys ending in "Time"/"time"), uuids and generated keys by placeholders

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "cli_harness.hpp"
+#include "support/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,12 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_file;
 
 // Every path under `root` with its type and content: what must not change.
 std::string snapshot(const fs::path& root) {
@@ -34,7 +29,7 @@ std::string snapshot(const fs::path& root) {
   std::sort(paths.begin(), paths.end());
   for (const auto& p : paths) {
     out += p.string() + (fs::is_symlink(p) ? " -> " + fs::read_symlink(p).string()
-                         : fs::is_directory(p) ? "/" : " " + slurp(p)) + "\n";
+                         : fs::is_directory(p) ? "/" : " " + read_file(p)) + "\n";
   }
   return out;
 }
@@ -152,9 +147,9 @@ TEST_F(StorageConfinement, LinksPlantedInAShareAreNeverFollowedOut) {
   const std::string before = snapshot(decoy_);
   ASSERT_EQ(data({"storage", "file", "upload", "-s", "myshare", "--source", source_.string()}).exit_code, 0);
   ASSERT_EQ(data({"storage", "file", "upload", "-s", "myshare", "--source", source_.string(), "-p", "target.txt"}).exit_code, 0);
-  EXPECT_EQ(slurp(share() / "upload.txt"), "uploaded\n");
+  EXPECT_EQ(read_file(share() / "upload.txt"), "uploaded\n");
   EXPECT_FALSE(fs::is_symlink(share() / "target.txt"));
-  EXPECT_EQ(slurp(share() / "target.txt"), "uploaded\n");
+  EXPECT_EQ(read_file(share() / "target.txt"), "uploaded\n");
   EXPECT_EQ(snapshot(decoy_), before);
   // Deleting a link removes the link, never what it names; a share delete never follows one.
   ASSERT_EQ(data({"storage", "file", "delete", "-s", "myshare", "-p", "leak.txt"}).exit_code, 0);
@@ -187,7 +182,7 @@ TEST_F(StorageConfinement, ConcurrentUploadsToOnePathLastWriterWins) {
       pids.push_back(cli_.spawn({"storage", "file", "upload", "-s", "myshare", "--source", src, "-p", "data.bin",
                                  "--account-name", "acct"}));
     for (pid_t pid : pids) EXPECT_EQ(CliHarness::wait(pid), 0) << "round " << round;
-    const std::string stored = slurp(share() / "data.bin");
+    const std::string stored = read_file(share() / "data.bin");
     ASSERT_EQ(stored.size(), kSize) << "round " << round;
     EXPECT_EQ(stored.find_first_not_of(stored[0]), std::string::npos) << "a mix of sources in round " << round;
     EXPECT_TRUE(stored[0] >= 'A' && stored[0] < 'A' + kWriters);

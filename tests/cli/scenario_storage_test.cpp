@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "cli_harness.hpp"
+#include "support/files.hpp"
 
 namespace batchai::cli::testing {
 namespace {
@@ -70,10 +70,7 @@ TEST_F(StorageScenario, SharesDirectoriesAndFiles) {
   r = data({"storage", "file", "download", "-s", "share1", "-p", "scripts/train.py", "--dest", dest.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
-  std::ifstream in(dest);
-  std::stringstream copied;
-  copied << in.rdbuf();
-  EXPECT_EQ(copied.str(), "print('hello')\n");
+  EXPECT_EQ(test::read_file(dest), "print('hello')\n");
   EXPECT_EQ(data({"storage", "file", "delete", "-s", "share1", "-p", "scripts/train.py"}).exit_code, 0);
   EXPECT_EQ(data({"storage", "file", "list", "-s", "share1", "--path", "scripts"}).out, "[]\n");
   EXPECT_EQ(data({"storage", "directory", "delete", "-s", "share1", "-n", "scripts"}).exit_code, 0);

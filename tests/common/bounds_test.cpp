@@ -15,6 +15,8 @@
 #include "batchai/common/clock.hpp"
 #include "batchai/common/errors.hpp"
 #include "batchai/common/json_util.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai {
 namespace {
@@ -23,20 +25,7 @@ namespace fs = std::filesystem;
 
 class JsonFileBounds : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/batchai-bounds-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
+  fs::path write(const std::string& name, const std::string& text) { return test::write_file(dir_ / name, text); }
   // The InvalidArgument message of loading `path`, or "" when it loads.
   static std::string error_of(const fs::path& path) {
     try {
@@ -46,7 +35,8 @@ class JsonFileBounds : public ::testing::Test {
       return e.what();
     }
   }
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-bounds"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(JsonFileBounds, FifoIsRefusedWithoutBlocking) {

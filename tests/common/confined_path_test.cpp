@@ -16,18 +16,16 @@
 #include <thread>
 
 #include "batchai/common/errors.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
 namespace batchai {
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_file;
+using test::write_file;
 
 std::string read_fd(int fd) {
   std::string out;
@@ -36,23 +34,16 @@ std::string read_fd(int fd) {
   return out;
 }
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
 // Param: true = force the component walk (the fallback for kernels without openat2).
 class ConfinedPathTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/batchai-confined-XXXXXX";
-    base_ = ::mkdtemp(tmpl);
     confined_detail::force_walk(GetParam());
     root_ = base_ / "root";
-    write(root_ / "sub" / "in.txt", "inside");
-    write(base_ / "secret.txt", "SECRET");
+    write_file(root_ / "sub" / "in.txt", "inside");
+    write_file(base_ / "secret.txt", "SECRET");
     fs::create_directories(base_ / "outdir");
-    write(base_ / "outdir" / "keep.txt", "keep");
+    write_file(base_ / "outdir" / "keep.txt", "keep");
     fs::create_symlink("sub/in.txt", root_ / "link_in");                 // stays inside
     fs::create_symlink("../secret.txt", root_ / "link_rel_out");         // leaves by '..'
     fs::create_symlink(base_ / "secret.txt", root_ / "link_abs_out");    // absolute target
@@ -64,10 +55,9 @@ class ConfinedPathTest : public ::testing::TestWithParam<bool> {
   }
   void TearDown() override {
     confined_detail::force_walk(false);
-    std::error_code ec;
-    fs::remove_all(base_, ec);
   }
-  fs::path base_, root_;
+  test::TempDir tmp_{"batchai-confined"};
+  fs::path base_ = tmp_.path(), root_;
   std::optional<ConfinedDir> dir_;
 };
 
@@ -121,13 +111,13 @@ TEST_P(ConfinedPathTest, RemovesTreesWithoutFollowingLinks) {
   fs::create_symlink(base_ / "outdir", root_ / "sub" / "abs_dir_link");
   EXPECT_TRUE(dir_->remove_tree("sub", "The folder"));
   EXPECT_FALSE(fs::exists(root_ / "sub"));
-  EXPECT_EQ(slurp(base_ / "outdir" / "keep.txt"), "keep");
+  EXPECT_EQ(read_file(base_ / "outdir" / "keep.txt"), "keep");
   EXPECT_TRUE(dir_->remove_tree("dir_out", "The folder"));  // the link goes, its target stays
   EXPECT_TRUE(fs::exists(base_ / "outdir" / "keep.txt"));
   EXPECT_FALSE(dir_->remove_tree("sub", "The folder"));
   EXPECT_THROW(dir_->remove_tree(".", "The folder"), InvalidArgument);
   EXPECT_TRUE(dir_->remove_file("link_abs_out", "The file path"));
-  EXPECT_EQ(slurp(base_ / "secret.txt"), "SECRET");
+  EXPECT_EQ(read_file(base_ / "secret.txt"), "SECRET");
 }
 
 TEST_P(ConfinedPathTest, MakesFoldersOnlyInside) {
@@ -140,15 +130,15 @@ TEST_P(ConfinedPathTest, MakesFoldersOnlyInside) {
 }
 
 TEST_P(ConfinedPathTest, ReplaceNeverWritesThroughPlantedLinks) {
-  write(base_ / "src.txt", "NEW");
+  write_file(base_ / "src.txt", "NEW");
   UniqueFd src(::open((base_ / "src.txt").c_str(), O_RDONLY));
   // A link planted where a fixed temporary name would be, and the target itself a link out.
   fs::create_symlink(base_ / "secret.txt", root_ / "sub" / "in.txt.batchai-upload");
   fs::create_symlink(base_ / "secret.txt", root_ / "sub" / "target.txt");
   dir_->replace_file("sub/target.txt", "The file path", src.get());
-  EXPECT_EQ(slurp(base_ / "secret.txt"), "SECRET");
+  EXPECT_EQ(read_file(base_ / "secret.txt"), "SECRET");
   EXPECT_FALSE(fs::is_symlink(root_ / "sub" / "target.txt"));
-  EXPECT_EQ(slurp(root_ / "sub" / "target.txt"), "NEW");
+  EXPECT_EQ(read_file(root_ / "sub" / "target.txt"), "NEW");
   EXPECT_THROW(dir_->replace_file("dir_out/x.txt", "The file path", src.get()), InvalidArgument);
   EXPECT_FALSE(fs::exists(base_ / "outdir" / "x.txt"));
   for (const auto& e : fs::directory_iterator(root_ / "sub"))
@@ -158,8 +148,8 @@ TEST_P(ConfinedPathTest, ReplaceNeverWritesThroughPlantedLinks) {
 // A write that fails half way (here: the file size limit, as a full disk would) leaves the old
 // file as it was and no temporary behind.
 TEST_P(ConfinedPathTest, AFailedReplaceLeavesNoTemporary) {
-  write(base_ / "big.bin", std::string(1 << 20, 'b'));
-  write(root_ / "sub" / "kept.bin", "old");
+  write_file(base_ / "big.bin", std::string(1 << 20, 'b'));
+  write_file(root_ / "sub" / "kept.bin", "old");
   pid_t pid = ::fork();
   if (pid == 0) {
     ::signal(SIGXFSZ, SIG_IGN);
@@ -180,14 +170,14 @@ TEST_P(ConfinedPathTest, AFailedReplaceLeavesNoTemporary) {
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1) << "the failed write must be a SystemError that names the file";
-  EXPECT_EQ(slurp(root_ / "sub" / "kept.bin"), "old");
+  EXPECT_EQ(read_file(root_ / "sub" / "kept.bin"), "old");
   for (const auto& e : fs::directory_iterator(root_ / "sub")) EXPECT_FALSE(is_upload_temporary(e.path().filename().string()));
 }
 
 TEST_P(ConfinedPathTest, ConcurrentReplacesLeaveExactlyOneWholeSource) {
   constexpr int kWriters = 6;
   constexpr std::size_t kSize = 1 << 20;
-  for (int i = 0; i < kWriters; ++i) write(base_ / ("src" + std::to_string(i)), std::string(kSize, static_cast<char>('a' + i)));
+  for (int i = 0; i < kWriters; ++i) write_file(base_ / ("src" + std::to_string(i)), std::string(kSize, static_cast<char>('a' + i)));
   for (int round = 0; round < 5; ++round) {
     std::vector<pid_t> kids;
     for (int i = 0; i < kWriters; ++i) {
@@ -210,7 +200,7 @@ TEST_P(ConfinedPathTest, ConcurrentReplacesLeaveExactlyOneWholeSource) {
       ::waitpid(pid, &status, 0);
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    const std::string stored = slurp(root_ / "sub" / "same.bin");
+    const std::string stored = read_file(root_ / "sub" / "same.bin");
     ASSERT_EQ(stored.size(), kSize);
     EXPECT_EQ(stored.find_first_not_of(stored[0]), std::string::npos) << "a mix of sources in round " << round;
   }

@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -12,6 +11,8 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/process.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai {
 namespace {
@@ -19,24 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 class ProcessTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batchai-process-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   ProcessSpec sh(const std::string& script) {
     ProcessSpec spec;
     spec.argv = {"sh", "-c", script};
@@ -54,7 +41,8 @@ class ProcessTest : public ::testing::Test {
   }
 
   std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-process-test"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(ProcessTest, ExitCodes) {

@@ -15,6 +15,7 @@
 
 #include "batchai/common/process.hpp"
 #include "batchai/common/process_tree.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai {
 namespace {
@@ -26,13 +27,9 @@ class ProcessTreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     key_ = "ptt-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = fs::temp_directory_path() / ("batchai-" + key_);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
   }
   void TearDown() override {
     JobProcesses(key_, {}).kill_all(5s);  // a failed test leaves nothing behind
-    fs::remove_all(dir_);
   }
 
   ProcessSpec sh(const std::string& script) const {
@@ -63,7 +60,8 @@ class ProcessTreeTest : public ::testing::Test {
   }
 
   std::string key_;
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-ptt"};
+  fs::path dir_ = tmp_.path();
   std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
 };
 

@@ -235,9 +235,7 @@ TEST_F(ControlPlaneTest, SetupTaskRunsOnEachNodeAndFilesAreListed) {
       EXPECT_FALSE(f["is_directory"]);
       const std::string url = f["download_url"];
       ASSERT_EQ(url.rfind("file://", 0), 0u) << url;
-      std::stringstream text;
-      text << std::ifstream(url.substr(7)).rdbuf();
-      EXPECT_EQ(text.str(), "setup-ran\n") << url;
+      EXPECT_EQ(read_file(url.substr(7)), "setup-ran\n") << url;
     }
   EXPECT_TRUE(found);
   EXPECT_EQ(cp_->nodes().file_list(ws, "c", "nosuchdir", 60), Json::array());
@@ -270,9 +268,7 @@ int processes_with(const std::string& text) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == ::getpid()) continue;
-    std::stringstream cmd;
-    cmd << std::ifstream(e.path() / "cmdline").rdbuf();
-    std::string line = cmd.str();
+    std::string line = read_file(e.path() / "cmdline");
     std::replace(line.begin(), line.end(), '\0', ' ');
     if (line.find(text) != std::string::npos) ++n;
   }

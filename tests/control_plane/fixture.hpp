@@ -7,8 +7,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -16,27 +14,13 @@
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "store/store.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::control_plane::testing {
 
-inline std::filesystem::path make_temp_dir() {
-  char tmpl[] = "/tmp/batchai-cp-test-XXXXXX";
-  const char* dir = ::mkdtemp(tmpl);
-  if (!dir) throw std::runtime_error("mkdtemp failed");
-  return dir;
-}
-
-inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::filesystem::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using batchai::test::read_file;
+using batchai::test::write_file;
 
 // A valid ssh-rsa public key line (type string "ssh-rsa" inside the base64 blob).
 inline const char* kSshKey =
@@ -45,10 +29,7 @@ inline const char* kSshKey =
 class ControlPlaneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = make_temp_dir();
-    if (const char* h = std::getenv("HOME")) old_home_ = h;
     std::filesystem::create_directories(root_ / "user");
-    ::setenv("HOME", (root_ / "user").c_str(), 1);
     ::unsetenv("AZURE_BATCHAI_STORAGE_ACCOUNT");
     ::unsetenv("AZURE_BATCHAI_STORAGE_KEY");
     clock_ = std::make_shared<ManualClock>(TimePoint(std::chrono::seconds(1529000000)));
@@ -56,9 +37,6 @@ class ControlPlaneTest : public ::testing::Test {
   }
   void TearDown() override {
     cp_.reset();
-    if (old_home_) ::setenv("HOME", old_home_->c_str(), 1);
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
   }
   void open(Micros delay) {
     // Read once at open, as the composition root does (HOME, USER, SLURM_CONF, ...): a test that
@@ -125,8 +103,9 @@ class ControlPlaneTest : public ::testing::Test {
     return doc;
   }
 
-  std::filesystem::path root_;
-  std::optional<std::string> old_home_;
+  batchai::test::TempDir tmp_{"batchai-cp-test"};
+  std::filesystem::path root_ = tmp_.path();
+  batchai::test::ScopedEnv home_env_{"HOME", (root_ / "user").string()};
   std::shared_ptr<ManualClock> clock_;
   std::shared_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();  // tests may swap in a fake
   std::unique_ptr<ControlPlane> cp_;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "jobs/job_wake.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::control_plane {
 namespace {
@@ -22,21 +23,14 @@ using Ms = std::chrono::milliseconds;
 
 class JobWakeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("batchai-job-wake-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static Ms timed_wait(JobWake& wake, Ms timeout) {
     const auto start = std::chrono::steady_clock::now();
     wake.wait(timeout);
     return std::chrono::duration_cast<Ms>(std::chrono::steady_clock::now() - start);
   }
 
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-job-wake"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(JobWakeTest, AWakeEndsTheWaitAtOnce) {

@@ -74,9 +74,8 @@ TEST(Image, Errors) {
 
 class AdminTest : public ::testing::Test {
  protected:
-  void SetUp() override { home_ = testing::make_temp_dir(); }
-  void TearDown() override { fs::remove_all(home_); }
-  fs::path home_;
+  test::TempDir tmp_{"batchai-cp-test"};
+  fs::path home_ = tmp_.path();
 };
 
 TEST_F(AdminTest, CommandLineOverridesConfigFieldByField) {
@@ -244,12 +243,11 @@ TEST(VmSizes, KnownAndUnknown) {
 class PathTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = testing::make_temp_dir();
     fs::create_directories(base_ / "share" / "sub");
     fs::create_directories(base_ / "outside");
   }
-  void TearDown() override { fs::remove_all(base_); }
-  fs::path base_;
+  test::TempDir tmp_{"batchai-cp-test"};
+  fs::path base_ = tmp_.path();
 };
 
 TEST_F(PathTest, AcceptsPathsInside) {

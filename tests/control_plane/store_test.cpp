@@ -6,6 +6,7 @@
 #include <string>
 
 #include "store/store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::control_plane {
 namespace {
@@ -16,15 +17,14 @@ class StoreReadOnly : public ::testing::Test {
  protected:
   void SetUp() override {
     // A folder name with every character an SQLite URI treats specially.
-    dir_ = fs::temp_directory_path() / ("batchai-store-" + std::to_string(::getpid())) / "home ?#%&=";
     fs::create_directories(dir_);
     db_ = dir_ / "state.db";
     auto store = Store::open(db_);
     store->write([&] { store->exec("CREATE TABLE notes(text TEXT); INSERT INTO notes VALUES ('kept')"); });
   }  // the last connection closes: the WAL is checkpointed into the file and removed
-  void TearDown() override { fs::remove_all(dir_.parent_path()); }
 
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-store"};
+  fs::path dir_ = tmp_ / "home ?#%&=";
   fs::path db_;
 };
 

@@ -7,29 +7,13 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace fs = std::filesystem;
 
 namespace batchai::test {
 
-namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
-
 void JobsFixture::SetUp() {
-  std::string tmpl = (fs::temp_directory_path() / "batchai-jobs-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-  work_ = tmpl;
-  home_ = work_ / "home";
   ::setenv("BATCHAI_HOME", home_.c_str(), 1);
   ::setenv("BATCHAI_SIM_DELAY_S", "0", 1);
   ::unsetenv("AZURE_DEFAULTS_GROUP");
@@ -43,8 +27,6 @@ void JobsFixture::SetUp() {
 void JobsFixture::TearDown() {
   // Whatever a failed test left running goes with its workspace.
   run("batchai workspace delete -g rg -n ws -y");
-  std::error_code ec;
-  fs::remove_all(work_, ec);
 }
 
 Result JobsFixture::run(const std::string& args) {
@@ -55,8 +37,8 @@ Result JobsFixture::run(const std::string& args) {
   int status = std::system(cmd.c_str());
   Result r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read_file(out);
+  r.err = read_file(err);
   return r;
 }
 
@@ -101,8 +83,6 @@ Json JobsFixture::wait_state(const std::string& name, const std::vector<std::str
   }
 }
 
-std::string JobsFixture::read_file(const fs::path& path) { return slurp(path); }
-
 fs::path JobsFixture::output_file(const std::string& job, const std::string& name, const std::string& dir) {
   Json files = json("batchai job file list " + scope_ + " -j " + job + " -d " + dir);
   for (const auto& f : files)
@@ -130,7 +110,7 @@ int count_processes(const std::string& text) {
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (std::stoi(pid) == ::getpid()) continue;
-    std::string cmd = slurp(e.path() / "cmdline");
+    std::string cmd = read_file(e.path() / "cmdline");
     for (auto& c : cmd)
       if (c == '\0') c = ' ';
     if (cmd.find(text) != std::string::npos) ++n;

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "batchai/common/json_util.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::test {
 
@@ -37,12 +39,12 @@ class JobsFixture : public ::testing::Test {
   // Polls `job show` until executionState is one of `states` (or the timeout passes).
   Json wait_state(const std::string& name, const std::vector<std::string>& states,
                   std::chrono::seconds timeout = std::chrono::seconds(30));
-  std::string read_file(const std::filesystem::path& path);
   // The file `job file list` gives for `name` (stdouterr by default).
   std::filesystem::path output_file(const std::string& job, const std::string& name, const std::string& dir = "stdouterr");
 
-  std::filesystem::path home_;
-  std::filesystem::path work_;
+  TempDir work_dir_{"batchai-jobs"};
+  std::filesystem::path work_ = work_dir_.path();  // removed with all it holds after TearDown
+  std::filesystem::path home_ = work_ / "home";
   std::string scope_;  // -g rg -w ws -e exp1
   std::string marker_;  // unique text for process checks
 };

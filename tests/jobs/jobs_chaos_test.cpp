@@ -48,13 +48,6 @@ pid_t start(const std::vector<std::string>& argv) {
   return pid;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Pids of this home's supervisors (named batchai-sup, started with this BATCHAI_HOME).
 std::vector<pid_t> supervisors_of(const fs::path& home) {
   std::vector<pid_t> out;
@@ -63,8 +56,8 @@ std::vector<pid_t> supervisors_of(const fs::path& home) {
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     const std::string pid = e.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (slurp(e.path() / "comm") != "batchai-sup\n") continue;
-    std::string env = slurp(e.path() / "environ");
+    if (read_file(e.path() / "comm") != "batchai-sup\n") continue;
+    std::string env = read_file(e.path() / "environ");
     bool ours = false;
     for (std::size_t at = 0; at < env.size();) {
       const std::size_t end = env.find('\0', at);

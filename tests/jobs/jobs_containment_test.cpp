@@ -26,10 +26,7 @@ struct Case {
 };
 
 std::string slurp_cmdline(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  std::string s = read_file("/proc/" + std::to_string(pid) + "/cmdline");
   for (auto& c : s)
     if (c == '\0') c = ' ';
   return s;

@@ -130,9 +130,11 @@ TEST(ContainerPlan, TasksEnterTheirNodesContainerWithoutSecretsOnArgv) {
   containerize_plan(plan, {"podman", "--runtime", "runc"}, "key1", "/bin/batchai");
   EXPECT_TRUE(plan.requirements.empty());
   const auto& argv = plan.preparation[1].process.argv;
-  ASSERT_GE(argv.size(), 6u);
-  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + 6),
-            (std::vector<std::string>{"podman", "--runtime", "runc", "exec", "--workdir", plan.preparation[1].process.cwd.string()}));
+  ASSERT_GE(argv.size(), 8u);
+  // The job's marker (its value from podman's environment) lets whoever ends the job find what runs inside.
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), argv.begin() + 8),
+            (std::vector<std::string>{"podman", "--runtime", "runc", "exec", "--workdir",
+                                      plan.preparation[1].process.cwd.string(), "-e", "BATCHAI_JOB_KEY"}));
   EXPECT_NE(std::find(argv.begin(), argv.end(), "batchai-key1-n1"), argv.end());
   const auto& main = plan.tasks[0].process;
   EXPECT_EQ(main.env, env_before);  // values reach podman through its environment
@@ -190,6 +192,25 @@ TEST(ContainerPlan, ContainersRunIdleWithHostNetworkLimitsAndTheNodesFolders) {
   EXPECT_TRUE(has({"-v", "/usr/bin/batchai:/.batchai/bin/batchai:ro"}));
   EXPECT_TRUE(has({"--entrypoint", "sleep", "localhost/img:1", "infinity"}));
   EXPECT_EQ(container_name("k", "a/b c"), "batchai-k-a_b_c");
+}
+
+TEST(ContainerPlan, AnMpiJobsContainersShareNodeZerosIpcAndPidNamespaces) {
+  const LaunchPlan plan = two_node_plan();
+  ContainerOptions o;
+  o.job_key = "key1";
+  o.image = "localhost/img:1";
+  o.share_host = true;
+  auto has = [](const std::vector<std::string>& a, std::vector<std::string> seq) {
+    return std::search(a.begin(), a.end(), seq.begin(), seq.end()) != a.end();
+  };
+  // Node 0 holds /dev/shm for both nodes (Podman's 64 MiB each without shmSize).
+  const auto first = container_start_args(plan, 0, o);
+  EXPECT_TRUE(has(first, {"--ipc", "shareable", "--shm-size", std::to_string(2 * (64 << 20)) + "b"}));
+  const auto second = container_start_args(plan, 1, o);
+  EXPECT_TRUE(has(second, {"--ipc", "container:batchai-key1-n0", "--pid", "container:batchai-key1-n0"}));
+  EXPECT_FALSE(has(second, {"--shm-size"}));
+  o.shm_bytes = 1 << 30;
+  EXPECT_TRUE(has(container_start_args(plan, 0, o), {"--shm-size", std::to_string(2ll << 30) + "b"}));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,6 +13,8 @@
 #include "batchai/runtime/launch_plan.hpp"
 #include "batchai/runtime/rank_exec.hpp"
 #include "launch_env.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::runtime {
 namespace {
@@ -77,8 +78,8 @@ TEST(LaunchPlan, EachNodeCarriesItsFoldersAndTheMountLinksHandedDown) {
 }
 
 TEST(LaunchPlan, MakeNodeMountsLinksBeneathEveryNodesJobMountRoot) {
-  char tmpl[] = "/tmp/batchai-mounts-XXXXXX";
-  const fs::path root = ::mkdtemp(tmpl);
+  const test::TempDir tmp("batchai-mounts");
+  const fs::path& root = tmp.path();
   fs::create_directories(root / "share");
   LaunchContext c;
   for (int i = 0; i < 2; ++i) c.nodes.push_back({"node" + std::to_string(i), root / ("n" + std::to_string(i)), "localhost", 0});
@@ -282,7 +283,8 @@ TEST(LaunchPlan, ExpandEnvVars) {
 }
 
 TEST(RankExec, PutsTheRankIntoItsNode) {
-  fs::path dir = fs::temp_directory_path() / ("batchai-rank-exec-" + std::to_string(::getpid()));
+  const test::TempDir tmp("batchai-rank-exec");
+  const fs::path& dir = tmp.path();
   fs::create_directories(dir / "n1");
   Json nodes = {{"slots", 2},
                 {"nodes", Json::array({{{"id", "n0"}, {"cwd", dir.string()}, {"gpus", 0}, {"env", {{"X", "zero"}}}},
@@ -302,7 +304,6 @@ TEST(RankExec, PutsTheRankIntoItsNode) {
   std::getline(in, line);
   EXPECT_EQ(line, "one 1 n1 " + fs::canonical(dir / "n1").string());
   EXPECT_EQ(run_rank_exec({"--bogus"}), 2);
-  fs::remove_all(dir);
 }
 
 
@@ -331,11 +332,8 @@ TEST(Recipes, EveryJobFileParsesAndPlansOrFailsClearly) {
     if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
     if (entry.path().string().find("_service_outputs") != std::string::npos) continue;
     if (name.find("job") == std::string::npos) continue;
-    std::ifstream in(entry.path());
-    std::stringstream text;
-    text << in.rdbuf();
     try {
-      Json f = parse_json_text(text.str(), entry.path().string());
+      Json f = parse_json_text(test::read_file(entry.path()), entry.path().string());
       auto s = build_job_spec(f, identity());
       auto p = make_launch_plan(s.job, context(s.job.node_count));
       EXPECT_FALSE(p.tasks.empty()) << entry.path();

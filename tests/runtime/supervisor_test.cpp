@@ -5,13 +5,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "batchai/runtime/job_spec.hpp"
 #include "batchai/runtime/supervisor.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::runtime {
 namespace {
@@ -19,22 +20,10 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_file;
 
 class SupervisorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    home_ = fs::temp_directory_path() / ("batchai-supervisor-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(home_);
-  }
-  void TearDown() override { fs::remove_all(home_); }
-
   LaunchPlan plan(const std::string& properties, int nodes) {
     JobIdentity id{"sub", "rg", "ws", "exp", "job", "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/ws/clusters/cl", "u", ""};
     auto spec = build_job_spec(Json::parse("{\"properties\": " + properties + "}"), id);
@@ -57,7 +46,8 @@ class SupervisorTest : public ::testing::Test {
     return supervise_job(p, *launcher_, o);
   }
 
-  fs::path home_;
+  test::TempDir tmp_{"batchai-supervisor"};
+  fs::path home_ = tmp_.path();
   std::vector<std::string> states_;
   std::vector<int> job_signals_;             // what signal_job was asked to send
   std::optional<std::uintmax_t> free_space_;  // injected free bytes of every folder
@@ -72,9 +62,9 @@ TEST_F(SupervisorTest, CustomJobWritesStdoutAndOutput) {
   auto o = run(p);
   EXPECT_TRUE(o.succeeded);
   EXPECT_EQ(o.exit_code, 0);
-  EXPECT_EQ(slurp(p.stdouterr_dir / "stdout.txt"), "hi\n");
+  EXPECT_EQ(read_file(p.stdouterr_dir / "stdout.txt"), "hi\n");
   EXPECT_EQ(fs::file_size(p.stdouterr_dir / "stderr.txt"), 0u);
-  EXPECT_EQ(slurp(p.output_directories.at("OUTPUT") / "result.txt"), "hi\n");
+  EXPECT_EQ(read_file(p.output_directories.at("OUTPUT") / "result.txt"), "hi\n");
   EXPECT_TRUE(fs::exists(p.execution_log));
   EXPECT_EQ(states_, (std::vector<std::string>{"running", "succeeded"}));
 }
@@ -131,7 +121,7 @@ TEST_F(SupervisorTest, PreparationFailureFailsTheJob) {
   EXPECT_FALSE(o.exit_code.has_value());
   EXPECT_EQ(o.errors[0]["code"], "JobPreparationFailed");
   EXPECT_NE(o.errors[0]["message"].get<std::string>().find("node 1"), std::string::npos);
-  EXPECT_EQ(slurp(p.stdouterr_dir / "stdout-job_prep-node0.txt"), "prep on " + (home_ / "n0/jobs/job").string() + "\n");
+  EXPECT_EQ(read_file(p.stdouterr_dir / "stdout-job_prep-node0.txt"), "prep on " + (home_ / "n0/jobs/job").string() + "\n");
   EXPECT_FALSE(fs::exists(home_ / "n0/jobs/job/ran"));
   EXPECT_EQ(states_, (std::vector<std::string>{"preparing", "failed"}));
 }
@@ -142,7 +132,7 @@ TEST_F(SupervisorTest, MissingInterpreterIsAClearFailure) {
   auto o = run(p);
   EXPECT_FALSE(o.succeeded);
   EXPECT_EQ(o.errors[0]["code"], "ToolkitNotFound");
-  EXPECT_NE(slurp(p.stdouterr_dir / "stderr.txt").find("/nonexistent/python9"), std::string::npos);
+  EXPECT_NE(read_file(p.stdouterr_dir / "stderr.txt").find("/nonexistent/python9"), std::string::npos);
 }
 
 TEST_F(SupervisorTest, WallClockTimeoutKillsTheTree) {
@@ -152,7 +142,7 @@ TEST_F(SupervisorTest, WallClockTimeoutKillsTheTree) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   EXPECT_FALSE(o.succeeded);
   EXPECT_EQ(o.errors[0]["code"], "JobTimedOut");
-  pid_t child = std::stoi(slurp(home_ / "n0/jobs/job/child.pid"));
+  pid_t child = std::stoi(read_file(home_ / "n0/jobs/job/child.pid"));
   for (int i = 0; i < 200 && process_alive(child); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(process_alive(child));
 }
@@ -185,7 +175,7 @@ TEST_F(SupervisorTest, TasksSeeTheNodesEnvironmentNotTheSupervisors) {
   auto o = run(p);
   ::unsetenv("AZURE_STORAGE_KEY");
   ASSERT_TRUE(o.succeeded);
-  const std::string env = slurp(home_ / "n0/jobs/job/env.txt");
+  const std::string env = read_file(home_ / "n0/jobs/job/env.txt");
   EXPECT_EQ(env.find("AZURE_STORAGE_KEY"), std::string::npos) << env;
   EXPECT_NE(env.find("DECLARED=yes\n"), std::string::npos) << env;
   EXPECT_NE(env.find("AZ_BATCHAI_JOB_TEMP="), std::string::npos) << env;
@@ -197,11 +187,11 @@ TEST_F(SupervisorTest, TwoNodeCustomMpiRanksWriteTheirRankAndNode) {
       "echo $OMPI_COMM_WORLD_RANK $BATCHAI_NODE_ID $AZ_BATCHAI_JOB_TEMP > $AZ_BATCHAI_OUTPUT_OUT/rank-$OMPI_COMM_WORLD_RANK.txt"},
       "outputDirectories": [{"id": "OUT", "pathPrefix": "$AZ_BATCHAI_JOB_TEMP_DIR"}]})", 2);
   auto o = run(p);
-  EXPECT_TRUE(o.succeeded) << slurp(p.stdouterr_dir / "stderr.txt");
+  EXPECT_TRUE(o.succeeded) << read_file(p.stdouterr_dir / "stderr.txt");
   // Each rank sees its own node's folders; OUT resolves per node.
-  EXPECT_EQ(slurp(home_ / "n0/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-0.txt"),
+  EXPECT_EQ(read_file(home_ / "n0/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-0.txt"),
             "0 node0 " + (home_ / "n0/jobs/job").string() + "\n");
-  EXPECT_EQ(slurp(home_ / "n1/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-1.txt"),
+  EXPECT_EQ(read_file(home_ / "n1/jobs/sub/rg/workspaces/ws/experiments/exp/jobs/job/u/outputs/rank-1.txt"),
             "1 node1 " + (home_ / "n1/jobs/job").string() + "\n");
 }
 

@@ -1,6 +1,6 @@
 // The server's access log (access_log.hpp, docs/serve.md "Access log"): one line per answer with
 // the server's own time on it; no query, no link signature, no forged line; bounded by rotation.
-#include "access_log.hpp"
+#include "http/access_log.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +15,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "serve_fixture.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -39,7 +40,9 @@ TEST(AccessLogFormat, OneLineWithEveryHostileByteEscaped) {
   EXPECT_EQ(AccessLog::format({"::1", "", "", 431, 0, microseconds(10), false}, at),
             "2026-09-21T14:13:20.000Z ::1 - - 431 0 0.010ms incomplete");
   // A file link works for whoever holds it: its signed part is not written down.
-  const std::string link = AccessLog::format({"h", "GET", "/batchai-files/eyJqb2IiOi.SIGNATURE", 200, 1, {}}, at);
+  const std::string secret[] = {"/batchai-files/"};
+  const std::string link =
+      AccessLog::format({"h", "GET", "/batchai-files/eyJqb2IiOi.SIGNATURE", 200, 1, {}}, at, secret);
   EXPECT_EQ(link.find("SIGNATURE"), std::string::npos);
   EXPECT_NE(link.find("/batchai-files/(signed link)"), std::string::npos);
   const std::string long_path = "/" + std::string(5000, 'p');
@@ -47,7 +50,8 @@ TEST(AccessLogFormat, OneLineWithEveryHostileByteEscaped) {
 }
 
 TEST(AccessLogFile, RotatesPastItsBoundKeepingOneOldFile) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path path = dir / "access.log";
   {
     AccessLog log(path, 1000);
@@ -62,32 +66,32 @@ TEST(AccessLogFile, RotatesPastItsBoundKeepingOneOldFile) {
   const auto lines = lines_of(path);
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines.back().find("/line/99 "), std::string::npos);  // the newest kept
-  fs::remove_all(dir);
 }
 
 TEST(AccessLogFile, ALinkInItsPlaceIsNotFollowed) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   fs::create_symlink(dir / "elsewhere", dir / "access.log");
   EXPECT_THROW(AccessLog(dir / "access.log", 1000), batchai::Error);
   EXPECT_FALSE(fs::exists(dir / "elsewhere"));
-  fs::remove_all(dir);
 }
 
 TEST(AccessLogFile, AFifoWithoutAReaderIsRefusedAtOnce) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path fifo = dir / "access.log";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(AccessLog(fifo, 1 << 20), batchai::Error);  // a blocking open would wait forever
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
-  fs::remove_all(dir);
 }
 
 // The slow peer of the log is its file: a FIFO whose reader takes nothing stands for a stalled
 // disk or a hung mount. record() must not wait for it, the queue must stay bounded, shutting
 // the log down must not hang, and the lines lost are counted in the file once it moves again.
 TEST(AccessLogFile, AStalledFileNeverHoldsUpTheCaller) {
-  const fs::path dir = make_temp_dir("batchai-access-log");
+  const test::TempDir tmp("batchai-access-log");
+  const fs::path& dir = tmp.path();
   const fs::path fifo = dir / "access.log";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
@@ -121,7 +125,6 @@ TEST(AccessLogFile, AStalledFileNeverHoldsUpTheCaller) {
   EXPECT_GE(took, AccessLog::kDrainWait - std::chrono::milliseconds(100)) << "the file was not stalled";
   EXPECT_LT(took, AccessLog::kDrainWait + std::chrono::seconds(1));
   ::close(reader);  // the writer left behind now fails with EPIPE and ends (SIGPIPE is blocked there)
-  fs::remove_all(dir);
 }
 
 TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
@@ -133,17 +136,25 @@ TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
   auto refused = c->Get(sub() + "/resourcegroups?api-version=2021-04-01");  // no bearer token
   ASSERT_TRUE(refused);
   ASSERT_EQ(refused->status, 401);
+  // A file link's signed part works for whoever holds it: the server names its prefix to the log.
+  auto link = c->Get("/batchai-files/eyJqb2IiOi.LINKSIGNATURE");
+  ASSERT_TRUE(link);
   std::vector<std::string> lines;
   for (int i = 0; i < 100; ++i) {  // the line follows the answer's last byte
     lines = lines_of(log);
-    if (lines.size() >= 3) break;
+    if (lines.size() >= 4) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_GE(lines.size(), 3u);  // the token, the list, the refusal
+  ASSERT_GE(lines.size(), 4u);  // the token, the list, the refusal, the link
   const std::string path = sub() + "/resourcegroups";
-  int ok = 0, unauthorized = 0;
+  int ok = 0, unauthorized = 0, links = 0;
   for (const auto& line : lines) {
     EXPECT_EQ(line.find("QUERYVALUE"), std::string::npos) << line;
+    EXPECT_EQ(line.find("LINKSIGNATURE"), std::string::npos) << line;
+    if (line.find(" GET /batchai-files/(signed link) ") != std::string::npos) {
+      ++links;
+      continue;
+    }
     EXPECT_EQ(line.find("api-version"), std::string::npos) << line;
     std::istringstream in(line);
     std::string when, peer, method, logged_path, took;
@@ -159,6 +170,7 @@ TEST_F(ServeTest, EveryAnswerIsInTheAccessLogWithTheServersTime) {
   }
   EXPECT_EQ(ok, 1);
   EXPECT_EQ(unauthorized, 1);
+  EXPECT_EQ(links, 1);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <new>
 #include <string>
 
-#include "bounded_json.hpp"
+#include "ui/bounded_json.hpp"
 
 namespace {
 std::atomic<std::size_t> g_live{0}, g_peak{0};

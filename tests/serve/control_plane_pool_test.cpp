@@ -12,6 +12,7 @@
 
 #include "batchai/common/clock.hpp"
 #include "control_plane_pool.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 class PoolOnASmallDisk : public ::testing::Test {
  protected:
   void SetUp() override {
-    small_ = fs::temp_directory_path() / ("batchai-pool-" + std::to_string(::getpid()));
-    fs::create_directories(small_);
     if (::mount("tmpfs", small_.c_str(), "tmpfs", 0, "size=8m") != 0)
       GTEST_SKIP() << "cannot mount a small tmpfs here: " << std::strerror(errno);
     mounted_ = true;
@@ -30,7 +29,6 @@ class PoolOnASmallDisk : public ::testing::Test {
   }
   void TearDown() override {
     if (mounted_) ::umount2(small_.c_str(), MNT_DETACH);
-    fs::remove_all(small_);
   }
   // Writes zeros until the disk takes no more.
   void fill_disk() {
@@ -41,7 +39,8 @@ class PoolOnASmallDisk : public ::testing::Test {
   }
   control_plane::Services services() const { return {std::make_shared<SystemClock>(), nullptr}; }
 
-  fs::path small_;
+  test::TempDir tmp_{"batchai-pool"};
+  fs::path small_ = tmp_.path();
   bool mounted_ = false;
   control_plane::Settings settings_;
 };

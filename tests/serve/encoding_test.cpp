@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "encoding.hpp"
-#include "token.hpp"
+#include "http/encoding.hpp"
+#include "arm/token.hpp"
 
 namespace batchai::serve {
 namespace {

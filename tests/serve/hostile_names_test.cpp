@@ -10,11 +10,11 @@
 #include <map>
 
 #include "batchai/common/utf8.hpp"
-#include "encoding.hpp"
+#include "http/encoding.hpp"
 #include "serve_fixture.hpp"
-#include "shared_key.hpp"
+#include "storage/shared_key.hpp"
 #include "shared_key_signer.hpp"
-#include "token.hpp"
+#include "arm/token.hpp"
 
 namespace batchai::serve {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "arm_route_table.hpp"
+#include "arm/arm_route_table.hpp"
 #include "batchai/common/ids.hpp"
 #include "serve_fixture.hpp"
 

@@ -3,7 +3,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "batchai/common/clock.hpp"
 #include "batchai/common/ids.hpp"
@@ -22,19 +21,6 @@ pid_t ExeLauncher::spawn_detached(const ProcessSpec& spec) { return inner_->spaw
 ProcessSpec ExeLauncher::fix(ProcessSpec spec) const {
   if (!spec.argv.empty() && spec.argv[0] == self_) spec.argv[0] = BATCHAI_EXE;
   return spec;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path make_temp_dir(const std::string& prefix) {
-  std::string templ = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return templ;
 }
 
 void ServeTest::SetUp() {

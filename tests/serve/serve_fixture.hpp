@@ -19,6 +19,8 @@
 #include "batchai/common/json_util.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/serve/server.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::serve {
 
@@ -41,10 +43,8 @@ class ExeLauncher : public ProcessLauncher {
   std::string self_;
 };
 
-std::string read_file(const std::filesystem::path& path);
-
-// A fresh temporary folder (removed by the caller).
-std::filesystem::path make_temp_dir(const std::string& prefix);
+using test::make_temp_dir;
+using test::read_file;
 
 class ServeTest : public ::testing::Test {
  protected:

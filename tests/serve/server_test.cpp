@@ -14,9 +14,9 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/common/ids.hpp"
-#include "job_file_links.hpp"
+#include "job_files/job_file_links.hpp"
 #include "serve_fixture.hpp"
-#include "token.hpp"
+#include "arm/token.hpp"
 
 namespace batchai::serve {
 namespace {

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "shared_key.hpp"  // base64_decode
+#include "storage/shared_key.hpp"  // base64_decode
 
 namespace batchai::serve {
 

@@ -19,7 +19,7 @@
 
 #include "raw_tls.hpp"
 #include "serve_fixture.hpp"
-#include "shared_key.hpp"
+#include "storage/shared_key.hpp"
 #include "shared_key_signer.hpp"
 
 namespace batchai::serve {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "batchai/common/json_util.hpp"
-#include "encoding.hpp"
-#include "token.hpp"
+#include "http/encoding.hpp"
+#include "arm/token.hpp"
 
 namespace batchai::serve {
 namespace {

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <thread>
 
-#include "connection_registry.hpp"
-#include "encoding.hpp"
-#include "http_message.hpp"
-#include "worker_pool.hpp"
+#include "http/connection_registry.hpp"
+#include "http/encoding.hpp"
+#include "http/http_message.hpp"
+#include "http/worker_pool.hpp"
 
 namespace batchai::serve {
 namespace {

@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "encoding.hpp"
-#include "ui_auth.hpp"
+#include "http/encoding.hpp"
+#include "support/temp_dir.hpp"
+#include "ui/ui_auth.hpp"
 
 namespace batchai::serve {
 namespace {
@@ -23,13 +24,8 @@ Identity identity(char key = 'k') { return {"tenant", "client", "secret", std::s
 // A fresh serve folder for each test.
 class UiLogin : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/batchai-ui-auth-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = std::filesystem::path(tmpl) / "serve";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_.parent_path()); }
-  std::filesystem::path dir_;
+  test::TempDir tmp_{"batchai-ui-auth"};
+  std::filesystem::path dir_ = tmp_ / "serve";
 };
 
 TEST_F(UiLogin, ALinkWorksOnceAndUntilItExpires) {

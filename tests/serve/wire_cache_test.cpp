@@ -6,8 +6,8 @@
 #include <atomic>
 #include <thread>
 
-#include "wire.hpp"
-#include "wire_cache.hpp"
+#include "arm/wire.hpp"
+#include "arm/wire_cache.hpp"
 
 namespace batchai::serve {
 namespace {

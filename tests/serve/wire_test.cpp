@@ -2,7 +2,7 @@
 // durations as ISO 8601 only.
 #include <gtest/gtest.h>
 
-#include "wire.hpp"
+#include "arm/wire.hpp"
 
 namespace batchai::serve {
 namespace {

@@ -15,6 +15,8 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/client.hpp"
 #include "slurm_test_util.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::slurm {
 namespace {
@@ -28,13 +30,6 @@ class LiveSlurm : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs::exists(slurm_conf())) << slurm_conf();
-    std::string tmpl = (fs::temp_directory_path() / "batchai-slurm-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
 
   BatchJob job(const std::string& name, int nodes, const std::string& command) {
@@ -68,15 +63,11 @@ class LiveSlurm : public ::testing::Test {
 
   std::unique_ptr<ProcessLauncher> launcher_ = make_posix_process_launcher();
   SlurmClient client_{*launcher_};
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-slurm-test"};
+  fs::path dir_ = tmp_.path();
 };
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_file;
 
 TEST_F(LiveSlurm, ListsThreeIdleNodes) {
   auto version = client_.check_version();

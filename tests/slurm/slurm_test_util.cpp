@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "batchai/common/process.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::slurm_testing {
 namespace fs = std::filesystem;
@@ -41,22 +43,15 @@ int free_port() {
 }  // namespace
 
 fs::path dead_controller_conf(const fs::path& dir) {
-  std::ifstream in(slurm_conf());
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string conf =
-      std::regex_replace(text.str(), std::regex("SlurmctldPort=\\d+"), "SlurmctldPort=" + std::to_string(free_port()));
+      std::regex_replace(test::read_file(slurm_conf()), std::regex("SlurmctldPort=\\d+"), "SlurmctldPort=" + std::to_string(free_port()));
   fs::path out = dir / "dead-slurm.conf";
-  std::ofstream(out) << conf;
-  return out;
+  return test::write_file(out, conf);
 }
 
 std::string configured_node_addr() {
-  std::ifstream in(slurm_conf());
-  std::stringstream text;
-  text << in.rdbuf();
   std::smatch m;
-  const std::string conf = text.str();
+  const std::string conf = test::read_file(slurm_conf());
   if (!std::regex_search(conf, m, std::regex("NodeAddr=([^ \\n]+)"))) {
     ADD_FAILURE() << "no NodeAddr in " << slurm_conf();
     return {};
@@ -72,17 +67,14 @@ void scontrol(const std::vector<std::string>& args) {
 }
 
 std::string output_of(const std::vector<std::string>& argv) {
-  const fs::path out = fs::temp_directory_path() / ("slurm-test-output-" + std::to_string(::getpid()));
+  const test::TempDir tmp("slurm-test-output");
+  const fs::path out = tmp / "output";
   ProcessSpec spec;
   spec.argv = argv;
   spec.stdout_file = out;
   spec.stderr_file = out;
   make_posix_process_launcher()->run(spec);
-  std::ifstream in(out);
-  std::ostringstream text;
-  text << in.rdbuf();
-  fs::remove(out);
-  return text.str();
+  return test::read_file(out);
 }
 
 void wait_for_idle_partition() {

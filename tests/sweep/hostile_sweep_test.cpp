@@ -17,6 +17,7 @@
 
 #include "corpus.hpp"
 #include "sandbox.hpp"
+#include "support/files.hpp"
 
 namespace batchai::sweep {
 namespace {
@@ -113,10 +114,7 @@ class HostileSweep : public ::testing::Test {
       why.push_back("the decoy's secret reached the answer");
     if (o.out.find("\"contentLength\": 4242") != std::string::npos) why.push_back("listed the decoy file's size");
     if (!download.empty() && fs::is_regular_file(download)) {
-      std::ifstream in(download, std::ios::binary);
-      std::stringstream s;
-      s << in.rdbuf();
-      if (s.str().find(Sandbox::kSecret) != std::string::npos) why.push_back("downloaded the decoy's secret");
+      if (test::read_file(download).find(Sandbox::kSecret) != std::string::npos) why.push_back("downloaded the decoy's secret");
     }
     const std::uint64_t now = sb_.decoy_digest();
     if (now != digest_) {

@@ -1,6 +1,8 @@
 // The sweep's sandbox: folders, the bounded runner, the decoy digest and the /proc scan.
 #include "sandbox.hpp"
 
+#include "support/files.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,7 +14,6 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace batchai::sweep {
@@ -20,12 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_file;
 
 // FNV-1a, enough to notice any change in the decoy.
 void mix(std::uint64_t& h, const std::string& bytes) {
@@ -40,9 +36,6 @@ void mix(std::uint64_t& h, const std::string& bytes) {
 }  // namespace
 
 Sandbox::Sandbox() {
-  std::string pattern = (fs::temp_directory_path() / "batchai-sweep-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  root_ = pattern;
   home_ = root_ / "home";
   decoy_ = root_ / "decoy";
   inputs_ = root_ / "inputs";
@@ -55,16 +48,8 @@ Sandbox::Sandbox() {
   fs::create_symlink("secret.txt", decoy_ / "link.txt");
 }
 
-Sandbox::~Sandbox() {
-  std::error_code ec;
-  fs::remove_all(root_, ec);
-}
-
 fs::path Sandbox::write_input(const std::string& name, const std::string& content) const {
-  fs::path p = inputs_ / name;
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-  return p;
+  return test::write_file(inputs_ / name, content);
 }
 
 Outcome Sandbox::run(const std::vector<std::string>& args, std::chrono::seconds limit,
@@ -166,7 +151,7 @@ std::uint64_t Sandbox::decoy_digest() const {
     mix(h, std::to_string(st.st_mode) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
                "." + std::to_string(st.st_mtim.tv_nsec));
     if (S_ISLNK(st.st_mode)) mix(h, fs::read_symlink(p, ec).string());
-    if (S_ISREG(st.st_mode)) mix(h, slurp(p));
+    if (S_ISREG(st.st_mode)) mix(h, read_file(p));
   }
   struct stat top {};
   if (::lstat(decoy_.c_str(), &top) == 0) mix(h, std::to_string(top.st_mode));
@@ -182,9 +167,9 @@ std::vector<int> Sandbox::leftover_processes() const {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const int pid = std::stoi(name);
     if (pid == ::getpid()) continue;
-    std::string text = slurp(e.path() / "cmdline") + slurp(e.path() / "environ");
+    std::string text = read_file(e.path() / "cmdline") + read_file(e.path() / "environ");
     if (text.find(needle) == std::string::npos) continue;
-    std::string stat = slurp(e.path() / "stat");
+    std::string stat = read_file(e.path() / "stat");
     auto paren = stat.rfind(')');
     if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') continue;
     found.push_back(pid);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
+
 namespace batchai::sweep {
 
 struct Outcome {
@@ -24,7 +26,6 @@ class Sandbox {
   static constexpr const char* kSecret = "DECOY-SECRET-7f3a";
 
   Sandbox();
-  ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
 
@@ -44,7 +45,8 @@ class Sandbox {
   std::filesystem::path write_input(const std::string& name, const std::string& content) const;
 
  private:
-  std::filesystem::path root_;
+  test::TempDir tmp_{"batchai-sweep"};
+  std::filesystem::path root_ = tmp_.path();
   std::filesystem::path home_;
   std::filesystem::path decoy_;
   std::filesystem::path inputs_;

@@ -8,6 +8,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "io/checkpoint.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
@@ -16,10 +17,6 @@ namespace fs = std::filesystem;
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batchai-ckpt-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     ckpt_.epoch = 3;
     ckpt_.global_step = 4689;
     ckpt_.seed = 0xfeedfacecafebeefULL;
@@ -33,7 +30,6 @@ class CheckpointTest : public ::testing::Test {
     ckpt_.extra = {{"model", "cifar10_cnn"}, {"ranks", "2"}};
     path_ = (dir_ / "checkpoints" / "last.ckpt").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void expect_rejected(const std::string& why) {
     try {
@@ -44,7 +40,8 @@ class CheckpointTest : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-ckpt-test"};
+  fs::path dir_ = tmp_.path();
   std::string path_;
   Checkpoint ckpt_;
 };

@@ -11,6 +11,7 @@
 #include "batchai/common/errors.hpp"
 #include "data/cifar10.hpp"
 #include "data/synthetic_cifar10.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
@@ -18,14 +19,8 @@ namespace fs = std::filesystem;
 
 class Cifar10Test : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batchai-cifar-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-cifar-test"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(Cifar10Test, SyntheticFilesUseTheOfficialRecordLayout) {

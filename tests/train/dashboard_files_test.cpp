@@ -14,6 +14,8 @@
 
 #include "batchai/train/local_communicator.hpp"
 #include "io/dashboard_files.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 #include "trainer.hpp"
 
 namespace batchai::train {
@@ -21,49 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("batchai_dashboard_files_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Sets variables for one test and restores what was there.
-class ScopedEnv {
- public:
-  void set(const char* name, const std::string& value) {
-    remember(name);
-    ::setenv(name, value.c_str(), 1);
-  }
-  void unset(const char* name) {
-    remember(name);
-    ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  void remember(const char* name) {
-    const char* v = std::getenv(name);
-    saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
+using test::read_file;
+using test::ScopedEnv;
+using test::TempDir;
 
 TrainOptions tiny_run(const fs::path& dir) {
   TrainOptions o;
@@ -78,25 +40,25 @@ TrainOptions tiny_run(const fs::path& dir) {
 }
 
 TEST(DashboardFiles, TrainingWritesMetricsAndManifestIntoTheStdoutErrFolder) {
-  const fs::path home = fresh_dir("run");
+  const TempDir tmp("batchai-dashboard-files-test");
+  const fs::path& home = tmp.path();
   const fs::path job_root = home / "node" / "jobs" / "j1" / "mounts";
   const fs::path stdouterr = home / "stdouterr";
   fs::create_directories(job_root / "external");
   fs::create_directories(stdouterr);
-  ScopedEnv env;
-  env.set("AZ_BATCHAI_STDOUTERR_DIR", stdouterr.string());
-  env.set("AZ_BATCHAI_JOB_MOUNT_ROOT", job_root.string());
-  env.set("AZ_BATCHAI_MOUNT_ROOT", (home / "node" / "mounts").string());
+  const ScopedEnv stdouterr_env("AZ_BATCHAI_STDOUTERR_DIR", stdouterr.string());
+  const ScopedEnv job_root_env("AZ_BATCHAI_JOB_MOUNT_ROOT", job_root.string());
+  const ScopedEnv mount_root_env("AZ_BATCHAI_MOUNT_ROOT", (home / "node" / "mounts").string());
   const fs::path dir = job_root / "external" / "out";
   auto comm = make_local_communicator();
   std::ostringstream out;
   run_training(tiny_run(dir), *comm, out);
 
   ASSERT_TRUE(fs::exists(stdouterr / "metrics.json"));
-  EXPECT_EQ(read(stdouterr / "metrics.json"), read(dir / "metrics.json"));
-  EXPECT_EQ(nlohmann::json::parse(read(stdouterr / "metrics.json")).at("epochs").size(), 2u);
+  EXPECT_EQ(read_file(stdouterr / "metrics.json"), read_file(dir / "metrics.json"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(stdouterr / "metrics.json")).at("epochs").size(), 2u);
 
-  const auto m = nlohmann::json::parse(read(stdouterr / kManifestFile));
+  const auto m = nlohmann::json::parse(read_file(stdouterr / kManifestFile));
   EXPECT_EQ(m.at("version"), 1);
   EXPECT_EQ(m.at("mountRoot"), "job");
   ASSERT_EQ(m.at("files").size(), 1u);
@@ -116,14 +78,13 @@ TEST(DashboardFiles, TrainingWritesMetricsAndManifestIntoTheStdoutErrFolder) {
   for (const auto& e : fs::directory_iterator(stdouterr)) {
     EXPECT_EQ(e.path().extension(), ".json") << "left behind: " << e.path();
   }
-  fs::remove_all(home);
 }
 
 TEST(DashboardFiles, WithoutTheVariableNothingIsWritten) {
-  const fs::path home = fresh_dir("noenv");
-  ScopedEnv env;
-  env.unset("AZ_BATCHAI_STDOUTERR_DIR");
-  env.set("AZ_BATCHAI_JOB_MOUNT_ROOT", home.string());
+  const TempDir tmp("batchai-dashboard-files-test");
+  const fs::path& home = tmp.path();
+  const ScopedEnv stdouterr_env("AZ_BATCHAI_STDOUTERR_DIR", std::nullopt);
+  const ScopedEnv job_root_env("AZ_BATCHAI_JOB_MOUNT_ROOT", home.string());
   std::ostringstream warn;
   EXPECT_FALSE(DashboardFiles::from_env(warn).enabled());
   auto comm = make_local_communicator();
@@ -133,20 +94,20 @@ TEST(DashboardFiles, WithoutTheVariableNothingIsWritten) {
     EXPECT_NE(e.path().filename(), kManifestFile) << e.path();
   }
   EXPECT_TRUE(fs::exists(home / "out" / "metrics.json"));  // --dir's own copy is unchanged
-  env.set("AZ_BATCHAI_STDOUTERR_DIR", "");
+  ::setenv("AZ_BATCHAI_STDOUTERR_DIR", "", 1);  // stdouterr_env puts it back
   EXPECT_FALSE(DashboardFiles::from_env(warn).enabled());
-  fs::remove_all(home);
 }
 
 TEST(DashboardFiles, RewritesReplaceTheFileWhole) {
-  const fs::path dir = fresh_dir("rewrite");
+  const TempDir tmp("batchai-dashboard-files-test");
+  const fs::path& dir = tmp.path();
   std::ostringstream warn;
   DashboardFiles files(dir.string(), {}, warn);
   files.write_metrics(std::string(100000, 'a'));
   files.write_metrics("{\"epochs\":[]}\n");
-  EXPECT_EQ(read(dir / "metrics.json"), "{\"epochs\":[]}\n");
+  EXPECT_EQ(read_file(dir / "metrics.json"), "{\"epochs\":[]}\n");
   files.write_manifest("", nullptr);
-  const auto m = nlohmann::json::parse(read(dir / kManifestFile));
+  const auto m = nlohmann::json::parse(read_file(dir / kManifestFile));
   EXPECT_TRUE(m.at("mountRoot").is_null());
   EXPECT_TRUE(m.at("files").empty());
   EXPECT_TRUE(m.at("timelineSummary").is_null());
@@ -154,11 +115,11 @@ TEST(DashboardFiles, RewritesReplaceTheFileWhole) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 2) << "no temporary file may stay behind";
   EXPECT_TRUE(warn.str().empty());
-  fs::remove_all(dir);
 }
 
 TEST(DashboardFiles, AFolderThatCannotBeWrittenWarnsOnceAndNeverThrows) {
-  const fs::path dir = fresh_dir("nofolder") / "missing" / "deeper";
+  const TempDir tmp("batchai-dashboard-files-test");
+  const fs::path dir = tmp / "missing" / "deeper";
   std::ostringstream warn;
   DashboardFiles files(dir.string(), {}, warn);
   EXPECT_NO_THROW(files.write_metrics("{}"));
@@ -170,7 +131,8 @@ TEST(DashboardFiles, AFolderThatCannotBeWrittenWarnsOnceAndNeverThrows) {
 }
 
 TEST(DashboardFiles, MountPathsAreRelativeAndNeverEscapeTheRoot) {
-  const fs::path home = fresh_dir("place");
+  const TempDir tmp("batchai-dashboard-files-test");
+  const fs::path& home = tmp.path();
   const MountRoots roots{(home / "node/jobs/j/mounts").string(), (home / "node/mounts").string()};
   auto place = [&](const fs::path& p) { return mount_place(p.string(), roots); };
 
@@ -201,7 +163,6 @@ TEST(DashboardFiles, MountPathsAreRelativeAndNeverEscapeTheRoot) {
   EXPECT_TRUE(m.at("files")[0].at("mountPath").is_null());
   EXPECT_EQ(m.at("files")[0].at("name"), "a\"<&.h5");
   EXPECT_NO_THROW(manifest_json({{std::string("bad\xff\xfe.h5"), "model", {}, 1}}, nullptr));
-  fs::remove_all(home);
 }
 
 }  // namespace

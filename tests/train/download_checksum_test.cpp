@@ -13,6 +13,7 @@
 #include "data/cifar10.hpp"
 #include "data/download.hpp"
 #include "data/synthetic_cifar10.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
@@ -58,10 +59,6 @@ TEST(Checksum, StreamingInPiecesEqualsOneShot) {
 class DownloadTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("batchai-download-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
     // A tar.gz laid out like the official one: cifar-10-batches-bin/<six files>.
     const fs::path src = root_ / "src" / "cifar-10-batches-bin";
     write_synthetic_cifar10(src.string(), 50, 20, 7);
@@ -72,9 +69,9 @@ class DownloadTest : public ::testing::Test {
     source_.url = "file://" + archive_.string();
     source_.md5 = md5_file_hex(archive_.string());
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  test::TempDir tmp_{"batchai-download-test"};
+  fs::path root_ = tmp_.path();
   fs::path archive_;
   DownloadSource source_;
 };

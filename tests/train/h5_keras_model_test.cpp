@@ -10,6 +10,7 @@
 #include "batchai/common/errors.hpp"
 #include "io/keras_h5.hpp"
 #include "io/keras_model_config.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
@@ -18,16 +19,12 @@ namespace fs = std::filesystem;
 class KerasH5Test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batchai-h5-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     table_ = tutorial_param_table();
     weights_.resize(param_count(table_));
     for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] = static_cast<float>(i % 1000) * 0.001f - 0.5f;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-h5-test"};
+  fs::path dir_ = tmp_.path();
   ParamTable table_;
   std::vector<float> weights_;
 };

@@ -6,30 +6,19 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "io/metrics_log.hpp"
+#include "support/files.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_file;
 
 class MetricsLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("batchai-metrics-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   static EpochMetrics row(int epoch) {
     EpochMetrics m;
     m.epoch = epoch;
@@ -42,7 +31,8 @@ class MetricsLogTest : public ::testing::Test {
     m.images_per_sec = 4761.9;
     return m;
   }
-  fs::path dir_;
+  test::TempDir tmp_{"batchai-metrics-test"};
+  fs::path dir_ = tmp_.path();
 };
 
 TEST_F(MetricsLogTest, WritesCsvJsonAndSvgAfterEachEpoch) {
@@ -50,7 +40,7 @@ TEST_F(MetricsLogTest, WritesCsvJsonAndSvgAfterEachEpoch) {
   log.append(row(1));
   log.append(row(2));
   log.append(row(3));
-  const std::string csv = slurp(log.csv_path());
+  const std::string csv = read_file(log.csv_path());
   std::istringstream lines(csv);
   std::string header, first, second;
   std::getline(lines, header);
@@ -60,13 +50,13 @@ TEST_F(MetricsLogTest, WritesCsvJsonAndSvgAfterEachEpoch) {
   EXPECT_EQ(first, "1,2,0.1,2.2,0.09,0.0001,10.5,4761.9");
   EXPECT_EQ(second.substr(0, 14), "2,1,0.2,,,0.00");  // no validation in epoch 2
 
-  const auto json = nlohmann::json::parse(slurp(log.json_path()));
+  const auto json = nlohmann::json::parse(read_file(log.json_path()));
   ASSERT_EQ(json["epochs"].size(), 3u);
   EXPECT_EQ(json["epochs"][0]["epoch"], 1);
   EXPECT_DOUBLE_EQ(json["epochs"][2]["acc"].get<double>(), 0.1 * 3);
   EXPECT_TRUE(json["epochs"][1]["val_loss"].is_null());
 
-  const std::string svg = slurp(log.svg_path());
+  const std::string svg = read_file(log.svg_path());
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(svg.find(">loss</text>"), std::string::npos);
@@ -90,7 +80,7 @@ TEST_F(MetricsLogTest, ResumeContinuesTheLog) {
   ASSERT_EQ(resumed.rows().size(), 2u);
   EXPECT_TRUE(std::isnan(resumed.rows()[1].val_acc));
   resumed.append(row(3));
-  EXPECT_EQ(MetricsLog::from_json(slurp(resumed.json_path())).size(), 3u);
+  EXPECT_EQ(MetricsLog::from_json(read_file(resumed.json_path())).size(), 3u);
 }
 
 TEST_F(MetricsLogTest, EmptyAndSingleEpochPlotsAreValid) {

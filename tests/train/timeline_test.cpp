@@ -11,14 +11,15 @@
 #include <vector>
 
 #include "io/timeline.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train {
 namespace {
 namespace fs = std::filesystem;
 
 TEST(Timeline, WritesChromeTraceEvents) {
-  const fs::path path = fs::temp_directory_path() /
-                        ("batchai-timeline-test-" + std::to_string(::getpid())) / "timeline.json";
+  const test::TempDir tmp("batchai-timeline-test");
+  const fs::path path = tmp / "run" / "timeline.json";
   {
     Timeline timeline(path.string(), 3);
     for (const char* name : {"data", "forward", "backward", "allreduce", "update"}) {
@@ -42,12 +43,11 @@ TEST(Timeline, WritesChromeTraceEvents) {
     EXPECT_TRUE(e.contains("tid"));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"data", "forward", "backward", "allreduce", "update"}));
-  fs::remove_all(path.parent_path());
 }
 
 TEST(Timeline, ConcurrentAppendsAreAllKept) {
-  const fs::path path = fs::temp_directory_path() /
-                        ("batchai-timeline-mt-" + std::to_string(::getpid()) + ".json");
+  const test::TempDir tmp("batchai-timeline-mt");
+  const fs::path path = tmp / "timeline.json";
   {
     Timeline timeline(path.string(), 0);
     std::vector<std::thread> threads;
@@ -66,7 +66,6 @@ TEST(Timeline, ConcurrentAppendsAreAllKept) {
     EXPECT_EQ(tids.size(), 4u);
   }
   EXPECT_TRUE(fs::exists(path));  // written by the destructor
-  fs::remove(path);
 }
 
 TEST(Timeline, DisabledRecordsNothing) {

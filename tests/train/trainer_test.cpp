@@ -11,6 +11,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/train/local_communicator.hpp"
+#include "support/temp_dir.hpp"
 #include "train_data.hpp"
 #include "trainer.hpp"
 
@@ -18,13 +19,6 @@ namespace batchai::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("batchai_trainer_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 TrainOptions small_run(const fs::path& dir) {
   TrainOptions o;
@@ -37,7 +31,8 @@ TrainOptions small_run(const fs::path& dir) {
 }
 
 TEST(Trainer, SyntheticRunLearnsWellAboveChance) {
-  const fs::path dir = fresh_dir("learn");
+  const test::TempDir tmp("batchai-trainer-test");
+  const fs::path& dir = tmp.path();
   TrainOptions o = small_run(dir);
   o.epochs = 3;
   o.steps_per_epoch = 40;  // 120 steps of 32 images
@@ -61,12 +56,12 @@ TEST(Trainer, SyntheticRunLearnsWellAboveChance) {
   EXPECT_NEAR(scored.test_acc, r.test_acc, 1e-9);
   EXPECT_NE(eval_out.str().find("Test loss: "), std::string::npos);
   EXPECT_NE(eval_out.str().find("Test accuracy: "), std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST(Trainer, ResumeContinuesExactlyFromTheCheckpoint) {
   auto comm = make_local_communicator();
-  const fs::path whole = fresh_dir("whole"), split = fresh_dir("split");
+  const test::TempDir whole_tmp("batchai-trainer-test"), split_tmp("batchai-trainer-test");
+  const fs::path &whole = whole_tmp.path(), &split = split_tmp.path();
   TrainOptions o = small_run(whole);
   o.epochs = 2;
   o.steps_per_epoch = 4;
@@ -99,12 +94,11 @@ TEST(Trainer, ResumeContinuesExactlyFromTheCheckpoint) {
   int rows = 0;
   while (std::getline(csv, line)) rows += line.empty() ? 0 : 1;
   EXPECT_EQ(rows, 3);  // header + two epochs across the two runs
-  fs::remove_all(whole);
-  fs::remove_all(split);
 }
 
 TEST(Trainer, ResumeWithoutCheckpointStartsFresh) {
-  const fs::path dir = fresh_dir("nockpt");
+  const test::TempDir tmp("batchai-trainer-test");
+  const fs::path& dir = tmp.path();
   TrainOptions o = small_run(dir);
   o.epochs = 1;
   o.steps_per_epoch = 1;
@@ -115,7 +109,6 @@ TEST(Trainer, ResumeWithoutCheckpointStartsFresh) {
   const TrainResult r = run_training(o, *comm, out);
   EXPECT_NE(out.str().find("No checkpoint at"), std::string::npos);
   EXPECT_EQ(r.epochs_run, 1);
-  fs::remove_all(dir);
 }
 
 TEST(Trainer, ShardedPlansPartitionTheGlobalBatch) {
@@ -210,7 +203,8 @@ TEST(TrainOptions, DefaultsFollowTheTutorial) {
 }
 
 TEST(Trainer, MissingDataIsAClearError) {
-  const fs::path dir = fresh_dir("nodata");
+  const test::TempDir tmp("batchai-trainer-test");
+  const fs::path& dir = tmp.path();
   TrainOptions o;
   o.dir = dir.string();
   o.data_dir = (dir / "nothing-here").string();
@@ -224,7 +218,6 @@ TEST(Trainer, MissingDataIsAClearError) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("CIFAR-10"), std::string::npos) << e.what();
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -11,28 +11,19 @@
 
 #include "batchai/train_cuda/cuda_backend.hpp"
 #include "batchai/train_cuda/cuda_device.hpp"
+#include "support/shell.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::train_cuda {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-};
+using Outcome = test::ShellResult;
 
-Outcome run(const std::string& command) {
-  Outcome r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) r.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+Outcome run(const std::string& command) { return test::run_shell(command + " 2>&1"); }
 
 TEST(CudaPlugin, ExecutableLoadsThePluginForBackendCuda) {
-  const auto dir = std::filesystem::temp_directory_path() / ("batchai-cuda-plugin-" + std::to_string(::getpid()));
+  const test::TempDir tmp("batchai-cuda-plugin");
+  const auto dir = tmp / "run";
   const std::string train = std::string(BATCHAI_EXE) + " train --synthetic 64 --epochs 1 --steps-per-epoch 2 "
                             "--validation-images 32 --batch-size 16 --dir " + dir.string();
   const Outcome cuda = run(train + " --backend cuda");
@@ -46,7 +37,6 @@ TEST(CudaPlugin, ExecutableLoadsThePluginForBackendCuda) {
   const Outcome broken = run("BATCHAI_CUDA_PLUGIN=" + (dir / "none.so").string() + " " + train + " --backend cuda");
   EXPECT_EQ(broken.code, 1);
   EXPECT_NE(broken.out.find("BATCHAI_CUDA_PLUGIN names no file"), std::string::npos) << broken.out;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

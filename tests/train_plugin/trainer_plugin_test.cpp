@@ -11,6 +11,9 @@
 #include <fstream>
 #include <string>
 
+#include "support/shell.hpp"
+#include "support/temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,29 +23,18 @@ struct Outcome {
   std::string err;  // stderr (stdout is discarded)
 };
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const fs::path& p) { return batchai::test::shell_quote(p.string()); }
 
 class TrainerPlugin : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("batchai-trainer-plugin-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "home");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { fs::create_directories(dir_ / "home"); }
 
   // Runs `<exe> <args>` with BATCHAI_HOME inside the temporary folder.
   Outcome run(const fs::path& exe, const std::string& args) const {
     const std::string command = "BATCHAI_HOME=" + quoted(dir_ / "home") + " BATCHAI_SIM_DELAY_S=0 " + quoted(exe) +
                                 " " + args + " 2>&1 >/dev/null";
-    Outcome r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    std::array<char, 4096> buffer{};
-    for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) r.err.append(buffer.data(), n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return r;
+    const batchai::test::ShellResult r = batchai::test::run_shell(command);
+    return {r.code, r.out};
   }
 
   // A copy of the executable alone in its own folder (no plugin beside it).
@@ -58,7 +50,8 @@ class TrainerPlugin : public ::testing::Test {
            "--backend cpu --threads 1 --dir " + quoted(dir_ / "out");
   }
 
-  fs::path dir_;
+  batchai::test::TempDir tmp_{"batchai-trainer-plugin"};
+  fs::path dir_ = tmp_.path();
 };
 
 // One line, "ERROR: ..." naming `what`.

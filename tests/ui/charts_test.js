@@ -1,4 +1,4 @@
-// The dashboard's charts (src/serve/ui/charts.js) on a job's own numbers, under node with a minimal
+// The dashboard's charts (src/serve/ui/page/charts.js) on a job's own numbers, under node with a minimal
 // DOM: every finite input draws in bounded time with a bounded number of ticks (losses 1e17 and
 // 1e17+16, epochs near 2^60, ±1e308), and a missing or non-finite value is a gap in its line.
 // Run by ctest with a timeout: before the fix the tick loop never ended (1e17 + 5 === 1e17).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The dashboard's sources (src/serve/ui/) never parse strings as HTML or code, and load nothing
+"""The dashboard's sources (src/serve/ui/page/) never parse strings as HTML or code, and load nothing
 from elsewhere. Usage: no_html_sinks_test.py UI_DIR
 
 Refused anywhere: innerHTML, outerHTML, insertAdjacentHTML, document.write, eval(, new Function,

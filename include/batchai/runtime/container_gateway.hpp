@@ -29,6 +29,8 @@ struct GatewayOptions {
   std::filesystem::path dir;                        // host folder (0700) holding the socket
   std::map<std::string, std::string> containers;   // MPI host name -> container name
   std::vector<std::string> podman_base;            // podman and its global options
+  // MPI host name -> what goes before podman where that node is another host (Slurm: srun).
+  std::map<std::string, std::vector<std::string>> prefixes;
   std::map<std::string, std::string> env;          // podman's environment
   std::filesystem::path log;                       // the daemons' output (appended)
 };

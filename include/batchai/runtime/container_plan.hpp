@@ -34,7 +34,14 @@ struct ContainerOptions {
   std::optional<std::int64_t> shm_bytes;    // containerSettings.shmSize
   std::vector<std::pair<std::string, std::string>> ulimits;  // {"nofile", "1024:4096"}: at or below the machine's
   std::vector<Bind> common_binds;           // on every node (the batchai bundle, storage targets)
+  // The nodes' containers share one machine's memory as the nodes' processes do on the host
+  // (MPI jobs): node 0's container holds the IPC namespace (/dev/shm of shm_bytes, else Podman's
+  // 64 MiB, per node) and the PID namespace that the others join, so the ranks see one host.
+  bool share_host = false;
 };
+
+// Podman's /dev/shm size when a job gives no shmSize (Docker's too): 64 MiB.
+inline constexpr std::int64_t kDefaultShmBytes = 64ll << 20;
 
 // Variables a task does not take into its container: the image's own PATH and HOME rule there.
 bool kept_out_of_container(const std::string& variable);
@@ -45,7 +52,9 @@ std::vector<std::filesystem::path> node_bind_paths(const LaunchPlan& plan, std::
 
 // `run -d --name N --label batchai.job=K --network=host --hostname batchai-node-<i> --ulimit ...
 // --shm-size ... -v ... --entrypoint sleep IMAGE infinity` for node `node` (podman_base() goes in
-// front). Its own host name makes each container a host of its own for Open MPI.
+// front). Its own host name makes each container a host of its own for Open MPI. With
+// share_host, node 0's adds --ipc=shareable and the others' --ipc/--pid=container:<node 0's>
+// (so node 0's must be running before theirs start).
 std::vector<std::string> container_start_args(const LaunchPlan& plan, std::size_t node, const ContainerOptions& options);
 
 // Every task and preparation becomes `podman exec` into its node's container (podman_base()

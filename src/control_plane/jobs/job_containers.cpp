@@ -12,11 +12,16 @@
 #include <set>
 #include <sstream>
 
+#include "batchai/common/clock.hpp"
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/log.hpp"
+#include "batchai/control_plane/jobs.hpp"
+#include "batchai/control_plane/node_layout.hpp"
+#include "batchai/runtime/container_bundle.hpp"
 #include "batchai/runtime/container_plan.hpp"
 #include "batchai/runtime/container_settings.hpp"
 #include "batchai/runtime/podman.hpp"
+#include "job_processes.hpp"
 
 namespace fs = std::filesystem;
 
@@ -95,59 +100,6 @@ std::vector<std::pair<std::string, std::string>> machine_ulimits() {
   return out;
 }
 
-// The shared libraries `file` needs as ldd resolves them: {name it is loaded by, file}, the
-// dynamic loader under its own name.
-std::vector<std::pair<std::string, fs::path>> needed_libraries(ProcessLauncher& launcher, const fs::path& file) {
-  const auto listed = runtime::run_captured(launcher, {"ldd", file.string()}, kCommandTimeout);
-  std::vector<std::pair<std::string, fs::path>> out;
-  std::istringstream lines(listed.out);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string name, arrow, path;
-    words >> name >> arrow >> path;
-    if (arrow == "=>" && !path.empty() && path[0] == '/') out.emplace_back(name, path);
-    else if (!name.empty() && name[0] == '/') out.emplace_back(fs::path(name).filename().string(), name);  // the loader
-  }
-  return out;
-}
-
-// batchai itself inside any image: its executable, its plugins (beside it, or in <prefix>/lib/batchai)
-// and every library they need, with the host's dynamic loader, under /.batchai; at batchai's own
-// path a script that runs it through that loader, so plans that name batchai work unchanged. In
-// the container the loader is /proc/self/exe: batchai finds its plugins beside it.
-std::vector<runtime::Bind> batchai_bundle(ProcessLauncher& launcher, const fs::path& state_dir) {
-  const fs::path self = self_executable();
-  const fs::path lib_dir = fs::path(runtime::kContainerBundleDir) / "lib";
-  std::vector<fs::path> files = {self};
-  std::error_code ec;
-  const fs::path installed = self.parent_path().parent_path() / "lib" / "batchai";
-  const fs::path plugins = fs::is_directory(installed, ec) ? installed : self.parent_path();
-  std::vector<runtime::Bind> binds = {{self, lib_dir / "batchai", true}};
-  for (const auto& e : fs::directory_iterator(plugins, ec)) {
-    if (e.path().extension() == ".so" && e.is_regular_file(ec)) {
-      files.push_back(e.path());
-      binds.push_back({e.path(), lib_dir / e.path().filename(), true});
-    }
-  }
-  std::map<std::string, fs::path> libs;
-  for (const auto& f : files)
-    for (auto& [name, path] : needed_libraries(launcher, f)) libs.emplace(name, path);
-  std::string loader;
-  for (const auto& [name, path] : libs) {
-    binds.push_back({path, lib_dir / name, true});
-    if (name.rfind("ld-linux", 0) == 0) loader = name;
-  }
-  if (loader.empty()) return {{self, self, true}};  // a static batchai runs as it is
-  const fs::path script = state_dir / "batchai-in-container";
-  std::ofstream(script) << "#!/bin/sh\nexec " << (lib_dir / loader).string() << " --library-path " << lib_dir.string()
-                        << " " << (lib_dir / "batchai").string() << " \"$@\"\n";
-  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                              fs::perms::others_read | fs::perms::others_exec);
-  binds.push_back({script, self, true});
-  return binds;
-}
-
 // Where the job's mount links lead (storage folders outside the node folder): bound at the same
 // paths so that the links resolve inside the container. Only targets in the shared folder's
 // storage and file servers count: a link a job left in a node folder binds nothing else.
@@ -181,25 +133,38 @@ std::chrono::seconds image_pull_timeout() {
   return std::chrono::seconds(600);
 }
 
-JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, std::string job_key,
-                             const PlacedRun& run, std::string registry_password)
-    : launcher_(launcher), state_dir_(std::move(state_dir)), shared_root_(std::move(shared_root)),
-      job_key_(std::move(job_key)), run_(run),
-      registry_password_(std::move(registry_password)) {}
+fs::path containers_record(const NodeLayout& layout, const std::string& job_key) {
+  return layout.home() / "containers" / job_key;
+}
 
-std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
+JobContainers::JobContainers(ProcessLauncher& launcher, fs::path state_dir, fs::path shared_root, fs::path record,
+                             std::string job_key, const PlacedRun& run, std::string registry_password,
+                             std::vector<runtime::PodmanRoute> routes)
+    : launcher_(launcher), state_dir_(std::move(state_dir)), shared_root_(std::move(shared_root)),
+      record_(std::move(record)), job_key_(std::move(job_key)), run_(run),
+      registry_password_(std::move(registry_password)), routes_(std::move(routes)) {}
+
+runtime::PodmanRoute JobContainers::route(std::size_t node) const {
+  return node < routes_.size() ? routes_[node] : runtime::PodmanRoute{};
+}
+
+std::string JobContainers::where(std::size_t node) const {
+  return route(node).prefix.empty() ? "this machine" : "node " + run_.plan.nodes.at(node).id;
+}
+
+std::optional<Json> JobContainers::resolve_image(std::size_t node, std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
   const std::string qualified = runtime::qualified_image(c.image, c.server_url);
   for (const std::string& candidate : {c.image, qualified}) {
-    const auto found = runtime::run_podman(launcher_, {"image", "exists", candidate}, kCommandTimeout);
-    if (found.exit_code == 0) {
+    if (runtime::run_podman_on(launcher_, route(node), {"image", "exists", candidate}, kCommandTimeout).exit_code == 0) {
       image_ = candidate;
       return std::nullopt;
     }
   }
   const auto timeout = image_pull_timeout();
   const std::string registry = runtime::image_registry(qualified);
-  log << "pulling image " << qualified << " (at most " << timeout.count() << " s)\n" << std::flush;
+  log << "pulling image " << qualified << " on " << where(node) << " (at most " << timeout.count() << " s)\n"
+      << std::flush;
   std::optional<AuthFile> auth;
   std::vector<std::string> args = {"pull", "--quiet"};
   if (!c.username.empty()) {
@@ -207,7 +172,8 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
     args.insert(args.end(), {"--authfile", auth->path().string()});
   }
   args.push_back(qualified);
-  const auto pulled = runtime::run_podman(launcher_, args, timeout);
+  const auto pulled = runtime::run_podman_on(launcher_, route(node), args, timeout, stopped);
+  if (pulled.cancelled) return job_error("JobTerminated", "The job was stopped while its image was pulled.");
   if (pulled.exit_code == 0 && !pulled.timed_out) {
     image_ = qualified;
     return std::nullopt;
@@ -215,25 +181,59 @@ std::optional<Json> JobContainers::resolve_image(std::ostream& log) {
   const std::string why = pulled.timed_out ? "no answer within " + std::to_string(timeout.count()) + " s"
                                            : first_line(pulled.err);
   return job_error("ContainerImageUnavailable",
-                   "The image '" + c.image + "' is not in this machine's Podman image store and could not be pulled "
-                   "from registry '" + registry + "' (" + why + "). Put it in the store of the user who runs batchai "
-                   "(podman load -i IMAGE.tar, or podman pull " + qualified + " where the registry is reachable) "
-                   "and submit the job again.");
+                   "The image '" + c.image + "' is not in the Podman image store of " + where(node) +
+                       " and could not be pulled from registry '" + registry + "' (" + why +
+                       "). Put it in the store of the user who runs batchai (podman load -i IMAGE.tar, or podman "
+                       "pull " + qualified + " where the registry is reachable) and submit the job again.");
 }
 
-std::optional<Json> JobContainers::start(std::ostream& log) {
+std::vector<std::size_t> JobContainers::start_all(const runtime::ContainerOptions& options, std::string& why) {
+  const std::size_t n = run_.plan.nodes.size();
+  std::vector<std::size_t> first_round, second_round, failed;
+  for (std::size_t i = 0; i < n; ++i) (options.share_host && i > 0 ? second_round : first_round).push_back(i);
+  for (const auto* round : {&first_round, &second_round}) {
+    if (round->empty() || !failed.empty()) continue;
+    std::vector<std::pair<runtime::PodmanRoute, std::vector<std::string>>> commands;
+    for (auto i : *round) commands.emplace_back(route(i), runtime::container_start_args(run_.plan, i, options));
+    const auto results = runtime::run_podman_all(launcher_, commands, kCommandTimeout);
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      if (results[k].exit_code == 0 && !results[k].timed_out) continue;
+      if (failed.empty())
+        why = "on node " + run_.plan.nodes[(*round)[k]].id + ": " +
+              (results[k].timed_out ? std::string("podman gave no answer") : first_line(results[k].err));
+      failed.push_back((*round)[k]);
+    }
+  }
+  return failed;
+}
+
+// One node of each machine among `nodes`: where the image is looked for (and pulled).
+std::vector<std::size_t> JobContainers::one_per_machine(const std::vector<std::size_t>& nodes) const {
+  std::vector<std::size_t> out;
+  for (auto i : nodes)
+    if (std::none_of(out.begin(), out.end(), [&](std::size_t o) { return route(o) == route(i); })) out.push_back(i);
+  return out;
+}
+
+std::optional<Json> JobContainers::start(std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
   if (!runtime::podman_available())
     return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image +
                                                     "', but Podman is not installed on the node: install the podman "
                                                     "package (apt-get install podman runc uidmap).");
-  if (auto error = resolve_image(log)) return error;
+  // A previous run of the job (requeued) that left its containers: the names are taken again.
+  if (fs::exists(record_) && !remove_job_containers(record_, job_key_, routes_))
+    return job_error("ContainerStartFailed", "The containers of the job's previous run could not be removed.");
   runtime::ContainerOptions options;
   options.job_key = job_key_;
-  options.image = image_;
   if (!c.shm_size.empty()) options.shm_bytes = runtime::parse_shm_size(c.shm_size);
   options.ulimits = machine_ulimits();
-  options.common_binds = batchai_bundle(launcher_, state_dir_);
+  // The ranks of an MPI job see the nodes of this machine as one host, as on the host (nodes on
+  // other hosts are hosts of their own).
+  const bool all_here = std::all_of(routes_.begin(), routes_.end(), [](const auto& r) { return r.prefix.empty(); });
+  options.share_host = all_here && !run_.plan.rank_nodes_contents.empty() && run_.plan.nodes.size() > 1;
+  fs::create_directories(record_.parent_path());
+  options.common_binds = runtime::batchai_bundle(launcher_, state_dir_, record_.parent_path() / ".batchai-libraries.json");
   std::set<fs::path> targets;
   for (const auto& node : run_.plan.nodes) {
     add_link_targets(node.folders.mount_root, shared_root_, targets);
@@ -246,60 +246,106 @@ std::optional<Json> JobContainers::start(std::ostream& log) {
   // Bind sources must exist before the containers start.
   std::error_code ec;
   for (const auto& d : run_.plan.directories) fs::create_directories(d, ec);
-  for (std::size_t i = 0; i < run_.plan.nodes.size(); ++i) {
-    const std::string name = runtime::container_name(job_key_, run_.plan.nodes[i].id);
-    names_.push_back(name);
-    std::ofstream(state_dir_ / kContainersFile, std::ios::app) << name << "\n";  // before it exists: a crash leaves no stray
-    const auto started = runtime::run_podman(launcher_, runtime::container_start_args(run_.plan, i, options), kCommandTimeout);
-    if (started.exit_code != 0 || started.timed_out)
-      return job_error("ContainerStartFailed", "The job's container on node " + run_.plan.nodes[i].id +
-                                                   " did not start from image '" + image_ + "': " +
-                                                   (started.timed_out ? "podman gave no answer" : first_line(started.err)));
+  for (const auto& node : run_.plan.nodes) names_.push_back(runtime::container_name(job_key_, node.id));
+  auto write_record = [this] {  // before any exists: a crash leaves no stray unlisted
+    std::ofstream record(record_, std::ios::trunc);
+    for (const auto& name : names_) record << name << "\n";
+    return static_cast<bool>(record.flush());
+  };
+  if (!write_record()) return job_error("ContainerStartFailed", "Cannot record the job's containers in " + record_.string());
+  // The image as given, straight from the local store (--pull=never); only where that fails is
+  // the store asked, and the image pulled when it lacks it.
+  image_ = c.image;
+  options.image = image_;
+  std::string why;
+  auto failed = start_all(options, why);
+  if (!failed.empty()) {
+    std::vector<std::size_t> lacking;
+    for (auto i : one_per_machine(failed)) {
+      if (!route(i).prefix.empty() && runtime::run_podman_on(launcher_, route(i), {"--version"}, kCommandTimeout).exit_code != 0)
+        return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image + "', but " +
+                                                        where(i) + " cannot run Podman: install podman and runc there "
+                                                        "(docs/slurm.md).");
+      if (runtime::run_podman_on(launcher_, route(i), {"image", "exists", c.image}, kCommandTimeout).exit_code != 0)
+        lacking.push_back(i);
+    }
+    if (lacking.empty())
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + why);
+    if (!remove_job_containers(record_, job_key_, routes_) || !write_record())
+      return job_error("ContainerStartFailed", "The job's containers could not be removed after a failed start.");
+    for (auto i : lacking)
+      if (auto error = resolve_image(i, log, stopped)) return error;
+    options.image = image_;
+    if (!start_all(options, why).empty())
+      return job_error("ContainerStartFailed", "The job's container did not start from image '" + image_ + "' " + why);
   }
-  log << "containers started from image " << image_ << ": " << names_.size() << "\n";
+  log << format_iso(std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()))
+      << " containers started from image " << image_ << ": " << names_.size() << "\n";
   return std::nullopt;
-}
-
-void JobContainers::remove() noexcept {
-  if (names_.empty()) return;
-  try {
-    remove_recorded_containers(state_dir_);
-  } catch (const std::exception& e) {
-    log::warning("job " + job_key_ + ": cannot remove its containers: " + e.what());
-  }
-  names_.clear();
 }
 
 runtime::GatewayOptions JobContainers::gateway_options() const {
   runtime::GatewayOptions o;
   o.dir = state_dir_ / kGatewayDir;
-  for (std::size_t i = 0; i < names_.size(); ++i) o.containers[runtime::container_host(i)] = names_[i];
   o.podman_base = runtime::podman_base();
   o.env = node_base_environment();
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    const std::string host = runtime::container_host(i);
+    o.containers[host] = names_[i];
+    const auto r = route(i);
+    if (!r.prefix.empty()) o.prefixes[host] = r.prefix;
+    for (const auto& [name, value] : r.env) o.env[name] = value;
+  }
   o.log = run_.plan.stdouterr_dir / "stderr.txt";
   return o;
 }
 
-void remove_recorded_containers(const fs::path& state_dir) {
-  const fs::path file = state_dir / kContainersFile;
-  std::ifstream in(file);
-  if (!in) return;
-  std::vector<std::string> args = {"rm", "--force", "--ignore", "--time", "0"};
-  std::string name;
-  const std::size_t fixed = args.size();
-  while (std::getline(in, name)) {
-    if (!name.empty()) args.push_back(name);
-  }
-  auto launcher = make_posix_process_launcher();
-  if (args.size() > fixed) {
-    const auto removed = runtime::run_podman(*launcher, args, kRemoveTimeout);
-    if (removed.exit_code != 0 || removed.timed_out) {
-      log::warning("podman rm of the job's containers failed: " + first_line(removed.err));
-      return;  // the file stays: the next end of the job's processes tries again
+bool remove_job_containers(const fs::path& record, const std::string& job_key,
+                           const std::vector<runtime::PodmanRoute>& routes) noexcept {
+  try {
+    std::error_code ec;
+    if (!fs::exists(record, ec)) return true;
+    std::vector<runtime::PodmanRoute> machines;
+    for (const auto& r : routes)
+      if (std::find(machines.begin(), machines.end(), r) == machines.end()) machines.push_back(r);
+    if (machines.empty()) machines.emplace_back();
+    // By the label, so that every container of the job goes, listed or not; --depend takes the
+    // ones that joined another's namespaces first.
+    const std::vector<std::string> rm = {"rm", "--force", "--depend", "--ignore", "--time", "0", "--filter",
+                                         "label=" + std::string(runtime::kContainerJobLabel) + "=" + job_key};
+    auto launcher = make_posix_process_launcher();
+    std::vector<std::pair<runtime::PodmanRoute, std::vector<std::string>>> commands;
+    for (const auto& m : machines) commands.emplace_back(m, rm);
+    bool removed = false;
+    std::string why;
+    // Twice: a removal running at the same time (the sweep, a delete) can make one fail on the
+    // container the others joined; the second finds them gone.
+    for (int attempt = 0; attempt < 2 && !removed; ++attempt) {
+      removed = true;
+      for (const auto& result : runtime::run_podman_all(*launcher, commands, kRemoveTimeout)) {
+        if (result.exit_code == 0 && !result.timed_out) continue;
+        why = result.timed_out ? "no answer" : first_line(result.err);
+        removed = false;
+      }
     }
+    // The record stays when they did not go: the next end of the job's processes, or the sweep, tries again.
+    if (!removed) log::warning("job " + job_key + ": podman rm of its containers failed: " + why);
+    if (removed) fs::remove(record, ec);
+    return removed;
+  } catch (const std::exception& e) {
+    log::warning("job " + job_key + ": cannot remove its containers: " + e.what());
+    return false;
   }
+}
+
+void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<bool(const std::string&)>& running) {
   std::error_code ec;
-  fs::remove(file, ec);
+  for (const auto& e : fs::directory_iterator(layout.home() / "containers", ec)) {
+    const std::string key = e.path().filename().string();
+    // A live supervisor removes its job's own (it holds the lock until they are gone).
+    if (!is_job_key(key) || supervisor_alive(layout, key) || running(key)) continue;
+    remove_job_containers(e.path(), key);
+  }
 }
 
 }  // namespace batchai::control_plane::jobs_detail

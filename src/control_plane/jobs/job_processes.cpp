@@ -50,7 +50,7 @@ std::vector<pid_t> end_job_processes(const NodeLayout& layout, const std::string
   std::string cgroup;
   std::ifstream in(state_dir(layout, job_key) / "cgroup");
   std::getline(in, cgroup);
-  remove_recorded_containers(state_dir(layout, job_key));  // what runs in them is the job's too
+  remove_job_containers(containers_record(layout, job_key), job_key);  // what runs in them is the job's too
   return JobProcesses(job_key, cgroup).kill_all(limit);
 }
 

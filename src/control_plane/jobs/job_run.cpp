@@ -74,13 +74,14 @@ class TickWait {
 
 // The watcher thread's loop: until `done`, stops the job's processes (SIGTERM, then SIGKILL after
 // the grace) once a signal or options.should_stop says so, and reaps orphans.
+// Orphans are reaped only once `reap` is set (podman's commands before it are waited for by pid).
 void watch(JobLauncher& launcher, const RunOptions& options, TickWait& ticks, const std::atomic<bool>& done,
-           std::atomic<StopReason>& reason) {
+           const std::atomic<bool>& reap, std::atomic<StopReason>& reason) {
   std::optional<std::chrono::steady_clock::time_point> kill_at;
   for (int tick = 1; !done; ++tick) {
     StopReason seen = ticks.wait();
     if (done) break;
-    if (tick % kReapEveryTicks == 0) launcher.reap_orphans();
+    if (reap && tick % kReapEveryTicks == 0) launcher.reap_orphans();
     if (reason == StopReason::kNone) {
       if (seen == StopReason::kNone && options.should_stop) {
         try {
@@ -175,7 +176,8 @@ void prepare_run_folders(PlacedRun& run) {
 }
 
 RunHost run_host(const Context& cx, const std::string& job_key) {
-  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key), cx.layout().shared()};
+  return {cx.clock(), cx.launcher(), cx.settings().containment, state_dir(cx.layout(), job_key),
+          cx.layout().shared(), containers_record(cx.layout(), job_key), {}};
 }
 
 RunResult run_contained(const RunHost& host, const std::string& job_key, const PlacedRun& run, const RunOptions& options) {
@@ -188,19 +190,23 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
   std::atomic<StopReason> reason{StopReason::kNone};
   TickWait ticks(options.stop_signals);
   RunResult result;
-  // Before the watcher: it reaps this process's exited children, podman's among them.
+  std::atomic<bool> reap{false};
+  std::thread watcher([&] { watch(launcher, options, ticks, done, reap, reason); });
+  // The containers start while the watcher listens: a stop ends a pull. Their processes are
+  // marked: the kill below reaches them; the containers go once the caller stored the outcome.
   std::optional<JobContainers> containers;
   std::optional<Json> container_error;
   if (run.typed.container_settings) {
-    containers.emplace(host.launcher, host.state_folder, host.shared_root, job_key, run, run.registry_password);
+    containers.emplace(host.launcher, host.state_folder, host.shared_root, host.containers_record, job_key, run,
+                       run.registry_password, host.container_routes);
     std::ofstream log(run.plan.execution_log, std::ios::app);
     try {
-      container_error = containers->start(log);
+      container_error = containers->start(log, [&] { return reason != StopReason::kNone; });
     } catch (const std::exception& e) {
       container_error = job_error("ContainerStartFailed", std::string("The job's containers did not start: ") + e.what());
     }
   }
-  std::thread watcher([&] { watch(launcher, options, ticks, done, reason); });
+  reap = true;
   std::unique_ptr<runtime::ContainerGateway> gateway;  // mpirun's way into the other containers
   if (containers && !container_error && !run.plan.rank_nodes_contents.empty()) {
     try {
@@ -210,12 +216,11 @@ RunResult run_contained(const RunHost& host, const std::string& job_key, const P
     }
   }
   if (container_error) result.outcome.errors = *container_error;
-  else result.outcome = supervise(run, launcher, options);
+  else if (reason == StopReason::kNone) result.outcome = supervise(run, launcher, options);
   gateway.reset();
   done = true;
   ticks.end();
   watcher.join();
-  if (containers) containers->remove();  // what runs inside them is not below this process
   // Nothing of the job outlives it: what is in its cgroup, below this process or carries its
   // marker is killed and confirmed gone.
   const auto left = procs.kill_all(std::chrono::seconds(10), launcher.tasks());

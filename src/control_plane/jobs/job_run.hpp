@@ -17,6 +17,7 @@
 #include "batchai/common/process_tree.hpp"
 #include "batchai/runtime/job.hpp"
 #include "batchai/runtime/launch_plan.hpp"
+#include "batchai/runtime/podman.hpp"
 #include "batchai/runtime/supervisor.hpp"
 #include "store/jobs.hpp"
 
@@ -93,8 +94,14 @@ struct RunHost {
   const Clock& clock;
   ProcessLauncher& launcher;
   std::string containment;              // Settings::containment
-  std::filesystem::path state_folder;   // the run's bookkeeping (its containers' names)
+  std::filesystem::path state_folder;   // the run's bookkeeping
   std::filesystem::path shared_root;    // NodeLayout::shared(): where mount links may lead
+  // The record of the run's containers (job_containers.hpp): they outlive the run, so that the
+  // outcome is stored first; the runner then removes them (remove_job_containers).
+  std::filesystem::path containers_record;
+  // Where each node's container commands run (Slurm: srun --nodelist=<node> for nodes other than
+  // the runner's); empty: all on this machine.
+  std::vector<runtime::PodmanRoute> container_routes;
 };
 // The host of a simulated job's run: its state folder in the home.
 RunHost run_host(const Context& cx, const std::string& job_key);

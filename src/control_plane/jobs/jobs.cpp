@@ -149,8 +149,6 @@ Json Jobs::create(const JobCreateOptions& o) {
   check_counts_fit_cluster(spec.job, cluster);
   if (spec.job.container_settings) {
     runtime::require_podman("The job '" + o.name + "' runs in the container image '" + spec.job.container_settings->image + "'");
-    // Containers start where the job's runner runs: one node only on an engine whose nodes are hosts.
-    if (spec.job.node_count > 1) engine.check_supported(cluster, "A job in a container image on more than one node");
   }
   Json doc = spec.document;
   inject_resource_group(doc);

@@ -25,6 +25,7 @@
 #include "cluster_docs.hpp"
 #include "context.hpp"
 #include "reconciler.hpp"
+#include "job_containers.hpp"
 #include "job_processes.hpp"
 #include "scheduler.hpp"
 #include "store/jobs.hpp"
@@ -424,6 +425,7 @@ std::optional<std::string> supervise_one(const SupervisorDeps& cp, const std::st
     });
     std::error_code ec;
     fs::remove(dir / "reserve", ec);
+    remove_job_containers(containers_record(cp.layout(), job_key), job_key);  // after the end is stored
     std::optional<std::string> next;
     if (!again) {
       lock.release();  // the end is stored: whoever looks now finds the job ended and its lock free

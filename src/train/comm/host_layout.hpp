@@ -1,8 +1,13 @@
-// Which ranks share a host: MPI_COMM_TYPE_SHARED groups them, or, for tests only,
-// BATCHAI_TEST_RANKS_PER_HOST=n pretends every n consecutive ranks are one host.
+// Which ranks share a host: those on one kernel (boot id) with the same network, IPC and PID
+// namespaces and /dev/shm, so that shared memory and process ids mean the same to all of them
+// (a job's containers on one machine share these: docs/adr/0005-job-containers.md), where MPI's
+// MPI_COMM_TYPE_SHARED would part ranks under different Open MPI daemons. MPI_COMM_TYPE_SHARED
+// where a rank cannot tell; for tests, BATCHAI_TEST_RANKS_PER_HOST=n makes every n consecutive
+// ranks one host.
 #pragma once
 #include "mpi_c.hpp"
 
+#include <string>
 #include <vector>
 
 namespace batchai::train::detail {
@@ -35,5 +40,11 @@ class HostLayout {
 
 // The most ranks any host holds; collective over MPI_COMM_WORLD. 1 when MPI is not initialised.
 int most_ranks_per_host();
+// The ranks on this rank's host; collective over MPI_COMM_WORLD. 1 when MPI is not initialised.
+int ranks_on_this_host();
+
+// This process's host as above: "<boot id>|net:<inode>|ipc:<inode>|pid:<inode>|shm:<dev>:<inode>";
+// empty when a part cannot be read.
+std::string machine_key();
 
 }  // namespace batchai::train::detail

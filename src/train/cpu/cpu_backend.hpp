@@ -1,10 +1,13 @@
 // The CPU backend: NHWC activations throughout; convolutions on oneDNN's JIT kernels (bias and
-// ReLU fused, primitives cached per shape); dense layers on OpenBLAS sgemm split by output
-// columns; everything else element-wise. One OpenMP team (the one oneDNN uses) runs all of it,
-// so no two thread pools fight over the cores. Buffers are allocated once and reused.
+// ReLU fused, primitives cached per shape); dense layers on oneDNN's kernels where oneDNN runs
+// AVX-512, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
+// element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the
+// one oneDNN uses) runs all of it, so no two thread pools fight over the cores. Buffers are
+// allocated once, 64-byte aligned, and reused.
 #pragma once
 #include <functional>
 #include <map>
+#include <string>
 #include <memory>
 #include <tuple>
 #include <vector>
@@ -12,7 +15,9 @@
 #include <dnnl.hpp>
 
 #include "batchai/train/backend.hpp"
+#include "cpu/cpu_profile.hpp"
 #include "cpu/dnnl_conv.hpp"
+#include "cpu/dnnl_dense.hpp"
 
 namespace batchai::train::cpu {
 
@@ -50,17 +55,36 @@ class CpuBackend final : public Backend {
                       float eps) override;
   void scale(Buffer& x, float factor) override;
   void set_threads(int threads) override;
+  // Per-operation timing for the benchmark's roofline; null (the default) times nothing.
+  void set_profile(CpuProfile* profile) { profile_ = profile; }
+  // "shape: kernels" for every convolution created so far, and what the dense layers run on.
+  std::vector<std::string> kernels() const;
 
  private:
   // Runs fn(part) for part in [0, parts) on the OpenMP team.
   void run(int parts, const std::function<void(int)>& fn) const;
   // Splits [0, total) into `parts` near-equal ranges.
   static void split(int total, int parts, int part, int& begin, int& end);
+  // Runs fn(begin, end) over near-equal ranges of [0, total) on up to threads_ parts, at least
+  // min_per_part items each, boundaries on multiples of `align`.
+  void for_ranges(std::size_t total, std::size_t min_per_part, std::size_t align,
+                  const std::function<void(std::size_t, std::size_t)>& fn) const;
+  // Images (or rows) of `floats_per_image` that make a part worth its thread.
+  static std::size_t images_per_part(std::size_t floats_per_image);
+  void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
+  // Whether oneDNN runs AVX-512 here (then the dense layers use its kernels).
+  static bool dense_on_onednn();
+  int blas_parts(const DenseShape& s) const;
+  DnnlDenseData& dense_data(const DenseShape& s);
+  static constexpr std::size_t kMinFloatsPerPart = 32768;
   DnnlConv& conv(const ConvShape& s, bool relu);
   int threads_ = 1;
+  CpuProfile* profile_ = nullptr;
   dnnl::engine engine_;
   dnnl::stream stream_;
+  bool dense_onednn_ = false;
   std::map<std::tuple<int, int, int, int, int, int, bool>, std::unique_ptr<DnnlConv>> convs_;
+  std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
 };
 
 }  // namespace batchai::train::cpu

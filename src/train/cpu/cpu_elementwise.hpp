@@ -1,10 +1,47 @@
-// Element-wise kernels of the CPU backend (cpu_elementwise.cpp), on plain host arrays.
+// Element-wise kernels of the CPU backend (cpu_elementwise.cpp) on plain host arrays, each over
+// a range so that the backend can split it over its OpenMP team. Each is compiled for AVX-512,
+// AVX2 and the baseline x86-64 and the widest the CPU runs is chosen once, at run time; all
+// variants compute the same float operations in the same order (no contraction into FMAs), so
+// their results are bit-identical.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace batchai::train::cpu {
 
-// The ReLU gradient mask, in place: dy[i] = 0 wherever y[i] <= 0.
-void relu_mask_rows(float* dy, const float* y, std::size_t count);
+// Which variant runs here: "avx512", "avx2" or "x86-64".
+const char* elementwise_isa();
+// For tests: run the named variant from now on ("" goes back to the widest); false, changing
+// nothing, when this CPU cannot run it. Not thread-safe.
+bool select_elementwise_isa(const std::string& isa);
+
+// The ReLU gradient mask, in place: dy[i] = 0 wherever y[i] <= 0, for i in [begin, end).
+void relu_mask(float* dy, const float* y, std::size_t begin, std::size_t end);
+
+// Keras RMSprop on [begin, end): m = rho*m + (1-rho)*g^2; p -= lr * g / (sqrt(m) + eps).
+void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t end, float lr, float rho,
+             float eps);
+
+// 2x2 max pooling, stride 2, floor, NHWC, over images [img_begin, img_end) of (h, w, c).
+void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
+// dx = dy at the first maximum of each window (x == y there, in the order top-left, top-right,
+// bottom-left, bottom-right), 0 elsewhere and on the row/column a floor-pool drops.
+void maxpool2_backward(const float* x, const float* y, const float* dy, float* dx, int img_begin, int img_end,
+                       int h, int w, int c);
+
+// Inverted dropout over images [img_begin, img_end) of `per_image` floats each: mask = 0 where
+// counter_rng.hpp's dropout_drops(image_stream(layer_stream, first_key + j), f, threshold), else
+// keep; y = x * mask.
+void dropout_forward(const float* x, float* y, float* mask, std::size_t per_image, std::size_t img_begin,
+                     std::size_t img_end, float keep, std::uint64_t threshold, std::uint64_t layer_stream,
+                     std::uint64_t first_key);
+// out[i] = a[i] * b[i] on [begin, end).
+void multiply(const float* a, const float* b, float* out, std::size_t begin, std::size_t end);
+
+// Dense epilogue on rows [row_begin, row_end) of y (row stride ld): y += bias, then ReLU when relu.
+void bias_relu_rows(float* y, const float* bias, int row_begin, int row_end, int cols, int ld, bool relu);
+// out[j] += sum over rows of g[r * ld + j], j in [0, cols).
+void add_column_sums(const float* g, int rows, int cols, int ld, float* out);
 
 }  // namespace batchai::train::cpu

@@ -1,17 +1,14 @@
 // oneDNN convolution primitives of the CPU backend (see dnnl_conv.hpp).
 #include "cpu/dnnl_conv.hpp"
 
+#include "cpu/dnnl_memory.hpp"
+
 namespace batchai::train::cpu {
 namespace {
 
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
-
-// Wraps a host pointer without copying (oneDNN never frees it).
-memory wrap(const memory::desc& md, const dnnl::engine& engine, const float* p) {
-  return memory(md, engine, const_cast<float*>(p));  // NOLINT: oneDNN takes void*, reads only for inputs
-}
 
 }  // namespace
 
@@ -67,25 +64,34 @@ void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, con
   stream.wait();
 }
 
-void DnnlConv::backward(dnnl::stream& stream, const float* x, const float* w, const float* dy, float* dx,
-                        float* dw, float* db) {
-  const memory diff_dst = wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
+void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const float* dy) {
   bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
-                                {DNNL_ARG_DIFF_DST, diff_dst},
+                                {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
                                 {DNNL_ARG_DIFF_BIAS, db_}});
+  stream.wait();
+}
+
+void DnnlConv::accumulate_weights(dnnl::stream& stream, float* dw, float* db) {
   memory user_dw = wrap(user_w_md_, engine_, dw);
   dw_accumulate_.execute(stream, dw_blocked_, user_dw);
-  if (dx != nullptr) {
-    memory user_w = wrap(user_w_md_, engine_, w);
-    w_to_bwd_.execute(stream, user_w, w_bwd_);
-    bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, wrap(bwd_data_pd_.diff_dst_desc(), engine_, dy)},
-                               {DNNL_ARG_WEIGHTS, w_bwd_},
-                               {DNNL_ARG_DIFF_SRC, wrap(bwd_data_pd_.diff_src_desc(), engine_, dx)}});
-  }
   stream.wait();
   const float* g = static_cast<const float*>(db_.get_data_handle());
   for (int j = 0; j < shape_.out; ++j) db[j] += g[j];
+}
+
+void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx) {
+  memory user_w = wrap(user_w_md_, engine_, w);
+  w_to_bwd_.execute(stream, user_w, w_bwd_);
+  bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, wrap(bwd_data_pd_.diff_dst_desc(), engine_, dy)},
+                             {DNNL_ARG_WEIGHTS, w_bwd_},
+                             {DNNL_ARG_DIFF_SRC, wrap(bwd_data_pd_.diff_src_desc(), engine_, dx)}});
+  stream.wait();
+}
+
+std::string DnnlConv::kernels() const {
+  return std::string("fwd ") + fwd_pd_.impl_info_str() + ", bwd-data " + bwd_data_pd_.impl_info_str() + ", bwd-weights " +
+         bwd_weights_pd_.impl_info_str();
 }
 
 }  // namespace batchai::train::cpu

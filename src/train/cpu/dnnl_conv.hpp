@@ -3,6 +3,8 @@
 // reordered each step into the blocked format the JIT kernels want; bias + ReLU fused as a
 // post-op. Primitives are created once per shape and reused.
 #pragma once
+#include <string>
+
 #include <dnnl.hpp>
 
 #include "batchai/train/backend.hpp"
@@ -14,10 +16,14 @@ class DnnlConv {
   DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu);
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
-  // dw += dL/dw, db += dL/db (accumulating, via a sum post-op on the reorder); dx = dL/dx when
-  // dx != nullptr. dy must already be masked by the ReLU.
-  void backward(dnnl::stream& stream, const float* x, const float* w, const float* dy, float* dx, float* dw,
-                float* db);
+  // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU.
+  void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
+  // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
+  void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
+  // dx = dL/dx.
+  void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
+  // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
+  std::string kernels() const;
 
  private:
   ConvShape shape_;

@@ -13,7 +13,11 @@ are measured side by side under the same load. Milestones, in ms after `job crea
   ended       executionInfo.endTime (the end is in the store and the nodes are free)
   seen        the first `job show` (polled every --poll-ms) that printed succeeded
 
-Usage: trivial_job.py --exe build/src/cli/batchai [--exe old/batchai] [--reps 15] [--poll-ms 2]
+With --image IMAGE (an image in the local Podman store), each --exe also runs the same job with
+containerSettings naming it, in its own home, alternating with the host job; "contained" is then
+when the containers were started.
+
+Usage: trivial_job.py --exe build/src/cli/batchai [--exe old/batchai] [--image IMG] [--reps 15] [--poll-ms 2]
 """
 import argparse
 import datetime
@@ -26,8 +30,8 @@ import sys
 import tempfile
 import time
 
-MILESTONES = ["created", "returned", "started", "contained", "tasks", "finished", "ended", "seen"]
-LOG_LINES = {"contained": "process containment:", "tasks": "main tasks started", "finished": "job finished with exit code"}
+MILESTONES = ["created", "returned", "started", "contained", "containers", "tasks", "finished", "ended", "seen"]
+LOG_LINES = {"contained": "process containment:", "containers": "containers started", "tasks": "main tasks started", "finished": "job finished with exit code"}
 
 
 def epoch(iso):
@@ -35,12 +39,19 @@ def epoch(iso):
 
 
 class Home:
-    def __init__(self, exe, work, index):
+    def __init__(self, exe, work, index, image=None):
         self.exe = exe
+        self.label = exe + (f" in {image}" if image else " on the host")
         self.home = os.path.join(work, f"home{index}")
         self.env = dict(os.environ, BATCHAI_HOME=self.home, BATCHAI_SIM_DELAY_S="0")
         self.env.pop("AZURE_DEFAULTS_GROUP", None)
-        self.job_file = os.path.join(work, "true.json")
+        props = {"nodeCount": 2, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/out",
+                 "customToolkitSettings": {"commandLine": "true"}}
+        if image:
+            props["containerSettings"] = {"imageSourceRegistry": {"image": image}}
+        self.job_file = os.path.join(work, f"true{index}.json")
+        with open(self.job_file, "w") as f:
+            json.dump({"properties": props}, f)
         self.cli("group", "create", "-n", "rg", "-l", "eastus")
         self.cli("workspace", "create", "-g", "rg", "-n", "ws", "-l", "eastus")
         self.cli("experiment", "create", "-g", "rg", "-w", "ws", "-n", "exp")
@@ -90,12 +101,11 @@ def main():
     ap.add_argument("--exe", action="append", required=True)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--poll-ms", type=float, default=2)
+    ap.add_argument("--image", help="also run the job in this image (local Podman store)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="batchai-bench-trivial-")
-    with open(os.path.join(work, "true.json"), "w") as f:
-        json.dump({"properties": {"nodeCount": 2, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/out",
-                                  "customToolkitSettings": {"commandLine": "true"}}}, f)
-    homes = [Home(exe, work, i) for i, exe in enumerate(args.exe)]
+    variants = [(exe, None) for exe in args.exe] + [(exe, args.image) for exe in args.exe if args.image]
+    homes = [Home(exe, work, i, image) for i, (exe, image) in enumerate(variants)]
     runs = [[] for _ in homes]
     for rep in range(args.reps):
         for i, home in enumerate(homes):
@@ -109,8 +119,8 @@ def main():
             values = [x[m] for x in r if m in x]
             cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
         print(f"{m:<11}" + "".join(cells))
-    for i, exe in enumerate(args.exe):
-        print(f"# exe{i}: {exe}")
+    for i, home in enumerate(homes):
+        print(f"# exe{i}: {home.label}")
     subprocess.run(["rm", "-rf", work])
     return 0
 

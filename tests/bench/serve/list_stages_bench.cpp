@@ -18,7 +18,7 @@
 #include "batchai/common/clock.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "wire.hpp"  // src/serve, through batchai::serve_internals
+#include "arm/wire.hpp"  // src/serve, through batchai::serve_internals
 
 namespace {
 

@@ -1,10 +1,16 @@
 // Training-step benchmark of the CPU backend at the tutorial's batch size: images/s for the
 // whole step (batch preparation with augmentation, forward, backward, RMSprop), achieved
-// GFLOP/s against this machine's sgemm rate measured here, per-layer times and peak RSS.
-// Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5]
+// GFLOP/s against this machine's sgemm rate measured here (OpenBLAS and oneDNN, 1024^3, the
+// faster is the anchor), per-layer times and peak RSS. --roofline adds the per-layer, per-phase
+// table against the sgemm and each layer's limit (roofline.hpp) and the ISAs that ran.
+// Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--roofline [--limit-reps 20]]
+//        (--variants: --roofline, also printing every format variant the limits tried)
 #include <cblas.h>
 #include <sys/resource.h>
 
+#include <dnnl.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,9 +20,14 @@
 #include <vector>
 
 #include "augment.hpp"
+#include "cpu/cpu_backend.hpp"
 #include "optimizer.hpp"
+#include "layer_limits.hpp"
+#include "roofline.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
+extern "C" char* openblas_get_corename(void);
+extern "C" char* openblas_get_config(void);
 
 namespace bt = batchai::train;
 using Clock = std::chrono::steady_clock;
@@ -25,18 +36,40 @@ namespace {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Best-of-N sgemm rate in GFLOP/s (OpenBLAS, `threads` threads).
-double sgemm_rate(int m, int n, int k, int threads) {
+struct Rate {
+  double median = 0.0, best = 0.0;  // GFLOP/s
+};
+
+// sgemm rate over 15 calls of m x n x k: OpenBLAS on `threads` threads, or oneDNN's (on the
+// OpenMP team).
+Rate sgemm_rate(int m, int n, int k, int threads, bool onednn) {
   openblas_set_num_threads(threads);
   std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(k) * n, 0.25f),
       c(static_cast<std::size_t>(m) * n);
-  double best = 1e30;
-  for (int r = 0; r < 15; ++r) {
+  std::vector<double> t;
+  for (int r = 0; r < 16; ++r) {
     const auto t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
-    best = std::min(best, seconds_since(t0));
+    if (onednn) {
+      dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    }
+    if (r > 0) t.push_back(seconds_since(t0));  // the first call warms up
   }
-  return 2.0 * m * n * k / best / 1e9;
+  std::sort(t.begin(), t.end());
+  const double flops = 2.0 * m * n * k;
+  return Rate{flops / t[t.size() / 2] / 1e9, flops / t.front() / 1e9};
+}
+
+std::string loadavg() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  char buf[64] = {};
+  if (f != nullptr) {
+    if (std::fgets(buf, sizeof buf, f) == nullptr) buf[0] = 0;
+    std::fclose(f);
+  }
+  std::string s(buf);
+  return s.substr(0, s.find(' ', s.find(' ', s.find(' ') + 1) + 1));  // the 1, 5 and 15 minute figures
 }
 
 // Multiply-adds x2 of one training step per image: forward, weight gradient, input gradient
@@ -74,21 +107,41 @@ long peak_rss_mb() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, batch = 32, steps = 60, warmup = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20;
+  bool roofline = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const int v = std::atoi(argv[i + 1]);
+    if (a == "--roofline" || a == "--variants") {
+      roofline = true;
+      batchai::bench::show_variants(a == "--variants");
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "option %s needs a value\n", a.c_str());
+      return 2;
+    }
+    const int v = std::atoi(argv[++i]);
     if (a == "--threads") threads = v;
     else if (a == "--batch") batch = v;
     else if (a == "--steps") steps = v;
     else if (a == "--warmup") warmup = v;
+    else if (a == "--limit-reps") limit_reps = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  const double peak_big = sgemm_rate(1024, 1024, 1024, threads);
-  const double peak_conv = sgemm_rate(batch * 169, 64, 576, threads);  // conv2d_4's forward GEMM shape
+  if (threads < 1 || batch < 1 || steps < 1 || warmup < 0 || limit_reps < 1) {
+    std::fprintf(stderr, "threads, batch, steps and --limit-reps must be positive\n");
+    return 2;
+  }
+  const std::string load_before = loadavg();
+  auto backend = bt::make_backend(bt::BackendKind::kCpu, threads);  // sets the OpenMP team's size
+  const Rate blas = sgemm_rate(1024, 1024, 1024, threads, false);
+  const Rate dnnl = sgemm_rate(1024, 1024, 1024, threads, true);
+  const Rate conv_shape = sgemm_rate(batch * 169, 64, 576, threads, false);  // conv2d_4's forward GEMM shape
+  backend->set_threads(threads);  // OpenBLAS back to one thread per caller, as the backend runs it
+  const double anchor = std::max(blas.median, dnnl.median);
 
   // Random stand-in data in the CIFAR-10 layout (speed does not depend on the pixels).
   bt::Dataset data;
@@ -99,38 +152,59 @@ int main(int argc, char** argv) {
   for (auto& b : data.images) b = static_cast<std::uint8_t>(rng());
   for (auto& l : data.labels) l = static_cast<std::uint8_t>(rng() % 10);
 
-  auto backend = bt::make_backend(bt::BackendKind::kCpu, threads);
   bt::Model model(*backend, bt::tutorial_network(), batch);
   model.init_glorot(1);
   bt::RmsProp opt(model, bt::RmsPropConfig{});
   bt::BatchPrefetcher prefetch(data, bt::AugmentConfig{}, 7, batch);
   std::vector<int> order(data.count);
   std::iota(order.begin(), order.end(), 0);
+  auto* cpu = dynamic_cast<bt::cpu::CpuBackend*>(backend.get());
+  bt::cpu::CpuProfile profile;
 
   auto indices = [&](int step) { return order.data() + (step * batch) % (data.count - batch); };
   prefetch.request(indices(0), batch, 0);
-  double train_s = 0;
+  double train_s = 0, wait_s = 0, copy_s = 0;
+  std::vector<double> step_s;
   for (int step = 0; step < warmup + steps; ++step) {
-    if (step == warmup) model.enable_timing(true);
+    if (step == warmup) {
+      model.enable_timing(true);
+      if (roofline && cpu != nullptr) cpu->set_profile(&profile);
+    }
     const auto t0 = Clock::now();
     const float *x, *y;
     int n;
     prefetch.wait(&x, &y, &n);
-    std::vector<float> xs(x, x + static_cast<std::size_t>(n) * bt::kCifarImageBytes), ys(y, y + n);
-    prefetch.request(indices(step + 1), batch, step + 1);  // overlaps with this step's compute
-    model.train_batch(xs.data(), ys.data(), n, true, 3, step);
+    const auto t1 = Clock::now();
+    // As the trainer does: the next batch goes to the other buffer while this one trains.
+    prefetch.request(indices(step + 1), batch, step + 1);
+    const auto t2 = Clock::now();
+    model.train_batch(x, y, n, true, 3, step);
     opt.step();
-    if (step >= warmup) train_s += seconds_since(t0);
+    if (step >= warmup) {
+      step_s.push_back(seconds_since(t0));
+      train_s += step_s.back();
+      wait_s += std::chrono::duration<double>(t1 - t0).count();
+      copy_s += std::chrono::duration<double>(t2 - t1).count();
+    }
   }
+  if (cpu != nullptr) cpu->set_profile(nullptr);
   double fwd_flops = 0;
   const double flops = train_flops_per_image(bt::tutorial_network(), &fwd_flops);
   const double ips = steps * batch / train_s;
   std::printf("train_bench: batch %d, %d threads, %d steps (after %d warm-up)\n", batch, threads, steps, warmup);
-  std::printf("sgemm 1024^3: %.1f GFLOP/s; sgemm %dx64x576 (conv2d_4 shape): %.1f GFLOP/s\n", peak_big,
-              batch * 169, peak_conv);
+  std::printf("sgemm 1024^3, median (best) of 15: OpenBLAS %.1f (%.1f) GFLOP/s, oneDNN %.1f (%.1f) GFLOP/s; "
+              "anchor %.1f\n", blas.median, blas.best, dnnl.median, dnnl.best, anchor);
+  std::printf("sgemm %dx64x576 (conv2d_4 shape, OpenBLAS): %.1f GFLOP/s\n", batch * 169, conv_shape.median);
   std::printf("model: %.1f MFLOP/image forward, %.1f MFLOP/image per training step\n", fwd_flops / 1e6, flops / 1e6);
   std::printf("step: %.2f ms; images/s: %.1f; achieved %.1f GFLOP/s = %.0f%% of sgemm 1024^3\n",
-              1e3 * train_s / steps, ips, ips * flops / 1e9, 100.0 * ips * flops / 1e9 / peak_big);
+              1e3 * train_s / steps, ips, ips * flops / 1e9, 100.0 * ips * flops / 1e9 / anchor);
+  {
+    std::vector<double> sorted = step_s;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](double q) { return 1e3 * sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    std::printf("step ms: min %.2f, 10%% %.2f, median %.2f, 90%% %.2f, max %.2f\n", at(0), at(0.1), at(0.5), at(0.9),
+                at(1));
+  }
   std::printf("%-16s %10s %10s\n", "layer", "fwd ms", "bwd ms");
   double layer_total = 0;
   for (const auto& t : model.layer_times()) {
@@ -139,6 +213,36 @@ int main(int argc, char** argv) {
   }
   std::printf("%-16s %10.3f ms/step (the rest: loss, optimizer, batch copy)\n", "layers total",
               1e3 * layer_total / steps);
+  if (roofline && cpu != nullptr) {
+    const dnnl_version_t* v = dnnl_version();
+    std::printf("oneDNN %d.%d.%d, effective ISA %s; OpenBLAS core %s (%s)\n", v->major, v->minor, v->patch,
+                batchai::bench::effective_isa_name().c_str(), openblas_get_corename(), openblas_get_config());
+    for (const auto& k : cpu->kernels()) std::printf("  %s\n", k.c_str());
+    batchai::bench::RooflineInput in;
+    in.specs = bt::tutorial_network();
+    in.batch = batch, in.steps = steps, in.limit_reps = limit_reps;
+    std::sort(step_s.begin(), step_s.end());
+    in.sgemm_gflops = anchor, in.step_seconds = step_s[step_s.size() / 2], in.step_flops = flops * batch;
+    in.profile = &profile;
+    // Augmentation runs on the prefetch thread; timed here alone on this thread.
+    std::vector<float> bx(static_cast<std::size_t>(batch) * bt::kCifarImageBytes), by(batch);
+    const double augment_s = batchai::bench::median_seconds(limit_reps, [&] {
+      bt::prepare_batch(data, order.data(), batch, bt::AugmentConfig{}, 7, 0, bx.data(), by.data());
+    });
+    // What a rank hands the allreduce: the gradient arena copied out, then scaled by 1/ranks.
+    std::vector<float> slot(model.param_count());
+    const double handoff_s = batchai::bench::median_seconds(limit_reps, [&] {
+      backend->download(slot.data(), model.grads(), slot.size());
+      backend->scale(model.grads(), 1.0f);
+    });
+    in.extra = {{"augmentation (prepare_batch)", "prefetch", augment_s, false, "off the step's path: helper thread"},
+                {"waiting for the prefetched batch", "data", wait_s / steps, true, ""},
+                {"requesting the next batch", "data", copy_s / steps, true, ""},
+                {"allreduce hand-off: arena copy + scale", "allreduce", handoff_s, false,
+                 "2+ ranks only; not in a 1-rank step"}};
+    batchai::bench::print_roofline(in);
+  }
+  std::printf("load average (1, 5, 15 min): before %s, after %s\n", load_before.c_str(), loadavg().c_str());
   std::printf("peak RSS: %ld MB\n", peak_rss_mb());
   std::printf("RESULT images_per_s=%.1f\n", ips);
   return 0;

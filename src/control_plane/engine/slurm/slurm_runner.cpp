@@ -13,6 +13,7 @@
 #include "node_mounts.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/srun_step.hpp"
+#include "jobs/job_containers.hpp"
 #include "jobs/job_run.hpp"
 #include "run_claim.hpp"
 #include "run_exchange.hpp"
@@ -239,6 +240,26 @@ PlacedRun place_in_allocation(const NodeLayout& layout, const RunInputs& in, con
   return run;
 }
 
+// Where each node's container commands run: here for the runner's node, else through a step of
+// this allocation on that node (the node needs podman and runc: docs/slurm.md).
+std::vector<runtime::PodmanRoute> container_routes(const std::vector<std::string>& node_names, const std::string& here) {
+  std::vector<runtime::PodmanRoute> routes;
+  for (const auto& node : node_names) {
+    runtime::PodmanRoute r;
+    if (node != here) {
+      slurm::SrunStep step;
+      step.node = node;
+      step.overlap = true;
+      step.command = {"podman"};
+      r.prefix = slurm::srun_argv(step);
+      r.prefix.pop_back();  // srun_argv puts the command last: podman's own argv follows
+      r.env = allocation_environment(false);
+    }
+    routes.push_back(std::move(r));
+  }
+  return routes;
+}
+
 // Runs the plan inside the job's containment; SIGTERM/SIGINT/SIGHUP and the login host's stop
 // request (job terminate or delete, also while Slurm cannot be asked) stop its tasks.
 RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange, const std::string& job_key,
@@ -251,7 +272,10 @@ RunResult run_in_allocation(const RunnerHost& host, const RunExchange& exchange,
   options.should_stop = [&](int tick) {
     return tick % 5 == 0 && exchange.stop_requested() ? StopReason::kTerminated : StopReason::kNone;
   };
-  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir(), host.layout.shared()}, job_key, run, options);
+  RunResult result = run_contained(RunHost{host.clock, host.launcher, host.containment, exchange.dir(),
+                                           host.layout.shared(), exchange.dir() / "containers",
+                                           container_routes(run.node_ids, a.here)},
+                                   job_key, run, options);
   runtime::JobOutcome& outcome = result.outcome;
   if (!outcome.succeeded && outcome.exit_code && outcome.errors.is_array() && !outcome.errors.empty() &&
       value_or<std::string>(outcome.errors[0], "code", "") == "JobFailed")
@@ -307,6 +331,8 @@ int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key) 
   const RunResult result = run_in_allocation(host, exchange, job_key, run, alloc, stop_signals);
   exchange.record_outcome(
       outcome_record(result.outcome, to_us(host.clock.now()), result.stopped == StopReason::kSignalled));
+  // After the outcome, on every node while the allocation holds them: the end is seen sooner.
+  remove_job_containers(exchange.dir() / "containers", job_key, container_routes(run.node_ids, alloc.here));
   return exit_status(result.outcome);
 }
 

@@ -1,0 +1,111 @@
+// Dense layers of the CPU backend (see cpu_backend.hpp): on a CPU where oneDNN runs AVX-512,
+// oneDNN's kernels, JIT-compiled for the ISA found at run time and run on the backend's OpenMP
+// team (its sgemm for the forward pass and the weight gradient, which it accumulates with
+// beta = 1; a matmul for the input gradient, dnnl_dense.hpp; the fastest of each measured with
+// train_bench --roofline); elsewhere OpenBLAS, one call per thread over its own output columns,
+// as before.
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "batchai/common/errors.hpp"
+#include "cpu/cpu_backend.hpp"
+#include "cpu/cpu_elementwise.hpp"
+
+namespace batchai::train::cpu {
+namespace {
+
+// C[m, n] (+)= A[m, k] * B[k, n] (row-major), with optional transposes, on this thread.
+void blas_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+               float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              lda, b, ldb, beta, c, ldc);
+}
+
+double dense_flops(const DenseShape& s) { return 2.0 * s.n * s.in * s.out; }
+
+// The same on oneDNN's sgemm, which splits the work over the OpenMP team itself.
+void dnnl_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+               float* c, int ldc) {
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (st != dnnl_success) throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(st)));
+}
+
+}  // namespace
+
+bool CpuBackend::dense_on_onednn() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
+}
+
+void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                               std::size_t b_off, Buffer& y, bool relu) {
+  ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "fwd", dense_flops(s));
+  const float* bias = w.data + b_off;
+  if (dense_onednn_) {
+    dnnl_gemm(false, false, s.n, s.out, s.in, x.data, s.in, w.data + w_off, s.out, 0.0f, y.data, s.out);
+    for_ranges(static_cast<std::size_t>(s.n), images_per_part(s.out), 1, [&](std::size_t r0, std::size_t r1) {
+      bias_relu_rows(y.data, bias, static_cast<int>(r0), static_cast<int>(r1), s.out, s.out, relu);
+    });
+    return;
+  }
+  // Split by output columns: each part reads all of x and its own slice of the kernel.
+  const int parts = blas_parts(s);
+  run(parts, [&](int part) {
+    int o0, o1;
+    split(s.out, parts, part, o0, o1);
+    blas_gemm(false, false, s.n, o1 - o0, s.in, x.data, s.in, w.data + w_off + o0, s.out, 0.0f, y.data + o0, s.out);
+    bias_relu_rows(y.data + o0, bias + o0, 0, s.n, o1 - o0, s.out, relu);
+  });
+}
+
+void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
+                                const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
+                                bool relu) {
+  const int parts = blas_parts(s);
+  float* dkernel = dw.data + w_off;
+  float* dbias = dw.data + b_off;
+  {
+    ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-weights", dense_flops(s));
+    if (relu) mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
+    if (dense_onednn_) {
+      // dW += x^T dy; db += column sums of dy.
+      dnnl_gemm(true, false, s.in, s.out, s.n, x.data, s.in, dy.data, s.out, 1.0f, dkernel, s.out);
+      add_column_sums(dy.data, s.n, s.out, s.out, dbias);
+    } else {
+      run(parts, [&](int part) {
+        int o0, o1;
+        split(s.out, parts, part, o0, o1);
+        blas_gemm(true, false, s.in, o1 - o0, s.n, x.data, s.in, dy.data + o0, s.out, 1.0f, dkernel + o0, s.out);
+        add_column_sums(dy.data + o0, s.n, o1 - o0, s.out, dbias + o0);
+      });
+    }
+  }
+  if (dx == nullptr) return;
+  ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-data", dense_flops(s));
+  if (dense_onednn_) {
+    dense_data(s).backward_data(stream_, w.data + w_off, dy.data, dx->data);
+    return;
+  }
+  run(parts, [&](int part) {
+    int i0, i1;
+    split(s.in, parts, part, i0, i1);
+    blas_gemm(false, true, s.n, i1 - i0, s.out, dy.data, s.out, w.data + w_off + static_cast<std::size_t>(i0) * s.out,
+              s.out, 0.0f, dx->data + i0, s.in);
+  });
+}
+
+DnnlDenseData& CpuBackend::dense_data(const DenseShape& s) {
+  auto key = std::make_tuple(s.n, s.in, s.out);
+  auto it = denses_.find(key);
+  if (it == denses_.end()) it = denses_.emplace(key, std::make_unique<DnnlDenseData>(engine_, s)).first;
+  return *it->second;
+}
+
+int CpuBackend::blas_parts(const DenseShape& s) const {
+  const bool big = static_cast<long long>(s.in) * s.out >= 65536;  // else one thread is faster
+  return big ? std::min(threads_, std::max(1, s.out / 16)) : 1;
+}
+
+}  // namespace batchai::train::cpu

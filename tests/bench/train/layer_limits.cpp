@@ -1,0 +1,180 @@
+// Per-layer limits of the roofline: oneDNN primitives timed alone (see layer_limits.hpp).
+#include "layer_limits.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <initializer_list>
+#include <unordered_map>
+#include <vector>
+
+namespace batchai::bench {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+memory make(const memory::desc& md, const dnnl::engine& engine) {
+  memory m(md, engine);
+  auto* p = static_cast<float*>(m.get_data_handle());
+  const std::size_t count = md.get_size() / sizeof(float);
+  for (std::size_t i = 0; i < count; ++i) p[i] = 0.01f * static_cast<float>(i % 97) - 0.3f;
+  return m;
+}
+
+std::string formats_of(const memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked) return "?";
+  std::string s;
+  for (int i = 0; i < d.format_desc.blocking.inner_nblks; ++i) {
+    s += std::to_string(d.format_desc.blocking.inner_blks[i]) + static_cast<char>('a' + d.format_desc.blocking.inner_idxs[i]);
+  }
+  return s.empty() ? "plain" : s;
+}
+
+bool g_show_variants = false;
+
+void keep_faster(PhaseLimit& best, double seconds, const std::string& impl) {
+  if (g_show_variants) std::printf("   variant %.3f ms %s\n", seconds * 1e3, impl.c_str());
+  if (best.impl.empty() || seconds < best.seconds) best = PhaseLimit{seconds, impl};
+}
+
+dnnl::primitive_attr relu_attr(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+// Times one primitive on memories made from its own descriptors (one per argument listed) and
+// keeps it in `best` when it is the faster.
+// Times one primitive on memories made from its own descriptors (one per argument listed) and
+// keeps it in `best` when it is the faster; then each further implementation oneDNN offers for
+// the same descriptors (next_impl), so the limit is the fastest of them all.
+template <class Pd, class Primitive>
+void time_primitive(PhaseLimit& best, int reps, const dnnl::engine& engine, dnnl::stream& stream, Pd pd,
+                    std::initializer_list<int> args, const std::string& formats) {
+  do {
+    std::unordered_map<int, memory> memories;
+    for (const int arg : args) memories.emplace(arg, make(pd.query_md(dnnl::query::exec_arg_md, arg), engine));
+    std::string layouts;  // each argument's inner blocks, in the order listed
+    for (const int arg : args) layouts += (layouts.empty() ? " " : "/") + formats_of(memories.at(arg).get_desc());
+    const Primitive primitive(pd);
+    const double seconds = median_seconds(reps, [&] {
+      primitive.execute(stream, memories);
+      stream.wait();
+    });
+    keep_faster(best, seconds, std::string(pd.impl_info_str()) + formats + layouts);
+  } while (pd.next_impl());
+}
+
+}  // namespace
+
+void show_variants(bool on) { g_show_variants = on; }
+
+double median_seconds(int reps, const std::function<void()>& fn) {
+  for (int i = 0; i < 3; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& s, bool relu, int reps) {
+  dnnl::stream stream(engine);
+  const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
+  const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
+  const dnnl::primitive_attr attr = relu_attr(relu);
+  const auto direct = dnnl::algorithm::convolution_direct;
+  LayerLimit best;
+  for (const tag act : {tag::nhwc, tag::any}) {
+    const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
+    const memory::desc w_md(wei, dt::f32, tag::any), b_md(bias, dt::f32, tag::x);
+    const auto fwd_pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, src_md, w_md, b_md, dst_md,
+                                        strides, pad, pad),
+        attr, engine);
+    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        best.forward, reps, engine, stream, fwd_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, "");
+    const auto bwd_d_pd = dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(direct, src_md, w_md, dst_md, strides, pad, pad), engine, fwd_pd);
+    time_primitive<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>(
+        best.backward_data, reps, engine, stream, bwd_d_pd,
+        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, "");
+    const auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(direct, src_md, w_md, b_md, dst_md, strides, pad, pad), engine,
+        fwd_pd);
+    time_primitive<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>(
+        best.backward_weights, reps, engine, stream, bwd_w_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, "");
+  }
+  return best;
+}
+
+LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& s, bool relu, int reps) {
+  dnnl::stream stream(engine);
+  LayerLimit best;
+  // Inner product, with Keras' plain layouts (x nc, kernel (in, out) = io) and with `any`.
+  for (const bool plain : {true, false}) {
+    const memory::desc x_md({s.n, s.in}, dt::f32, plain ? tag::nc : tag::any);
+    const memory::desc w_md({s.out, s.in}, dt::f32, plain ? tag::io : tag::any);
+    const memory::desc b_md({s.out}, dt::f32, tag::x), y_md({s.n, s.out}, dt::f32, plain ? tag::nc : tag::any);
+    const std::string fmt = plain ? " plain" : " any";
+    const auto fwd_pd = dnnl::inner_product_forward::primitive_desc(
+        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, x_md, w_md, b_md, y_md),
+        relu_attr(relu), engine);
+    time_primitive<dnnl::inner_product_forward::primitive_desc, dnnl::inner_product_forward>(
+        best.forward, reps, engine, stream, fwd_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, fmt);
+    const auto bd_pd = dnnl::inner_product_backward_data::primitive_desc(
+        dnnl::inner_product_backward_data::desc(x_md, w_md, y_md), engine, fwd_pd);
+    time_primitive<dnnl::inner_product_backward_data::primitive_desc, dnnl::inner_product_backward_data>(
+        best.backward_data, reps, engine, stream, bd_pd,
+        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, fmt);
+    const auto bw_pd = dnnl::inner_product_backward_weights::primitive_desc(
+        dnnl::inner_product_backward_weights::desc(x_md, w_md, b_md, y_md), engine, fwd_pd);
+    time_primitive<dnnl::inner_product_backward_weights::primitive_desc, dnnl::inner_product_backward_weights>(
+        best.backward_weights, reps, engine, stream, bw_pd,
+        {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, fmt);
+  }
+  // Matmul on the row-major arrays: y = x W, dx = dy W^T, dW = x^T dy.
+  struct Gemm {
+    memory::dim m, k, n;
+    tag a, b;
+    PhaseLimit LayerLimit::*phase;
+  };
+  for (const Gemm g : {Gemm{s.n, s.in, s.out, tag::ab, tag::ab, &LayerLimit::forward},
+                       Gemm{s.n, s.out, s.in, tag::ab, tag::ba, &LayerLimit::backward_data},
+                       Gemm{s.in, s.n, s.out, tag::ba, tag::ab, &LayerLimit::backward_weights}}) {
+    const memory::desc a_md({g.m, g.k}, dt::f32, g.a), b_md({g.k, g.n}, dt::f32, g.b), c_md({g.m, g.n}, dt::f32, tag::ab);
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+    time_primitive<dnnl::matmul::primitive_desc, dnnl::matmul>(best.*g.phase, reps, engine, stream, pd,
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, " matmul");
+  }
+  return best;
+}
+
+std::string effective_isa_name() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
+}  // namespace batchai::bench

@@ -1,0 +1,37 @@
+// The per-layer limit of the benchmark's roofline: for one convolution or dense shape, the
+// fastest oneDNN primitive for each phase (forward with the layer's bias + ReLU, backward data,
+// backward weights with bias) timed alone, over the memory formats tried (the layer's plain
+// NHWC / row-major ones and `any`, oneDNN's own choice), with the kernel that won.
+#pragma once
+#include <functional>
+#include <string>
+
+#include <dnnl.hpp>
+
+#include "batchai/train/backend.hpp"
+
+namespace batchai::bench {
+
+struct PhaseLimit {
+  double seconds = 0.0;  // median of the repeats of the fastest variant
+  std::string impl;      // oneDNN's implementation name and the variant's formats
+};
+
+struct LayerLimit {
+  PhaseLimit forward, backward_data, backward_weights;
+};
+
+// `reps` timed executions (after a few untimed ones) per variant and phase.
+LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& shape, bool relu, int reps);
+LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& shape, bool relu, int reps);
+
+// Median seconds of `reps` calls of fn (after 3 untimed ones).
+double median_seconds(int reps, const std::function<void()>& fn);
+
+// Print every variant's time as it is measured (train_bench --variants).
+void show_variants(bool on);
+
+// The name oneDNN gives its effective ISA (dnnl::get_effective_cpu_isa()).
+std::string effective_isa_name();
+
+}  // namespace batchai::bench

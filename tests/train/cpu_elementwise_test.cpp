@@ -1,0 +1,109 @@
+// The CPU backend's element-wise kernels are compiled once per ISA (cpu_elementwise.hpp): every
+// variant this CPU runs must give the baseline x86-64 variant's results bit for bit, on odd
+// sizes (vector tails) and with ties in the pooling windows (the first maximum wins).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/cpu_elementwise.hpp"
+
+namespace batchai::train::cpu {
+namespace {
+
+using Floats = std::vector<float>;
+
+// Values on a coarse grid, so that pooling windows hold equal maxima and ReLU sees zeros.
+Floats grid_values(std::size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> d(-3, 4);
+  Floats v(n);
+  for (auto& x : v) x = 0.5f * static_cast<float>(d(rng));
+  return v;
+}
+
+Floats random_values(std::size_t n, std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  Floats v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Everything the kernels compute from one set of inputs, concatenated.
+Floats run_all() {
+  std::mt19937 rng(11);
+  constexpr int kImages = 3, kH = 7, kW = 9, kC = 20;  // odd sides (floor pooling), 20 channels (a tail)
+  const std::size_t in = static_cast<std::size_t>(kImages) * kH * kW * kC;
+  const std::size_t pooled = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * kC;
+  const Floats x = grid_values(in, rng);
+  Floats out;
+  auto keep = [&](const Floats& v) { out.insert(out.end(), v.begin(), v.end()); };
+
+  Floats y(pooled), dy = random_values(pooled, rng, -1, 1), dx(in, 7.0f);
+  maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
+  maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, kImages, kH, kW, kC);
+  keep(y), keep(dx);
+
+  Floats g = random_values(1003, rng, -1e-2f, 1e-2f), p = random_values(1003, rng, -1, 1), m(1003, 0.0f);
+  for (int step = 0; step < 3; ++step) rmsprop(p.data(), g.data(), m.data(), 0, p.size(), 1e-4f, 0.9f, 1e-7f);
+  keep(p), keep(m);
+
+  Floats mask(in), dropped(in);
+  dropout_forward(x.data(), dropped.data(), mask.data(), in / kImages, 0, kImages, 4.0f / 3.0f,
+                  static_cast<std::uint64_t>(0.25 * 18446744073709551616.0), 99, 5);
+  keep(mask), keep(dropped);
+
+  Floats grad = random_values(in, rng, -1, 1), prod(in);
+  relu_mask(grad.data(), x.data(), 0, in);
+  multiply(grad.data(), mask.data(), prod.data(), 0, in);
+  keep(grad), keep(prod);
+
+  Floats rows = random_values(5 * 37, rng, -1, 1), bias = random_values(37, rng, -1, 1), sums(37, 0.5f);
+  bias_relu_rows(rows.data(), bias.data(), 0, 5, 37, 37, true);
+  add_column_sums(rows.data(), 5, 37, 37, sums.data());
+  keep(rows), keep(sums);
+  return out;
+}
+
+TEST(CpuElementwise, EveryVariantThisCpuRunsMatchesTheBaselineBitForBit) {
+  ASSERT_TRUE(select_elementwise_isa("x86-64"));
+  const Floats baseline = run_all();
+  int compared = 0;
+  for (const std::string isa : {"avx2", "avx512"}) {
+    if (!select_elementwise_isa(isa)) continue;
+    const Floats got = run_all();
+    ASSERT_EQ(got.size(), baseline.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(std::memcmp(&got[i], &baseline[i], sizeof(float)), 0)
+          << isa << " differs from x86-64 at value " << i << ": " << got[i] << " vs " << baseline[i];
+    }
+    ++compared;
+  }
+  select_elementwise_isa("");
+  std::printf("compared %d variant(s) with the baseline; the backend runs %s\n", compared, elementwise_isa());
+}
+
+TEST(CpuElementwise, PoolingRoutesToTheFirstMaximumOfATie) {
+  // One 2x2 window, two channels: channel 0 ties top-right and bottom-left, channel 1 all equal.
+  const Floats x = {0.0f, 2.0f, 3.0f, 2.0f, 3.0f, 2.0f, 1.0f, 2.0f};  // (y, x, c) = NHWC of 1x2x2x2
+  for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
+    if (!select_elementwise_isa(isa)) continue;
+    Floats y(2), dx(8, 9.0f);
+    const Floats dy = {10.0f, 20.0f};
+    maxpool2_forward(x.data(), y.data(), 0, 1, 2, 2, 2);
+    maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, 1, 2, 2, 2);
+    EXPECT_EQ(y, (Floats{3.0f, 2.0f})) << isa;
+    EXPECT_EQ(dx, (Floats{0.0f, 20.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f})) << isa;
+  }
+  select_elementwise_isa("");
+}
+
+TEST(CpuElementwise, AVariantTheCpuLacksIsRefused) {
+  EXPECT_FALSE(select_elementwise_isa("avx1024"));
+  EXPECT_TRUE(select_elementwise_isa(""));
+}
+
+}  // namespace
+}  // namespace batchai::train::cpu
