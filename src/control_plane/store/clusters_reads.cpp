@@ -2,6 +2,7 @@
 #include "batchai/common/ids.hpp"
 #include "store/columns.hpp"
 #include "store/clusters.hpp"
+#include "store/dashboard.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -79,6 +80,16 @@ std::optional<ClusterSize> cluster_size(Store& store, std::int64_t cluster_id) {
   st.bind(1, cluster_id);
   if (!st.step()) return std::nullopt;
   return ClusterSize{st.text(0), st.text(1), st.text(2), kind_of_engine_column(st.text(3))};
+}
+
+std::vector<std::int64_t> cluster_ids_by_name(Store& store, std::size_t limit) {
+  auto st = store.prepare(
+      "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
+      "LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit));
+  std::vector<std::int64_t> out;
+  while (st.step()) out.push_back(st.integer(0));
+  return out;
 }
 
 }  // namespace batchai::control_plane::detail

@@ -1,6 +1,7 @@
 // The experiments table (store/resources.hpp).
 #include "batchai/common/ids.hpp"
 #include "store/resources.hpp"
+#include "store/dashboard.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -48,6 +49,16 @@ std::vector<ExperimentSummary> experiment_summaries(Store& store, std::int64_t w
   st.bind(1, workspace_id).bind(2, after).bind(3, limit + 1);
   std::vector<ExperimentSummary> out;
   while (st.step()) out.push_back({st.text(0), st.text(4), st.text(1), st.text(2), st.text(3)});
+  return out;
+}
+
+std::vector<ExperimentName> experiment_names(Store& store, std::size_t limit) {
+  auto st = store.prepare(
+      "SELECT e.id, g.name, w.name, e.name FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
+      "JOIN resource_groups g ON g.name_lc = w.rg_lc ORDER BY w.rg_lc, w.name_lc, e.name_lc LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit));
+  std::vector<ExperimentName> out;
+  while (st.step()) out.push_back({st.integer(0), st.text(1), st.text(2), st.text(3)});
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "store/cluster_nodes.hpp"
 #include "store/columns.hpp"
+#include "store/dashboard.hpp"
 
 namespace batchai::control_plane::jobs_detail {
 
@@ -132,6 +133,23 @@ bool queue_fits_idle_nodes(Store& store, std::int64_t cluster_id) {
       "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL)");
   st.bind(1, cluster_id);
   return st.step() && st.integer(0) != 0;
+}
+
+NodeRoom node_room(Store& store, std::int64_t cluster_id) {
+  auto st = store.prepare(
+      "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL), "
+      "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state <> 'leaving')");
+  st.bind(1, cluster_id);
+  NodeRoom out;
+  if (st.step()) out = {st.integer(0), st.integer(1)};
+  return out;
+}
+
+std::vector<NodeStateRow> node_states(Store& store) {
+  auto st = store.prepare("SELECT id, state, coalesce(job_key, '') FROM nodes ORDER BY id");
+  std::vector<NodeStateRow> out;
+  while (st.step()) out.push_back({st.integer(0), st.text(1), st.text(2)});
+  return out;
 }
 
 }  // namespace batchai::control_plane::detail

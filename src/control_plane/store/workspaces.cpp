@@ -1,6 +1,7 @@
 // The workspaces table (store/rows.hpp, store/resources.hpp).
 #include "store/columns.hpp"
 #include "store/resources.hpp"
+#include "store/dashboard.hpp"
 
 #include "batchai/common/ids.hpp"
 
@@ -66,6 +67,16 @@ std::vector<std::pair<std::int64_t, std::string>> workspaces_of_group(Store& sto
   st.bind(1, to_lower(group));
   std::vector<std::pair<std::int64_t, std::string>> out;
   while (st.step()) out.emplace_back(st.integer(0), st.text(1));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> workspace_names(Store& store, std::size_t limit) {
+  auto st = store.prepare(
+      "SELECT g.name, w.name FROM workspaces w JOIN resource_groups g ON g.name_lc = w.rg_lc "
+      "ORDER BY g.name_lc, w.name_lc LIMIT ?");
+  st.bind(1, static_cast<std::int64_t>(limit));
+  std::vector<std::pair<std::string, std::string>> out;
+  while (st.step()) out.emplace_back(st.text(0), st.text(1));
   return out;
 }
 
