@@ -6,7 +6,7 @@
 #include "batchai/control_plane/storage_accounts.hpp"
 #include "batchai/control_plane/storage_data.hpp"
 #include "context.hpp"
-#include "rows.hpp"
+#include "store/resources.hpp"
 
 namespace batchai::control_plane {
 
@@ -24,11 +24,8 @@ std::string AutoStorage::account_in(const std::string& location) {
     log::warning("Creating batchaiautostorage resource group for auto-storage account");
     groups_.create(kAutoStorageGroup, location, std::nullopt);
   }
-  std::string account = store.read([&] {
-    auto st = store.prepare("SELECT name_lc FROM storage_accounts WHERE rg_lc = ? AND location = ? ORDER BY name_lc LIMIT 1");
-    st.bind(1, std::string(kAutoStorageGroup)).bind(2, location);
-    return st.step() ? st.text(0) : std::string();
-  });
+  std::string account =
+      store.read([&] { return first_account_in(store, kAutoStorageGroup, location).value_or(std::string()); });
   if (!account.empty()) log::warning("Using existing " + account + " storage account as an auto-storage account");
   while (account.empty()) {
     std::string candidate = "bai" + random_string(12);

@@ -2,7 +2,7 @@
 
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 
 namespace batchai::control_plane {
 
@@ -33,16 +33,13 @@ void ClusterDocs::refresh(std::int64_t cluster_row_id) const {
     if (!c) return;
     backends_.of(*c).refresh_counts(*c);
     c->doc["scaleSettings"] = scale_settings_of(*c);
-    store.prepare("UPDATE clusters SET doc = ? WHERE id = ?").bind(1, dump_doc(c->doc)).bind(2, cluster_row_id).run();
+    save_cluster_doc(store, cluster_row_id, c->doc);
   });
 }
 
 void ClusterDocs::set_auto_scale_demand(std::int64_t cluster_row_id, int nodes) const {
   cx_.store().write([&] {
-    auto st = cx_.store().prepare(
-        "UPDATE clusters SET auto_demand = ?, pending = 1 WHERE id = ? AND scale_mode = 'auto' AND "
-        "(auto_demand IS NULL OR auto_demand <> ?)");
-    st.bind(1, nodes).bind(2, cluster_row_id).bind(3, nodes).run();
+    detail::set_auto_scale_demand(cx_.store(), cluster_row_id, nodes);
   });
 }
 

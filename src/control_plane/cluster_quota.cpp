@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/cluster_kind.hpp"
+#include "store/clusters.hpp"
 #include "vm_sizes.hpp"
 
 namespace batchai::control_plane {
@@ -13,27 +14,20 @@ void detail::check_vcpu_quota(Store& store, const Backends& backends, std::int64
                               std::int64_t nodes) {
   const bool low = priority == "lowpriority";  // as list-usages tells the two quotas apart
   std::int64_t others = 0, own = 0;
-  auto st = store.prepare(
-      "SELECT c.id, c.vm_size, c.scale_mode, c.target, c.max_nodes, "
-      "(SELECT count(*) FROM nodes n WHERE n.cluster_id = c.id), " + cluster_kind_sql("c.private") +
-      " FROM clusters c WHERE c.location = ? AND (c.vm_priority = 'lowpriority') = ?");
-  st.bind(1, location).bind(2, low ? 1 : 0);
-  while (st.step()) {
-    if (!backends.of(cluster_kind_from_sql(st.integer(6))).makes_nodes()) continue;
-    const std::int64_t room = st.text(2) == "manual" ? st.integer(3) : st.integer(4);
-    const std::int64_t vcpus = vm_size_info(st.text(1)).vcpus * std::max<std::int64_t>({st.integer(5), room, 0});
-    (st.integer(0) == cluster_id ? own : others) += vcpus;
+  for (const QuotaCluster& c : quota_clusters(store, location, low)) {
+    if (!backends.of(c.engine).makes_nodes()) continue;
+    const std::int64_t room = c.scale_mode == "manual" ? c.target : c.max_nodes;
+    const std::int64_t vcpus = vm_size_info(c.vm_size).vcpus * std::max<std::int64_t>({c.nodes, room, 0});
+    (c.id == cluster_id ? own : others) += vcpus;
   }
   const std::int64_t wanted = static_cast<std::int64_t>(vm_size_info(vm_size).vcpus) * nodes;
   check_regional_vcpu_quota(location, low, others + own, wanted - own);
 }
 
 void detail::check_vcpu_quota(Store& store, const Backends& backends, std::int64_t cluster_id, std::int64_t nodes) {
-  auto st = store.prepare("SELECT location, vm_size, vm_priority, " + cluster_kind_sql("private") +
-                          " FROM clusters WHERE id = ?");
-  st.bind(1, cluster_id);
-  if (st.step() && backends.of(cluster_kind_from_sql(st.integer(3))).makes_nodes())
-    check_vcpu_quota(store, backends, cluster_id, st.text(0), st.text(1), st.text(2), nodes);
+  const auto size = cluster_size(store, cluster_id);
+  if (size && backends.of(size->engine).makes_nodes())
+    check_vcpu_quota(store, backends, cluster_id, size->location, size->vm_size, size->vm_priority, nodes);
 }
 
 }  // namespace batchai::control_plane

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/cluster_backend.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane::detail {
 

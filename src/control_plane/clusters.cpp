@@ -18,9 +18,9 @@
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
 #include "node_mounts.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 #include "cluster_quota.hpp"
-#include "rows.hpp"
+#include "store/clusters.hpp"
 #include "auto_storage.hpp"
 #include "cluster_docs.hpp"
 #include "engine/cluster_backend.hpp"
@@ -206,22 +206,17 @@ Json new_cluster_doc(const ClusterCreateOptions& o, const WorkspaceRow& ws, cons
 // `quota`: the backends that tell which clusters take room in the quota; null for a cluster whose
 // engine makes no nodes.
 void store_new(const Context& cx_, const Backends* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
-               const NodeShape& shape, const Json& doc, const Json& private_data, bool pending, std::int64_t now) {
+               const NodeShape& shape, const Json& doc, const Json& private_data, ClusterKind engine, bool pending,
+               std::int64_t now) {
   Store& store = cx_.store();
   const fs::path folder = cx_.layout().cluster(ws.resource_group, ws.name, o.name);
   store.write([&] {
     require_workspace_for_new(store, o.where, "clusters", o.name);  // a concurrent create since step 2
     if (quota) check_vcpu_quota(store, *quota, 0, ws.location, shape.vm_size, shape.priority, shape.room);
-    store.prepare("DELETE FROM trash WHERE path = ?").bind(1, folder.string()).run();
-    store.prepare(
-             "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
-             "target, min_nodes, max_nodes, alloc_started_us, alloc_state, alloc_changed_us, pending, node_prefix, "
-             "public_ip, private) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-        .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ws.location)
-        .bind(6, shape.vm_size).bind(7, shape.priority).bind(8, shape.is_auto ? "auto" : "manual").bind(9, shape.target)
-        .bind(10, shape.min_nodes).bind(11, shape.max_nodes).bind(12, now)
-        .bind(13, value_or<std::string>(doc, "allocationState", "steady")).bind(14, now).bind(15, pending ? 1 : 0)
-        .bind(16, "tvm-" + random_digits(10)).bind(17, random_public_ip()).bind(18, dump_doc(private_data)).run();
+    untrash(store, folder);
+    insert_cluster(store, {ws.id, o.name, doc, ws.location, shape.vm_size, shape.priority, shape.is_auto,
+                           shape.target, shape.min_nodes, shape.max_nodes, now, pending, "tvm-" + random_digits(10),
+                           random_public_ip(), private_data, engine});
   });
   std::error_code ec;
   fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name; node folders come with nodes
@@ -299,7 +294,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   Json doc = new_cluster_doc(o, ws, shape, node_setup_out, subnet, user, now);
   const bool pending = engine.describe_new(doc, private_data, request);
   inject_resource_group(doc);
-  store_new(cx_, quota, o, ws, shape, doc, private_data, pending, now);
+  store_new(cx_, quota, o, ws, shape, doc, private_data, engine.kind(), pending, now);
   return doc;
 } catch (const Json::exception& e) {
   throw InvalidArgument("The cluster configuration has a value of the wrong type: " + json_error_text(e) + ".",
@@ -317,12 +312,9 @@ Json Clusters::show(const WorkspaceRef& ref, const std::string& name) {
 
 Json Clusters::document(const WorkspaceRef& ref, const std::string& name) {
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare(
-        "SELECT c.doc FROM clusters c JOIN workspaces w ON w.id = c.workspace_id "
-        "WHERE w.rg_lc = ? AND w.name_lc = ? AND c.name_lc = ?");
-    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
-    if (!st.step()) cluster_not_found();
-    return parse_doc(st.text(0));
+    auto doc = cluster_doc(cx_.store(), ref, name);
+    if (!doc) cluster_not_found();
+    return *doc;
   });
 }
 
@@ -330,11 +322,7 @@ Json Clusters::list(const WorkspaceRef& ref) {
   reconciler_.reconcile(ClusterScope::of_workspace(cx_.store(), ref));
   return cx_.store().read([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    Json out = Json::array();
-    auto st = cx_.store().prepare("SELECT doc FROM clusters WHERE workspace_id = ? ORDER BY name_lc");
-    st.bind(1, ws.id);
-    while (st.step()) out.push_back(parse_doc(st.text(0)));
-    return out;
+    return cluster_docs(cx_.store(), ws.id);
   });
 }
 
@@ -347,10 +335,7 @@ Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int targ
   std::int64_t id = cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
     check_vcpu_quota(cx_.store(), backends_, c.id, target);
-    cx_.store().prepare(
-              "UPDATE clusters SET scale_mode = 'manual', target = ?, min_nodes = 0, max_nodes = 0, "
-              "auto_demand = NULL, pending = 1 WHERE id = ?")
-        .bind(1, target).bind(2, c.id).run();
+    set_manual_scale(cx_.store(), c.id, target);
     return c.id;
   });
   // The resize starts now: the reconcile step moves allocationState to resizing and picks leavers.
@@ -371,17 +356,9 @@ Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int 
     auto c = require_cluster(cx_.store(), ref, name);
     check_vcpu_quota(cx_.store(), backends_, c.id, max_nodes);
     // Without demand information yet, keep the current size within the new bounds.
-    std::int64_t current = 0;
-    {
-      auto st = cx_.store().prepare("SELECT count(*) FROM nodes WHERE cluster_id = ? AND state <> 'leaving'");
-      st.bind(1, c.id);
-      if (st.step()) current = st.integer(0);
-    }
-    std::optional<std::int64_t> demand = c.scale_mode == "auto" ? c.auto_demand : std::nullopt;
-    cx_.store().prepare(
-              "UPDATE clusters SET scale_mode = 'auto', target = ?, min_nodes = ?, max_nodes = ?, auto_demand = ?, "
-              "pending = 1 WHERE id = ?")
-        .bind(1, current).bind(2, min_nodes).bind(3, max_nodes).bind(4, demand).bind(5, c.id).run();
+    const std::int64_t current = staying_node_count(cx_.store(), c.id);
+    const std::optional<std::int64_t> demand = c.scale_mode == "auto" ? c.auto_demand : std::nullopt;
+    set_auto_scale(cx_.store(), c.id, current, min_nodes, max_nodes, demand);
     return c.id;
   });
   reconciler_.step_clusters(now);
@@ -395,7 +372,7 @@ void Clusters::remove(const WorkspaceRef& ref, const std::string& name) {
     ending_.end_jobs_under(JobEnding::Deleted::kCluster, c.id, "cluster '" + c.name + "' was deleted");
     backends_.of(c).remove(c);
     trash(cx_.store(), cx_.layout().cluster(c.resource_group, c.workspace, c.name));
-    cx_.store().prepare("DELETE FROM clusters WHERE id = ?").bind(1, c.id).run();  // nodes cascade
+    delete_cluster(cx_.store(), c.id);
   });
   cx_.empty_trash();
 }
@@ -410,14 +387,10 @@ Json Clusters::list_usages(const std::string& location) {
   std::map<std::string, int> dedicated, low;
   int total_dedicated = 0, total_low = 0;
   cx_.store().read([&] {
-    auto st = cx_.store().prepare(
-        "SELECT c.vm_size, c.vm_priority, count(n.id) FROM clusters c JOIN nodes n ON n.cluster_id = c.id "
-        "WHERE c.location = ? GROUP BY c.id");
-    st.bind(1, to_lower(location));
-    while (st.step()) {
-      auto info = vm_size_info(st.text(0));
-      int vcpus = info.vcpus * static_cast<int>(st.integer(2));
-      if (st.text(1) == "lowpriority") {
+    for (const NodeUsage& u : node_usage_in(cx_.store(), location)) {
+      auto info = vm_size_info(u.vm_size);
+      int vcpus = info.vcpus * u.nodes;
+      if (u.vm_priority == "lowpriority") {
         low[info.family] += vcpus;
         total_low += vcpus;
       } else {

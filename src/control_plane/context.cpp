@@ -6,7 +6,7 @@
 #include "batchai/common/confined_path.hpp"
 
 #include <algorithm>
-#include "store.hpp"
+#include "store/rows.hpp"
 
 namespace fs = std::filesystem;
 
@@ -26,11 +26,7 @@ namespace {
 // create of the same name never loses its fresh folder.
 std::vector<fs::path> move_to_bins(Store& store, const NodeLayout& layout) {
   return store.write([&] {
-    std::vector<std::string> paths;
-    {
-      auto st = store.prepare("SELECT path FROM trash");
-      while (st.step()) paths.push_back(st.text(0));
-    }
+    const std::vector<std::string> paths = detail::trashed_folders(store);
     std::vector<fs::path> moved;
     std::error_code ec;
     for (const auto& p : paths) {
@@ -43,7 +39,7 @@ std::vector<fs::path> move_to_bins(Store& store, const NodeLayout& layout) {
       } else if (fs::exists(fs::symlink_status(p, ec))) {
         continue;  // cannot move it now (e.g. a busy mount): keep the row, retry next time
       }
-      store.prepare("DELETE FROM trash WHERE path = ?").bind(1, p).run();
+      detail::untrash(store, p);
     }
     return moved;
   });
@@ -54,10 +50,7 @@ std::vector<fs::path> move_to_bins(Store& store, const NodeLayout& layout) {
 void Context::empty_trash() const {
   std::vector<fs::path> bins = {layout_.home() / ".trash"};
   if (layout_.shared() != layout_.home()) bins.push_back(layout_.shared() / ".trash");
-  bool queued = store_.read([&] {
-    auto st = store_.prepare("SELECT EXISTS(SELECT 1 FROM trash)");
-    return st.step() && st.integer(0) != 0;
-  });
+  const bool queued = store_.read([&] { return detail::trash_holds_any(store_); });
   std::error_code ec;
   const bool any_bin = std::any_of(bins.begin(), bins.end(), [&](const fs::path& b) { return fs::exists(b, ec); });
   if (!queued && !any_bin) return;

@@ -18,12 +18,12 @@
 #include "engine/simulated/simulated_backend.hpp"
 #include "engine/slurm/slurm_backend.hpp"
 #include "engine/slurm/slurm_runner.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 #include "jobs/job_ending.hpp"
 #include "jobs/scheduler.hpp"
 #include "jobs/supervisor.hpp"
 #include "reconciler.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace fs = std::filesystem;
 

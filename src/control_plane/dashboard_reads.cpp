@@ -13,11 +13,12 @@
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/runtime/job.hpp"
 #include "engine/cluster_backend.hpp"
-#include "rows.hpp"
-#include "jobs/job_rows.hpp"
 #include "node_mounts.hpp"
 #include "reconciler.hpp"
-#include "store.hpp"
+#include "store/dashboard.hpp"
+#include "store/jobs.hpp"
+#include "store/rows.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
@@ -40,8 +41,6 @@ struct Fnv {
     return out;
   }
 };
-
-std::optional<std::string> opt_text(const Statement& st, int col) { return st.optional_text(col); }
 
 std::string ordinal(std::int64_t n) {
   const std::int64_t tens = n % 100;
@@ -68,35 +67,23 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     auto row = load_cluster(store, cluster);
     if (!row) continue;
     if (backends.of(*row).schedules_itself()) {
-      auto st = store.prepare(std::string(jobs_detail::kJobColumns) + "WHERE id = ?");
-      st.bind(1, ids[i]);
-      if (!st.step()) continue;
+      auto job = jobs_detail::load_job_by_id(store, ids[i]);
+      if (!job) continue;
       auto& [indexes, rows] = engine_queued[cluster];
       indexes.push_back(i);
-      rows.push_back(jobs_detail::read_job(st));
+      rows.push_back(std::move(*job));
       continue;
     }
     if (!place.count(cluster)) {
-      auto st = store.prepare("SELECT id FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id");
-      st.bind(1, cluster);
       std::int64_t n = 0;
       auto& m = place[cluster];
-      while (st.step()) m[st.integer(0)] = ++n;
+      for (std::int64_t id : queued_job_order(store, cluster)) m[id] = ++n;
     }
     auto it = place[cluster].find(ids[i]);
     if (it == place[cluster].end()) continue;
     jobs[i].queue_position = it->second;
-    std::int64_t idle = 0, capacity = 0;
-    {
-      auto st = store.prepare(
-          "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL), "
-          "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state <> 'leaving')");
-      st.bind(1, cluster);
-      if (st.step()) {
-        idle = st.integer(0);
-        capacity = st.integer(1);
-      }
-    }
+    const auto [idle, room] = node_room(store, cluster);
+    std::int64_t capacity = room;
     if (row->scale_mode == "auto") capacity = std::max<std::int64_t>(capacity, row->max_nodes);
     const std::int64_t need = jobs[i].node_count;
     if (need > capacity) {
@@ -144,18 +131,14 @@ namespace {
 
 // The overview's parts, each adding what it read to the version, in one read transaction.
 void read_workspaces(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
-  auto st = store.prepare(
-      "SELECT g.name, w.name FROM workspaces w JOIN resource_groups g ON g.name_lc = w.rg_lc "
-      "ORDER BY g.name_lc, w.name_lc LIMIT ?");
-  st.bind(1, static_cast<std::int64_t>(limit + 1));
-  while (st.step()) {
+  for (auto& [group, workspace] : workspace_names(store, limit + 1)) {
     if (out.workspaces.size() == limit) {
       out.truncated = true;
       break;
     }
-    out.workspaces.push_back({st.text(0), st.text(1)});
-    version.add(st.text(0));
-    version.add(st.text(1));
+    version.add(group);
+    version.add(workspace);
+    out.workspaces.push_back({std::move(group), std::move(workspace)});
   }
 }
 
@@ -183,12 +166,7 @@ DashboardCluster cluster_summary(const ClusterRow& row, std::string_view engine)
 }
 
 void read_clusters(Store& store, const Backends& backends, std::size_t limit, DashboardOverview& out, Fnv& version) {
-  auto st = store.prepare(
-      "SELECT c.id FROM clusters c JOIN workspaces w ON w.id = c.workspace_id ORDER BY w.rg_lc, w.name_lc, c.name_lc "
-      "LIMIT ?");
-  st.bind(1, static_cast<std::int64_t>(limit + 1));
-  std::vector<std::int64_t> ids;
-  while (st.step()) ids.push_back(st.integer(0));
+  std::vector<std::int64_t> ids = cluster_ids_by_name(store, limit + 1);
   if (ids.size() > limit) {
     ids.resize(limit);
     out.truncated = true;
@@ -207,19 +185,15 @@ void read_clusters(Store& store, const Backends& backends, std::size_t limit, Da
 }
 
 void read_experiments(Store& store, std::size_t limit, DashboardOverview& out, Fnv& version) {
-  auto st = store.prepare(
-      "SELECT e.id, g.name, w.name, e.name FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
-      "JOIN resource_groups g ON g.name_lc = w.rg_lc ORDER BY w.rg_lc, w.name_lc, e.name_lc LIMIT ?");
-  st.bind(1, static_cast<std::int64_t>(limit + 1));
   std::map<std::int64_t, std::size_t> index;
-  while (st.step()) {
+  for (auto& e : experiment_names(store, limit + 1)) {
     if (out.experiments.size() == limit) {
       out.truncated = true;
       break;
     }
-    index[st.integer(0)] = out.experiments.size();
-    out.experiments.push_back({st.text(1), st.text(2), st.text(3), {}});
-    version.add(st.integer(0));
+    index[e.id] = out.experiments.size();
+    out.experiments.push_back({std::move(e.resource_group), std::move(e.workspace), std::move(e.name), {}});
+    version.add(e.id);
   }
   for (auto& e : out.experiments)
     for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kTerminating, JobState::kSucceeded,
@@ -227,21 +201,19 @@ void read_experiments(Store& store, std::size_t limit, DashboardOverview& out, F
       e.job_counts[std::string(to_string(s))] = 0;
   // One pass over the jobs (id and state only): the counts and the version together.
   // From the index jobs_by_experiment (migrations.cpp v4) alone: no document is read.
-  auto j = store.prepare("SELECT id, experiment_id, state FROM jobs");
-  while (j.step()) {
-    version.add(j.integer(0));
-    version.add(j.text(2));
-    auto it = index.find(j.integer(1));
-    if (it != index.end()) ++out.experiments[it->second].job_counts[j.text(2)];
+  for (const auto& j : job_states(store)) {
+    version.add(j.id);
+    version.add(j.state);
+    auto it = index.find(j.experiment_id);
+    if (it != index.end()) ++out.experiments[it->second].job_counts[j.state];
   }
 }
 
 void read_node_states(Store& store, Fnv& version) {
-  auto st = store.prepare("SELECT id, state, coalesce(job_key, '') FROM nodes ORDER BY id");
-  while (st.step()) {
-    version.add(st.integer(0));
-    version.add(st.text(1));
-    version.add(st.text(2));
+  for (const auto& n : node_states(store)) {
+    version.add(n.id);
+    version.add(n.state);
+    version.add(n.job_key);
   }
 }
 
@@ -277,49 +249,30 @@ DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::stri
     const std::int64_t exp = jobs_detail::require_experiment(store, where, experiment);
     Fnv version;
     for (const char* s : {"queued", "running", "terminating", "succeeded", "failed"}) out.counts[s] = 0;
-    {
-      auto st = store.prepare("SELECT id, state FROM jobs WHERE experiment_id = ?");  // the index alone
-      st.bind(1, exp);
-      while (st.step()) {
-        version.add(st.integer(0));
-        version.add(st.text(1));
-        ++out.counts[st.text(1)];
-      }
+    for (const auto& j : job_states_of_experiment(store, exp)) {
+      version.add(j.id);
+      version.add(j.state);
+      ++out.counts[j.state];
     }
     out.version = version.hex();
     out.total = 0;
     for (const auto& [s, n] : out.counts)
       if (state.empty() || s == state) out.total += n;
-    // The page's rows picked by (created_us, id) alone; documents read for those rows only.
-    const std::string filter = state.empty() ? "" : " AND state = ?4";
-    auto st = store.prepare(
-        "SELECT j.id, j.name, j.state, c.name, j.node_count, j.doc ->> '$.toolType', j.doc ->> '$.creationTime', "
-        "j.doc ->> '$.executionInfo.startTime', j.doc ->> '$.executionInfo.endTime', "
-        "j.doc -> '$.executionInfo.exitCode', j.cluster_id FROM jobs j LEFT JOIN clusters c ON c.id = j.cluster_id "
-        "WHERE j.id IN (SELECT id FROM jobs WHERE experiment_id = ?1" + filter +
-        " ORDER BY created_us DESC, id DESC LIMIT ?2 OFFSET ?3) ORDER BY j.created_us DESC, j.id DESC");
-    st.bind(1, exp).bind(2, limit).bind(3, page * limit);
-    if (!state.empty()) st.bind(4, state);
     std::vector<std::int64_t> ids;
     std::vector<std::optional<std::int64_t>> clusters;
-    while (st.step()) {
+    for (auto& row : job_page(store, exp, state, limit, page * limit)) {
       DashboardJob j;
-      ids.push_back(st.integer(0));
-      j.name = st.text(1);
-      j.state = st.text(2);
-      j.cluster = st.optional_text(3).value_or("");
-      j.node_count = st.integer(4);
-      j.tool_type = st.optional_text(5).value_or("");
-      j.creation_time = opt_text(st, 6);
-      j.start_time = opt_text(st, 7);
-      j.end_time = opt_text(st, 8);
-      if (auto code = st.optional_text(9); code && *code != "null") {
-        try {
-          j.exit_code = std::stoll(*code);
-        } catch (...) {
-        }
-      }
-      clusters.push_back(st.optional_integer(10));
+      ids.push_back(row.id);
+      j.name = std::move(row.name);
+      j.state = std::move(row.state);
+      j.cluster = row.cluster.value_or("");
+      j.node_count = row.node_count;
+      j.tool_type = row.tool_type.value_or("");
+      j.creation_time = std::move(row.creation_time);
+      j.start_time = std::move(row.start_time);
+      j.end_time = std::move(row.end_time);
+      j.exit_code = row.exit_code;
+      clusters.push_back(row.cluster_id);
       out.jobs.push_back(std::move(j));
     }
     explain_queue(store, cp_.backends(), out.jobs, ids, clusters);
@@ -334,11 +287,7 @@ std::vector<std::pair<std::string, std::string>> DashboardReads::newest_jobs(con
   Store& store = cp_.store();
   return store.read([&] {
     const std::int64_t exp = jobs_detail::require_experiment(store, where, experiment);
-    std::vector<std::pair<std::string, std::string>> out;
-    auto st = store.prepare("SELECT name, state FROM jobs WHERE experiment_id = ? ORDER BY created_us DESC, id DESC LIMIT ?");
-    st.bind(1, exp).bind(2, limit);
-    while (st.step()) out.emplace_back(st.text(0), st.text(1));
-    return out;
+    return newest_job_states(store, exp, limit);
   });
 }
 
@@ -361,11 +310,9 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
       if (node.job_key) {
         auto [it, added] = job_of.try_emplace(*node.job_key);
         if (added) {
-          auto st = store.prepare("SELECT e.name, j.name FROM jobs j JOIN experiments e ON e.id = j.experiment_id WHERE j.job_key = ?");
-          st.bind(1, *node.job_key);
-          if (st.step()) {
-            it->second.job_experiment = st.text(0);
-            it->second.job_name = st.text(1);
+          if (auto names = job_names_by_key(store, *node.job_key)) {
+            it->second.job_experiment = std::move(names->first);
+            it->second.job_name = std::move(names->second);
           }
           if (auto job = jobs_detail::load_job_by_key(store, *node.job_key)) it->second.engine_job_id = backends.of(*job).engine_job_id(*job);
         }

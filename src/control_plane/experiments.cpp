@@ -8,8 +8,8 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
-#include "rows.hpp"
-#include "store.hpp"
+#include "store/resources.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
@@ -28,9 +28,7 @@ Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
   const auto now = cx_.clock().now();
   return cx_.store().write([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    auto st = cx_.store().prepare("SELECT doc FROM experiments WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws.id).bind(2, to_lower(name));
-    if (st.step()) return parse_doc(st.text(0));
+    if (auto existing = experiment_doc(cx_.store(), ws.id, name)) return *existing;
     Json doc = {{"creationTime", format_iso(now)},
                 {"id", arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}, {"experiments", name}})},
                 {"name", name},
@@ -38,8 +36,7 @@ Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
                 {"provisioningStateTransitionTime", format_iso(now)},
                 {"resourceGroup", ws.resource_group},
                 {"type", "Microsoft.BatchAI/workspaces/experiments"}};
-    cx_.store().prepare("INSERT INTO experiments(workspace_id, name_lc, name, doc) VALUES (?, ?, ?, ?)")
-        .bind(1, ws.id).bind(2, to_lower(name)).bind(3, name).bind(4, dump_doc(doc)).run();
+    insert_experiment(cx_.store(), ws.id, name, doc);
     return doc;
   });
 }
@@ -47,15 +44,12 @@ Json Experiments::create(const WorkspaceRef& ref, const std::string& name) {
 Json Experiments::show(const WorkspaceRef& ref, const std::string& name) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare(
-        "SELECT e.doc FROM experiments e JOIN workspaces w ON w.id = e.workspace_id "
-        "WHERE w.rg_lc = ? AND w.name_lc = ? AND e.name_lc = ?");
-    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace)).bind(3, to_lower(name));
-    if (!st.step()) {
+    auto doc = experiment_doc(cx_.store(), ref, name);
+    if (!doc) {
       require_workspace(cx_.store(), ref);
       experiment_not_found(name);
     }
-    return parse_doc(st.text(0));
+    return *doc;
   });
 }
 
@@ -73,28 +67,23 @@ Page Experiments::list_page(const WorkspaceRef& ref, const PageRequest& page) {
     // every document here).
     const std::string prefix = arm_id(subscription_id(), ws.resource_group, {{"workspaces", ws.name}}) + "/experiments/";
     Page out;
-    auto st = cx_.store().prepare(
-        "SELECT name, json_extract(doc, '$.creationTime'), json_extract(doc, '$.provisioningState'), "
-        "json_extract(doc, '$.provisioningStateTransitionTime'), name_lc FROM experiments "
-        "WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
     const std::size_t cap = std::numeric_limits<std::int64_t>::max() - 1;
-    st.bind(1, ws.id).bind(2, page.after).bind(3, static_cast<std::int64_t>(std::min(page.limit, cap)) + 1);
     const Json type = "Microsoft.BatchAI/workspaces/experiments";
     const Json group = ws.resource_group;
     std::string last;
-    while (st.step()) {
+    for (auto& row : experiment_summaries(cx_.store(), ws.id, page.after,
+                                          static_cast<std::int64_t>(std::min(page.limit, cap)))) {
       if (out.items.size() == page.limit) {
         out.next = last;
         break;
       }
-      last = st.text(4);
+      last = row.name_lc;
       Json e = Json::object();
-      std::string name = st.text(0);
-      e["creationTime"] = st.text(1);
-      e["id"] = prefix + name;
-      e["name"] = std::move(name);
-      e["provisioningState"] = st.text(2);
-      e["provisioningStateTransitionTime"] = st.text(3);
+      e["creationTime"] = std::move(row.creation_time);
+      e["id"] = prefix + row.name;
+      e["name"] = std::move(row.name);
+      e["provisioningState"] = std::move(row.provisioning_state);
+      e["provisioningStateTransitionTime"] = std::move(row.provisioning_state_time);
       e["resourceGroup"] = group;
       e["type"] = type;
       out.items.push_back(std::move(e));
@@ -106,12 +95,11 @@ Page Experiments::list_page(const WorkspaceRef& ref, const PageRequest& page) {
 void Experiments::remove(const WorkspaceRef& ref, const std::string& name) {
   cx_.store().write([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    auto st = cx_.store().prepare("SELECT id, name FROM experiments WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws.id).bind(2, to_lower(name));
-    if (!st.step()) experiment_not_found(name);
-    std::int64_t id = st.integer(0);
-    ending_.end_jobs_under(JobEnding::Deleted::kExperiment, id, "experiment '" + st.text(1) + "' was deleted");
-    cx_.store().prepare("DELETE FROM experiments WHERE id = ?").bind(1, id).run();
+    const auto row = find_experiment(cx_.store(), ws.id, name);
+    if (!row) experiment_not_found(name);
+    const auto& [id, stored_name] = *row;
+    ending_.end_jobs_under(JobEnding::Deleted::kExperiment, id, "experiment '" + stored_name + "' was deleted");
+    delete_experiment(cx_.store(), id);
   });
 }
 

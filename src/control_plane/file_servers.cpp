@@ -9,8 +9,8 @@
 #include "context.hpp"
 #include "file_server_steps.hpp"
 #include "reconciler.hpp"
-#include "store.hpp"
-#include "rows.hpp"
+#include "store/store.hpp"
+#include "store/file_servers.hpp"
 
 namespace fs = std::filesystem;
 
@@ -101,10 +101,7 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
   inject_resource_group(doc);
   cx_.store().write([&] {
     require_workspace_for_new(cx_.store(), o.where, "file_servers", o.name);  // a concurrent create since step 2
-    cx_.store().prepare(
-              "INSERT INTO file_servers(workspace_id, name_lc, name, doc, ready_us, pending) VALUES (?,?,?,?,?,?)")
-        .bind(1, ws.id).bind(2, to_lower(o.name)).bind(3, o.name).bind(4, dump_doc(doc)).bind(5, ready)
-        .bind(6, done ? 0 : 1).run();
+    insert_file_server(cx_.store(), ws.id, o.name, doc, ready, !done);
   });
   std::error_code ec;
   fs::create_directories(cx_.layout().file_server_export(ws.resource_group, ws.name, o.name), ec);
@@ -117,20 +114,12 @@ std::optional<Json> FileServers::create(const FileServerCreateOptions& o) try {
 
 void step_file_servers(const Context& cx_, std::int64_t now_us) {
   cx_.store().write([&] {
-    std::vector<std::pair<std::int64_t, Json>> ready;
-    {
-      auto st = cx_.store().prepare("SELECT id, doc, ready_us FROM file_servers WHERE pending = 1 AND ready_us <= ?");
-      st.bind(1, now_us);
-      while (st.step()) {
-        Json doc = parse_doc(st.text(1));
-        doc["provisioningState"] = "succeeded";
-        doc["provisioningStateTransitionTime"] = iso_us(st.integer(2));
-        doc["mountSettings"] = mount_settings();
-        ready.emplace_back(st.integer(0), std::move(doc));
-      }
+    for (auto& server : ready_file_servers(cx_.store(), now_us)) {
+      server.doc["provisioningState"] = "succeeded";
+      server.doc["provisioningStateTransitionTime"] = iso_us(server.ready_us);
+      server.doc["mountSettings"] = mount_settings();
+      settle_file_server(cx_.store(), server.id, server.doc);
     }
-    for (const auto& [id, doc] : ready)
-      cx_.store().prepare("UPDATE file_servers SET doc = ?, pending = 0 WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
   });
 }
 
@@ -143,23 +132,17 @@ Json FileServers::list(const WorkspaceRef& ref) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    Json out = Json::array();
-    auto st = cx_.store().prepare("SELECT doc FROM file_servers WHERE workspace_id = ? ORDER BY name_lc");
-    st.bind(1, ws.id);
-    while (st.step()) out.push_back(parse_doc(st.text(0)));
-    return out;
+    return file_server_docs(cx_.store(), ws.id);
   });
 }
 
 void FileServers::remove(const WorkspaceRef& ref, const std::string& name) {
   cx_.store().write([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    auto st = cx_.store().prepare("SELECT id FROM file_servers WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws.id).bind(2, to_lower(name));
-    if (!st.step()) file_server_not_found(name);
-    std::int64_t id = st.integer(0);
+    const auto id = file_server_id(cx_.store(), ws.id, name);
+    if (!id) file_server_not_found(name);
     trash(cx_.store(), cx_.layout().file_server(ws.resource_group, ws.name, name));
-    cx_.store().prepare("DELETE FROM file_servers WHERE id = ?").bind(1, id).run();
+    delete_file_server(cx_.store(), *id);
   });
   cx_.empty_trash();
 }

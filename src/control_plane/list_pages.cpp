@@ -14,9 +14,9 @@
 #include "batchai/control_plane/workspaces.hpp"
 #include "context.hpp"
 #include "reconciler.hpp"
-#include "rows.hpp"
-#include "jobs/job_rows.hpp"
-#include "store.hpp"
+#include "store/rows.hpp"
+#include "store/jobs.hpp"
+#include "store/pages.hpp"
 
 namespace batchai::control_plane {
 
@@ -53,18 +53,17 @@ std::int64_t id_key(const std::string& after) {
   return std::stoll(after);
 }
 
-// Runs `st` (its parameters bound, LIMIT limit + 1 last) into a page: column 0 is the key,
-// column 1 the stored document.
-Page read_page(Statement& st, const PageRequest& page) {
+// The rows read (limit + 1 at most) as a page: the extra row only says another page follows.
+Page read_page(const std::vector<KeyedDoc>& rows, const PageRequest& page) {
   Page out;
   std::string last;
-  while (st.step()) {
+  for (const KeyedDoc& row : rows) {
     if (out.items.size() == page.limit) {
       out.next = last;
       break;
     }
-    last = st.text(0);
-    out.items.push_back(parse_doc(st.text(1)));
+    last = row.key;
+    out.items.push_back(parse_doc(row.doc));
   }
   return out;
 }
@@ -74,22 +73,14 @@ Page read_page(Statement& st, const PageRequest& page) {
 Page Groups::list_page(const PageRequest& page) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare("SELECT name_lc, doc FROM resource_groups WHERE name_lc > ? ORDER BY name_lc LIMIT ?");
-    st.bind(1, name_key(page.after)).bind(2, sql_limit(page));
-    return read_page(st, page);
+    return read_page(group_page(cx_.store(), name_key(page.after), sql_limit(page)), page);
   });
 }
 
 Page StorageAccounts::list_page(const std::optional<std::string>& resource_group, const PageRequest& page) {
   return cx_.store().read([&] {
     if (resource_group) require_group(cx_.store(), *resource_group);
-    auto st = cx_.store().prepare(
-        "SELECT name_lc, doc FROM storage_accounts WHERE (?1 IS NULL OR rg_lc = ?1) AND name_lc > ?2 "
-        "ORDER BY name_lc LIMIT ?3");
-    st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt)
-        .bind(2, name_key(page.after))
-        .bind(3, sql_limit(page));
-    return read_page(st, page);
+    return read_page(account_page(cx_.store(), resource_group, name_key(page.after), sql_limit(page)), page);
   });
 }
 
@@ -105,14 +96,7 @@ Page Workspaces::list_page(const std::optional<std::string>& resource_group, con
   }
   return cx_.store().read([&] {
     if (resource_group) require_group(cx_.store(), *resource_group);
-    auto st = cx_.store().prepare(
-        "SELECT rg_lc || '/' || name_lc, doc FROM workspaces WHERE (?1 IS NULL OR rg_lc = ?1) "
-        "AND (rg_lc, name_lc) > (?2, ?3) ORDER BY rg_lc, name_lc LIMIT ?4");
-    st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt)
-        .bind(2, rg_after)
-        .bind(3, name_after)
-        .bind(4, sql_limit(page));
-    return read_page(st, page);
+    return read_page(workspace_page(cx_.store(), resource_group, rg_after, name_after, sql_limit(page)), page);
   });
 }
 
@@ -120,10 +104,7 @@ Page Clusters::list_page(const WorkspaceRef& ref, const PageRequest& page) {
   reconciler_.reconcile(ClusterScope::of_workspace(cx_.store(), ref));
   return cx_.store().read([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    auto st = cx_.store().prepare(
-        "SELECT name_lc, doc FROM clusters WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
-    st.bind(1, ws.id).bind(2, name_key(page.after)).bind(3, sql_limit(page));
-    return read_page(st, page);
+    return read_page(cluster_page(cx_.store(), ws.id, name_key(page.after), sql_limit(page)), page);
   });
 }
 
@@ -131,47 +112,50 @@ Page FileServers::list_page(const WorkspaceRef& ref, const PageRequest& page) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
     auto ws = require_workspace(cx_.store(), ref);
-    auto st = cx_.store().prepare(
-        "SELECT name_lc, doc FROM file_servers WHERE workspace_id = ? AND name_lc > ? ORDER BY name_lc LIMIT ?");
-    st.bind(1, ws.id).bind(2, name_key(page.after)).bind(3, sql_limit(page));
-    return read_page(st, page);
+    return read_page(file_server_page(cx_.store(), ws.id, name_key(page.after), sql_limit(page)), page);
   });
 }
 
 namespace {
 
-// A page of one experiment's jobs: `read` turns the bound statement (id, doc) into the page.
-template <typename Read>
-auto read_jobs(const Context& cx, Reconciler& reconciler, const WorkspaceRef& where, const std::string& experiment,
-               const PageRequest& page, Read&& read) {
+// One experiment's jobs after the page's position, by row id: id and document text, limit + 1 at most.
+std::vector<std::pair<std::int64_t, std::string>> job_rows(const Context& cx, Reconciler& reconciler,
+                                                            const WorkspaceRef& where, const std::string& experiment,
+                                                            const PageRequest& page) {
   reconciler.reconcile();
   Store& store = cx.store();
   return store.read([&] {
     const std::int64_t exp = require_experiment(store, where, experiment);
-    auto st = store.prepare("SELECT id, doc FROM jobs WHERE experiment_id = ? AND id > ? ORDER BY id LIMIT ?");
-    st.bind(1, exp).bind(2, id_key(page.after)).bind(3, sql_limit(page));
-    return read(st);
+    return job_page(store, exp, id_key(page.after), sql_limit(page));
   });
 }
 
 }  // namespace
 
 Page Jobs::list_page(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
-  return read_jobs(cx_, reconciler_, where, experiment, page, [&](Statement& st) { return read_page(st, page); });
+  Page out;
+  std::string last;
+  for (const auto& [id, doc] : job_rows(cx_, reconciler_, where, experiment, page)) {
+    if (out.items.size() == page.limit) {
+      out.next = last;
+      break;
+    }
+    last = std::to_string(id);
+    out.items.push_back(parse_doc(doc));
+  }
+  return out;
 }
 
 TextPage Jobs::list_page_text(const WorkspaceRef& where, const std::string& experiment, const PageRequest& page) {
-  return read_jobs(cx_, reconciler_, where, experiment, page, [&](Statement& st) {
-    TextPage out;
-    while (st.step()) {
-      if (out.rows.size() == page.limit) {
-        out.next = std::to_string(out.rows.back().row_id);
-        break;
-      }
-      out.rows.push_back({st.integer(0), st.text(1)});
+  TextPage out;
+  for (auto& [id, doc] : job_rows(cx_, reconciler_, where, experiment, page)) {
+    if (out.rows.size() == page.limit) {
+      out.next = std::to_string(out.rows.back().row_id);
+      break;
     }
-    return out;
-  });
+    out.rows.push_back({id, std::move(doc)});
+  }
+  return out;
 }
 
 }  // namespace batchai::control_plane

@@ -8,10 +8,10 @@
 #include "batchai/common/utf8.hpp"
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 #include "mount_rules.hpp"
 #include "reconciler.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,9 +8,9 @@
 #include "engine/cluster_backend.hpp"
 #include "batchai/common/ids.hpp"
 #include "file_server_steps.hpp"
-#include "rows.hpp"
 #include "jobs/job_containers.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/clusters.hpp"
+#include "store/jobs.hpp"
 #include "jobs/scheduler.hpp"
 
 namespace batchai::control_plane {
@@ -33,12 +33,7 @@ void Reconciler::reconcile_before_schedule(const ClusterScope& scope) {
   const std::int64_t now = cx_.now_us();
   Store& store = cx_.store();
   // A cheap read first: most commands find nothing pending and never take the write lock.
-  bool pending = store.read([&] {
-    auto st = store.prepare(
-        "SELECT EXISTS(SELECT 1 FROM clusters WHERE pending = 1) OR EXISTS(SELECT 1 FROM file_servers WHERE "
-        "pending = 1) OR EXISTS(SELECT 1 FROM trash)");
-    return st.step() && st.integer(0) != 0;
-  });
+  const bool pending = store.read([&] { return anything_pending(store); });
   if (pending) {
     step_file_servers(cx_, now);
     step_clusters(now);
@@ -62,12 +57,7 @@ void Reconciler::schedule() { scheduler_.step(); }
 
 void Reconciler::step_clusters(std::int64_t now_us) {
   Store& store = cx_.store();
-  std::vector<std::int64_t> ids = store.read([&] {
-    std::vector<std::int64_t> out;
-    auto st = store.prepare("SELECT id FROM clusters WHERE pending = 1");
-    while (st.step()) out.push_back(st.integer(0));
-    return out;
-  });
+  const std::vector<std::int64_t> ids = store.read([&] { return pending_clusters(store); });
   for (auto id : ids) {
     ClusterBackend* engine = nullptr;
     store.write([&] {
@@ -83,22 +73,12 @@ void Reconciler::step_clusters(std::int64_t now_us) {
 
 // ---- scopes ----
 
-namespace {
-
-std::pair<std::int64_t, ClusterKind> scoped(const Statement& st) {
-  return {st.integer(0), cluster_kind_of(parse_doc(st.text(1)))};
-}
-
-}  // namespace
-
 ClusterScope ClusterScope::of_cluster(Store& store, const WorkspaceRef& ref, const std::string& name) {
   return store.read([&] {
     ClusterScope out;
     auto ws = find_workspace(store, ref);
     if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ? AND name_lc = ?");
-    st.bind(1, ws->id).bind(2, to_lower(name));
-    if (st.step()) out.clusters.push_back(scoped(st));
+    out.clusters = cluster_engine_named(store, ws->id, name);
     return out;
   });
 }
@@ -108,9 +88,7 @@ ClusterScope ClusterScope::of_workspace(Store& store, const WorkspaceRef& ref) {
     ClusterScope out;
     auto ws = find_workspace(store, ref);
     if (!ws) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE workspace_id = ?");
-    st.bind(1, ws->id);
-    while (st.step()) out.clusters.push_back(scoped(st));
+    out.clusters = cluster_engines_of_workspace(store, ws->id);
     return out;
   });
 }
@@ -120,9 +98,7 @@ ClusterScope ClusterScope::of_job(Store& store, const JobRef& ref) {
     ClusterScope out;
     auto job = jobs_detail::find_job(store, ref);
     if (!job || !job->cluster_id || !is_unfinished(job->state)) return out;
-    auto st = store.prepare("SELECT id, private FROM clusters WHERE id = ?");
-    st.bind(1, *job->cluster_id);
-    if (st.step()) out.clusters.push_back(scoped(st));
+    out.clusters = cluster_engine_of(store, *job->cluster_id);
     return out;
   });
 }
@@ -132,12 +108,7 @@ ClusterScope ClusterScope::of_experiment(Store& store, const WorkspaceRef& where
     ClusterScope out;
     auto ws = find_workspace(store, where);
     if (!ws) return out;
-    auto st = store.prepare(
-        "SELECT c.id, c.private FROM clusters c WHERE c.id IN (SELECT DISTINCT j.cluster_id FROM jobs j JOIN "
-        "experiments e ON e.id = j.experiment_id WHERE e.workspace_id = ? AND e.name_lc = ? AND j.state IN "
-        "('queued', 'running', 'terminating'))");
-    st.bind(1, ws->id).bind(2, to_lower(experiment));
-    while (st.step()) out.clusters.push_back(scoped(st));
+    out.clusters = cluster_engines_of_experiment(store, ws->id, experiment);
     return out;
   });
 }
@@ -145,9 +116,7 @@ ClusterScope ClusterScope::of_experiment(Store& store, const WorkspaceRef& where
 ClusterScope ClusterScope::of_home(Store& store, std::size_t limit) {
   return store.read([&] {
     ClusterScope out;
-    auto st = store.prepare("SELECT id, private FROM clusters ORDER BY id LIMIT ?");
-    st.bind(1, static_cast<std::int64_t>(limit));
-    while (st.step()) out.clusters.push_back(scoped(st));
+    out.clusters = cluster_engines_of_home(store, limit);
     return out;
   });
 }

@@ -7,9 +7,9 @@
 
 #include "batchai/common/ids.hpp"
 #include "context.hpp"
-#include "rows.hpp"
+#include "store/resources.hpp"
 #include "location_rules.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
@@ -103,6 +103,13 @@ Json account_doc(const std::string& rg, const std::string& name, const std::stri
                  "StorageAccountNotFound");
 }
 
+// The account `name`, in group `rg` when one is given; the service's not-found error otherwise.
+AccountRow account_in(Store& store, const std::optional<std::string>& rg, const std::string& name) {
+  auto account = find_account(store, name);
+  if (!account || (rg && account->group_lc != to_lower(*rg))) account_not_found(rg, name);
+  return *account;
+}
+
 }  // namespace
 
 Json StorageAccounts::create(const std::string& resource_group, const std::string& name,
@@ -115,20 +122,17 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
                : std::nullopt;
   Json doc = cx_.store().write([&] {
     auto group = require_group(cx_.store(), resource_group);
-    auto st = cx_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
-    st.bind(1, name);
-    if (st.step()) {
-      if (st.text(0) != to_lower(resource_group))
+    if (auto existing = find_account(cx_.store(), name)) {
+      if (existing->group_lc != to_lower(resource_group))
         throw AlreadyExists("The storage account named " + name + " is already taken. Choose another name.",
                             "StorageAccountAlreadyTaken");
-      return parse_doc(st.text(1));  // create is an idempotent PUT
+      return existing->doc;  // create is an idempotent PUT
     }
     const std::string loc = given.value_or(group.location);
     Json d = account_doc(group.name, name, loc, sku.empty() ? "Standard_RAGRS" : sku, kind.empty() ? "Storage" : kind,
                          format_iso(cx_.clock().now()));
-    cx_.store().prepare("INSERT INTO storage_accounts(name_lc, rg_lc, location, key1, key2, doc) VALUES (?,?,?,?,?,?)")
-        .bind(1, name).bind(2, to_lower(resource_group)).bind(3, loc).bind(4, new_account_key())
-        .bind(5, new_account_key()).bind(6, dump_doc(d)).run();
+    const std::string key1 = new_account_key();
+    insert_account(cx_.store(), name, resource_group, loc, {key1, new_account_key()}, d);
     return d;
   });
   std::error_code ec;
@@ -139,46 +143,31 @@ Json StorageAccounts::create(const std::string& resource_group, const std::strin
 
 Json StorageAccounts::show(const std::optional<std::string>& resource_group, const std::string& name) {
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare("SELECT rg_lc, doc FROM storage_accounts WHERE name_lc = ?");
-    st.bind(1, to_lower(name));
-    if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
-      account_not_found(resource_group, name);
-    return parse_doc(st.text(1));
+    return account_in(cx_.store(), resource_group, name).doc;
   });
 }
 
 Json StorageAccounts::list(const std::optional<std::string>& resource_group) {
   return cx_.store().read([&] {
     if (resource_group) require_group(cx_.store(), *resource_group);
-    Json out = Json::array();
-    auto st = cx_.store().prepare(
-        "SELECT doc FROM storage_accounts WHERE ?1 IS NULL OR rg_lc = ?1 ORDER BY name_lc");
-    st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt);
-    while (st.step()) out.push_back(parse_doc(st.text(0)));
-    return out;
+    return account_docs(cx_.store(), resource_group);
   });
 }
 
 void StorageAccounts::remove(const std::optional<std::string>& resource_group, const std::string& name) {
   cx_.store().write([&] {
-    auto st = cx_.store().prepare("SELECT rg_lc FROM storage_accounts WHERE name_lc = ?");
-    st.bind(1, to_lower(name));
-    if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
-      account_not_found(resource_group, name);
+    account_in(cx_.store(), resource_group, name);
     trash(cx_.store(), cx_.layout().storage_account(name));
-    cx_.store().prepare("DELETE FROM storage_accounts WHERE name_lc = ?").bind(1, to_lower(name)).run();
+    delete_account(cx_.store(), name);
   });
   cx_.empty_trash();
 }
 
 Json StorageAccounts::keys(const std::optional<std::string>& resource_group, const std::string& name) {
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare("SELECT rg_lc, key1, key2 FROM storage_accounts WHERE name_lc = ?");
-    st.bind(1, to_lower(name));
-    if (!st.step() || (resource_group && st.text(0) != to_lower(*resource_group)))
-      account_not_found(resource_group, name);
-    return Json::array({{{"keyName", "key1"}, {"permissions", "Full"}, {"value", st.text(1)}},
-                        {{"keyName", "key2"}, {"permissions", "Full"}, {"value", st.text(2)}}});
+    const AccountRow account = account_in(cx_.store(), resource_group, name);
+    return Json::array({{{"keyName", "key1"}, {"permissions", "Full"}, {"value", account.key1}},
+                        {{"keyName", "key2"}, {"permissions", "Full"}, {"value", account.key2}}});
   });
 }
 

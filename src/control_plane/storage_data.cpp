@@ -21,8 +21,8 @@
 #include "context.hpp"
 #include "local_files.hpp"
 #include "storage_names.hpp"
-#include "store.hpp"
-#include "rows.hpp"
+#include "store/store.hpp"
+#include "store/resources.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,13 +35,12 @@ namespace {
 // Checks the account exists and, when a key is given, that it is one of the account's keys.
 void authenticate(Store& store, const StorageAuth& auth) {
   store.read([&] {
-    auto st = store.prepare("SELECT key1, key2 FROM storage_accounts WHERE name_lc = ?");
-    st.bind(1, to_lower(auth.account_name));
-    if (!st.step())
+    const auto account = find_account(store, auth.account_name);
+    if (!account)
       throw NotFound("The storage account '" + auth.account_name +
                          "' was not found. Create it with 'batchai storage account create'.",
                      "StorageAccountNotFound");
-    if (auth.account_key && *auth.account_key != st.text(0) && *auth.account_key != st.text(1))
+    if (auth.account_key && *auth.account_key != account->key1 && *auth.account_key != account->key2)
       throw InvalidArgument("The account key given for storage account '" + auth.account_name +
                                 "' is not valid (authentication failed). Use a key from 'batchai storage account "
                                 "keys list -n " + auth.account_name + "'.",

@@ -7,8 +7,8 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "jobs/job_ending.hpp"
-#include "store.hpp"
-#include "rows.hpp"
+#include "store/store.hpp"
+#include "store/resources.hpp"
 #include "location_rules.hpp"
 #include "tag_rules.hpp"
 
@@ -28,14 +28,11 @@ void validate_group_parameter(const std::string& rg) {
 }
 
 Json set_tags(Store& store, const WorkspaceRef& ref, const Json& tags) {
-  auto st = store.prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
-  st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace));
-  if (!st.step()) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
-  Json doc = parse_doc(st.text(0));
-  doc["tags"] = tags;
-  store.prepare("UPDATE workspaces SET doc = ? WHERE rg_lc = ? AND name_lc = ?")
-      .bind(1, dump_doc(doc)).bind(2, to_lower(ref.resource_group)).bind(3, to_lower(ref.workspace)).run();
-  return doc;
+  auto doc = workspace_doc(store, ref);
+  if (!doc) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
+  (*doc)["tags"] = tags;
+  save_workspace_doc(store, ref, *doc);
+  return *doc;
 }
 
 }  // namespace
@@ -58,12 +55,7 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
   const auto now = cx_.clock().now();
   return cx_.store().write([&] {
     auto group = require_group(cx_.store(), resource_group);
-    std::optional<Json> existing;
-    {
-      auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
-      st.bind(1, to_lower(resource_group)).bind(2, to_lower(name));
-      if (st.step()) existing = parse_doc(st.text(0));
-    }  // (the statement is the store's cached one, which set_tags prepares again)
+    const std::optional<Json> existing = workspace_doc(cx_.store(), {resource_group, name});
     if (existing)  // create-or-update PUT: the existing one, its tags updated when given
       return tags ? set_tags(cx_.store(), {resource_group, name}, *tags) : *existing;
     const std::string loc = given.value_or(group.location);
@@ -76,9 +68,7 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
                 {"resourceGroup", group.name},
                 {"tags", tags ? *tags : Json(nullptr)},
                 {"type", "Microsoft.BatchAI/workspaces"}};
-    cx_.store().prepare("INSERT INTO workspaces(rg_lc, name_lc, name, location, doc) VALUES (?, ?, ?, ?, ?)")
-        .bind(1, to_lower(resource_group)).bind(2, to_lower(name)).bind(3, name).bind(4, loc).bind(5, dump_doc(doc))
-        .run();
+    insert_workspace(cx_.store(), resource_group, name, loc, doc);
     return doc;
   });
 }
@@ -86,10 +76,9 @@ Json Workspaces::create(const std::string& resource_group, const std::string& na
 Json Workspaces::show(const WorkspaceRef& ref) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
-    auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE rg_lc = ? AND name_lc = ?");
-    st.bind(1, to_lower(ref.resource_group)).bind(2, to_lower(ref.workspace));
-    if (!st.step()) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
-    return parse_doc(st.text(0));
+    auto doc = workspace_doc(cx_.store(), ref);
+    if (!doc) throw NotFound("The specified workspace " + ref.workspace + " is not found", "WorkspaceNotFound");
+    return *doc;
   });
 }
 
@@ -97,11 +86,7 @@ Json Workspaces::list(const std::optional<std::string>& resource_group) {
   reconciler_.reconcile();
   return cx_.store().read([&] {
     if (resource_group) require_group(cx_.store(), *resource_group);
-    Json out = Json::array();
-    auto st = cx_.store().prepare("SELECT doc FROM workspaces WHERE ?1 IS NULL OR rg_lc = ?1 ORDER BY rg_lc, name_lc");
-    st.bind(1, resource_group ? std::optional<std::string>(to_lower(*resource_group)) : std::nullopt);
-    while (st.step()) out.push_back(parse_doc(st.text(0)));
-    return out;
+    return workspace_docs(cx_.store(), resource_group);
   });
 }
 
@@ -112,7 +97,7 @@ void Workspaces::remove(const WorkspaceRef& ref) {
     trash(cx_.store(), cx_.layout().workspace_clusters(ws.resource_group, ws.name));
     trash(cx_.store(), cx_.layout().workspace_file_servers(ws.resource_group, ws.name));
     // Clusters (and their nodes), file servers and experiments go by ON DELETE CASCADE.
-    cx_.store().prepare("DELETE FROM workspaces WHERE id = ?").bind(1, ws.id).run();
+    delete_workspace(cx_.store(), ws.id);
   });
   cx_.empty_trash();
 }

@@ -11,7 +11,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "fixture.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 
 namespace batchai::control_plane {
 namespace {

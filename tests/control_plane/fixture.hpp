@@ -13,7 +13,7 @@
 #include "batchai/common/errors.hpp"
 #include "batchai/common/process.hpp"
 #include "batchai/control_plane/control_plane.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 #include "support/files.hpp"
 #include "support/temp_dir.hpp"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "store.hpp"
+#include "store/store.hpp"
 #include "support/temp_dir.hpp"
 
 namespace batchai::control_plane {

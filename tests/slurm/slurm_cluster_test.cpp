@@ -107,8 +107,9 @@ TEST_F(SlurmCluster, TheDashboardShowsSlurmsNodesAndTheSlurmJobOnEach) {
     cp_->store()
         .prepare(
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, created_us, "
-            "doc, private) SELECT '00000000-0000-4000-8000-0000000000aa', e.id, c.id, 'onnode2', 'onNode2', 'running', 1, "
-            "1, 1, '{}', '{\"nodes\": [\"node2\"], \"slurm\": {\"jobId\": 4242}}' FROM experiments e, clusters c "
+            "doc, private, engine, engine_job_id) SELECT '00000000-0000-4000-8000-0000000000aa', e.id, c.id, 'onnode2', "
+            "'onNode2', 'running', 1, 1, 1, '{}', '{\"nodes\": [\"node2\"], \"slurm\": {}}', 'slurm', 4242 FROM "
+            "experiments e, clusters c "
             "WHERE e.name = 'exp' AND c.name = 'sc'")
         .run();
   });

@@ -1,8 +1,8 @@
 // The registry of backends: one per kind, looked up by the row in hand.
 #include "batchai/common/errors.hpp"
 #include "cluster_backend.hpp"
-#include "rows.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/rows.hpp"
+#include "store/jobs.hpp"
 
 namespace batchai::control_plane {
 

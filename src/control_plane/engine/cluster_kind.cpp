@@ -1,17 +1,18 @@
 #include "cluster_kind.hpp"
 
+#include <string>
+
+#include "batchai/common/errors.hpp"
+
 namespace batchai::control_plane {
 
-ClusterKind cluster_kind_of(const Json& private_data) {
-  if (!private_data.is_object()) return ClusterKind::kSimulated;
-  auto it = private_data.find("slurm");
-  return it != private_data.end() && it->is_object() ? ClusterKind::kSlurm : ClusterKind::kSimulated;
-}
+std::string_view engine_column(ClusterKind kind) { return kind == ClusterKind::kSlurm ? "slurm" : "simulated"; }
 
-std::string cluster_kind_sql(const std::string& private_column) {
-  return "(CASE WHEN json_type(" + private_column + ", '$.slurm') = 'object' THEN 1 ELSE 0 END)";
+ClusterKind kind_of_engine_column(std::string_view name) {
+  if (name == "simulated") return ClusterKind::kSimulated;
+  if (name == "slurm") return ClusterKind::kSlurm;
+  throw Error("The store holds a cluster or job of an engine this batchai does not know: '" +
+              std::string(name.substr(0, 32)) + "'. Use the batchai version that made it.");
 }
-
-ClusterKind cluster_kind_from_sql(std::int64_t value) { return value == 1 ? ClusterKind::kSlurm : ClusterKind::kSimulated; }
 
 }  // namespace batchai::control_plane

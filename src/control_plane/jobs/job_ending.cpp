@@ -6,7 +6,7 @@
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
 #include "job_processes.hpp"
-#include "job_rows.hpp"
+#include "store/jobs.hpp"
 
 namespace batchai::control_plane {
 
@@ -14,16 +14,12 @@ using namespace detail;
 using namespace jobs_detail;
 
 void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::string& why) {
-  const char* where = kind == Deleted::kCluster      ? "cluster_id = ?"
-                      : kind == Deleted::kExperiment ? "experiment_id = ?"
-                                                     : "experiment_id IN (SELECT id FROM experiments WHERE workspace_id = ?)";
   Store& store = cx_.store();
-  std::vector<JobRow> affected;
-  {
-    auto st = store.prepare(std::string(kJobColumns) + "WHERE " + where);
-    st.bind(1, row_id);
-    while (st.step()) affected.push_back(read_job(st));
-  }
+  std::vector<JobRow> affected = jobs_under(store,
+                                            kind == Deleted::kCluster      ? JobParent::kCluster
+                                            : kind == Deleted::kExperiment ? JobParent::kExperiment
+                                                                           : JobParent::kWorkspace,
+                                            row_id);
   const std::int64_t now = cx_.now_us();
   std::vector<std::int64_t> touched;
   for (auto& job : affected) {
@@ -51,12 +47,7 @@ void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::str
 
 void JobEnding::end_jobs_of_workspace(std::int64_t workspace_row_id, const std::string& workspace,
                                       const std::string& with) {
-  std::vector<std::pair<std::int64_t, std::string>> clusters;
-  {
-    auto st = cx_.store().prepare("SELECT id, name FROM clusters WHERE workspace_id = ?");
-    st.bind(1, workspace_row_id);
-    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
-  }
+  const std::vector<std::pair<std::int64_t, std::string>> clusters = cluster_names_in(cx_.store(), workspace_row_id);
   const std::string workspace_with = with.empty() ? " with its workspace '" + workspace + "'" : with;
   for (const auto& [id, name] : clusters)
     end_jobs_under(Deleted::kCluster, id, "cluster '" + name + "' was deleted" + workspace_with);

@@ -32,19 +32,6 @@ std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key
   return free_nodes(store, job_key);
 }
 
-std::vector<std::int64_t> free_nodes(Store& store, const std::string& job_key) {
-  std::vector<std::int64_t> clusters;
-  {
-    auto st = store.prepare("SELECT DISTINCT cluster_id FROM nodes WHERE job_key = ?");
-    st.bind(1, job_key);
-    while (st.step()) clusters.push_back(st.integer(0));
-  }
-  // Leaving nodes stay leaving; only nodes still marked running become idle again.
-  store.prepare("UPDATE nodes SET state = 'idle' WHERE job_key = ? AND state = 'running'").bind(1, job_key).run();
-  store.prepare("UPDATE nodes SET job_key = NULL WHERE job_key = ?").bind(1, job_key).run();
-  return clusters;
-}
-
 fs::path state_dir(const NodeLayout& layout, const std::string& job_key) { return layout.job_state(job_key); }
 
 bool supervisor_alive(const NodeLayout& layout, const std::string& job_key) {

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "batchai/control_plane/node_layout.hpp"
-#include "store.hpp"
+#include "store/nodes.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 class Context;
@@ -25,9 +26,8 @@ namespace batchai::control_plane::jobs_detail {
 // nodes stay the job's, and the scheduler tries again. Returns the clusters touched.
 std::vector<std::int64_t> release_nodes(Store& store, const std::string& job_key,
                                         std::chrono::milliseconds limit = std::chrono::seconds(5));
-// The same without looking for the job's processes: for the runner that has just confirmed them
-// gone itself (RunResult::processes_gone).
-std::vector<std::int64_t> free_nodes(Store& store, const std::string& job_key);
+// The same without looking for the job's processes: free_nodes (store/nodes.hpp), for the runner
+// that has just confirmed them gone itself (RunResult::processes_gone).
 // Per-job bookkeeping folder: supervisor.lock, supervisor.log, cgroup (the job's cgroup v2
 // folder, when it has one), reserve (space the supervisor gives back on a full disk).
 std::filesystem::path state_dir(const NodeLayout& layout, const std::string& job_key);

@@ -20,7 +20,7 @@
 #include "batchai/runtime/launch_plan.hpp"
 #include "batchai/runtime/podman.hpp"
 #include "batchai/runtime/supervisor.hpp"
-#include "job_rows.hpp"
+#include "store/jobs.hpp"
 
 namespace batchai {
 class Clock;

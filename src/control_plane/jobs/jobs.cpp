@@ -14,7 +14,7 @@
 #include "cluster_docs.hpp"
 #include "engine/cluster_backend.hpp"
 #include "job_processes.hpp"
-#include "job_rows.hpp"
+#include "store/jobs.hpp"
 #include "mount_rules.hpp"
 #include "scheduler.hpp"
 #include "vm_sizes.hpp"
@@ -161,14 +161,8 @@ Json Jobs::create(const JobCreateOptions& o) {
     // Checked again under the write lock: two concurrent creates of one name, one wins.
     if (find_job(store, {o.where, o.experiment, o.name}))
       throw AlreadyExists("A job with given name, experiment, workspace and resource group already exists.");
-    store
-        .prepare(
-            "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
-            "created_us, doc, private) VALUES (?,?,?,?,?,'queued',?,?,?,?,?)")
-        .bind(1, key).bind(2, exp).bind(3, cluster.id).bind(4, to_lower(o.name)).bind(5, o.name)
-        .bind(6, priority_rank(spec.job.priority))
-        .bind(7, spec.job.node_count).bind(8, now).bind(9, dump_doc(doc)).bind(10, dump_doc(private_data))
-        .run();
+    insert_job(store, {key, exp, cluster.id, o.name, priority_rank(spec.job.priority), spec.job.node_count, now, doc,
+                       private_data, cluster.kind});
   });
   try {
     engine.start_job(key, cluster);
@@ -194,32 +188,7 @@ Json Jobs::show(const JobRef& ref) {
 Json Jobs::list(const WorkspaceRef& where, const std::string& experiment, const std::vector<std::string>& fields) {
   reconciler_.reconcile(ClusterScope::of_experiment(cx_.store(), where, experiment));
   Store& store = cx_.store();
-  std::string columns = fields.empty() ? "doc" : "";
-  for (const auto& key : fields) {
-    if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-                           std::string::npos)
-      throw Error("job list: not a plain top-level key: '" + key + "'");
-    columns += (columns.empty() ? "doc -> '$." : ", doc -> '$.") + key + "'";
-  }
-  return store.read([&] {
-    const std::int64_t exp = require_experiment(store, where, experiment);
-    // Each stored document (or projected value) parsed where it is read: no 16 MB
-    // concatenation for 10,000 jobs.
-    Json out = Json::array();
-    auto st = store.prepare("SELECT " + columns + " FROM jobs WHERE experiment_id = ? ORDER BY id");
-    st.bind(1, exp);
-    while (st.step()) {
-      if (fields.empty()) {
-        out.push_back(parse_doc(st.text(0)));
-        continue;
-      }
-      Json doc = Json::object();
-      for (std::size_t i = 0; i < fields.size(); ++i)
-        if (!st.is_null(static_cast<int>(i))) doc[fields[i]] = parse_doc(st.text(static_cast<int>(i)));
-      out.push_back(std::move(doc));
-    }
-    return out;
-  });
+  return store.read([&] { return experiment_job_docs(store, require_experiment(store, where, experiment), fields); });
 }
 
 void Jobs::terminate(const JobRef& ref) {
@@ -257,7 +226,7 @@ void Jobs::remove(const JobRef& ref) {
     for (auto cluster : release_nodes(store, j.key)) docs_.refresh(cluster);
     trash(store, state_dir(cx_.layout(), j.key));
     trash(store, cx_.layout().job_exchange(j.key));  // a Slurm job's, on the shared folder
-    store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, j.id).run();
+    delete_job(store, j.id);
   });
   cx_.empty_trash();
   scheduler_.step();

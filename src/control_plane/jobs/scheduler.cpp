@@ -17,7 +17,7 @@
 #include "context.hpp"
 #include "engine/cluster_backend.hpp"
 #include "job_processes.hpp"
-#include "job_rows.hpp"
+#include "store/jobs.hpp"
 
 namespace batchai::control_plane {
 
@@ -32,16 +32,9 @@ constexpr std::int64_t kSupervisorStartGraceUs = 60LL * 1000 * 1000;
 // one still without any after this gets a supervisor started (its waiter died, say).
 constexpr std::int64_t kHandOffUs = 2LL * 1000 * 1000;
 
-// What the scheduler reads of a queued job on each step: every command runs a step, so these are
-// read from the jobs_schedule index alone (a queue of hundreds of documents parsed each time was
-// most of a `job create`).
-struct QueuedEntry {
-  std::int64_t id = 0;
-  std::string key;
-  std::int64_t cluster_id = 0;
-  int priority = 1;
-  std::int64_t created_us = 0;
-};
+// What the scheduler reads of a queued job on each step: from the jobs_schedule index alone (a
+// queue of hundreds of documents parsed each time was most of a `job create`).
+using QueuedEntry = QueuedJob;
 
 // The scheduler's order: priority, then creation, then row id (as place_queued reads the queue).
 bool comes_first(const QueuedEntry& a, const QueuedEntry& b) {
@@ -93,62 +86,38 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
     Pending p;
     std::map<std::int64_t, std::vector<QueuedEntry>> queued;  // cluster -> its queued jobs
     std::set<std::int64_t> busy;                                // clusters with a supervised running job
-    {
-      // A queued job's engine is its cluster's (a job takes its cluster's kind when it is made);
-      // one without a cluster cannot be placed.
-      auto st = store.prepare("SELECT j.id, j.job_key, j.cluster_id, j.priority, j.created_us, " +
-                              cluster_kind_sql("c.private") +
-                              " FROM jobs j JOIN clusters c ON c.id = j.cluster_id WHERE j.state = 'queued'");
-      while (st.step()) {
-        // An engine with its own queue runs its jobs without a supervisor here.
-        if (backends_.of(cluster_kind_from_sql(st.integer(5))).schedules_itself()) continue;
-        QueuedEntry j{st.integer(0), st.text(1), st.integer(2), static_cast<int>(st.integer(3)), st.integer(4)};
-        queued[j.cluster_id].push_back(std::move(j));  // needs no supervisor, except a head (below)
-      }
+    for (QueuedEntry& j : queued_jobs(store)) {
+      // An engine with its own queue runs its jobs without a supervisor here.
+      if (backends_.of(j.engine).schedules_itself()) continue;
+      queued[j.cluster_id].push_back(std::move(j));  // needs no supervisor, except a head (below)
     }
-    {
-      auto st = store.prepare("SELECT job_key, sup_pid, created_us, json_extract(doc, '$.executionStateTransitionTime'), " +
-                              cluster_kind_sql("private") + ", cluster_id FROM jobs WHERE state IN ('running', 'terminating')");
-      while (st.step()) {
-        if (backends_.of(cluster_kind_from_sql(st.integer(4))).schedules_itself()) continue;
-        if (!st.is_null(5)) busy.insert(st.integer(5));
-        std::string key = st.text(0);
-        // A running job with no supervisor pid yet is given time for its supervisor to start
-        // (counted from when it got its nodes, its last state change).
-        std::int64_t started_us = st.integer(2);
-        if (!st.is_null(3))
-          if (auto t = parse_iso(st.text(3))) started_us = to_us(*t);
-        if (st.is_null(1)) {
-          if (now - started_us <= kHandOffUs || supervisor_alive(cx_.layout(), key)) continue;
-          // Never supervised: started again while the grace lasts (the claim keeps a start in
-          // progress from doubling), failed after it.
-          (now - started_us > kSupervisorStartGraceUs ? p.dead : p.unsupervised).push_back(std::move(key));
-        } else if (!supervisor_alive(cx_.layout(), key)) {
-          p.dead.push_back(std::move(key));
-        }
+    for (ActiveJob& j : active_jobs(store)) {
+      if (backends_.of(j.engine).schedules_itself()) continue;
+      if (j.cluster_id) busy.insert(*j.cluster_id);
+      // A running job with no supervisor pid yet is given time for its supervisor to start
+      // (counted from when it got its nodes, its last state change).
+      std::int64_t started_us = j.created_us;
+      if (j.state_changed)
+        if (auto t = parse_iso(*j.state_changed)) started_us = to_us(*t);
+      if (!j.sup_pid) {
+        if (now - started_us <= kHandOffUs || supervisor_alive(cx_.layout(), j.key)) continue;
+        // Never supervised: started again while the grace lasts (the claim keeps a start in
+        // progress from doubling), failed after it.
+        (now - started_us > kSupervisorStartGraceUs ? p.dead : p.unsupervised).push_back(std::move(j.key));
+      } else if (!supervisor_alive(cx_.layout(), j.key)) {
+        p.dead.push_back(std::move(j.key));
       }
     }
     // The head of a cluster's queue waits with a supervisor only where no supervisor of a running
     // job will place the queue when its job ends, or where the cluster's nodes change with time
     // (someone must keep reconciling for them to come).
-    auto changing = store.prepare("SELECT pending FROM clusters WHERE id = ?");
     for (auto& [cluster, jobs] : queued) {
-      changing.bind(1, cluster);
-      const bool pending_nodes = changing.step() && changing.integer(0) != 0;
-      while (changing.step()) {
-      }
-      if (busy.count(cluster) != 0 && !pending_nodes) continue;
+      if (busy.count(cluster) != 0 && !cluster_pending(store, cluster)) continue;
       p.heads.push_back(std::min_element(jobs.begin(), jobs.end(), comes_first)->key);
     }
     // release_nodes keeps a job's nodes while one of its processes survives SIGKILL: retried here.
-    auto h = store.prepare(
-        "SELECT DISTINCT n.job_key FROM nodes n LEFT JOIN jobs j ON j.job_key = n.job_key WHERE n.job_key IS NOT NULL "
-        "AND (j.id IS NULL OR j.state IN ('queued', 'succeeded', 'failed'))");
-    while (h.step()) p.held.push_back(h.text(0));
-    auto q = store.prepare(
-        "SELECT DISTINCT j.cluster_id FROM jobs j WHERE j.state = 'queued' AND j.cluster_id IS NOT NULL AND EXISTS("
-        "SELECT 1 FROM nodes n WHERE n.cluster_id = j.cluster_id AND n.state = 'idle' AND n.job_key IS NULL)");
-    while (q.step()) p.clusters_with_queue.push_back(q.integer(0));
+    p.held = keys_holding_nodes_while_not_running(store);
+    p.clusters_with_queue = clusters_with_queue_and_idle_node(store);
     return p;
   });
 }
@@ -158,10 +127,7 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
 bool Scheduler::still_unfinished(const std::string& job_key) {
   Store& store = cx_.store();
   return store.read([&] {
-    auto st = store.prepare("SELECT state FROM jobs WHERE job_key = ?");
-    st.bind(1, job_key);
-    if (!st.step()) return false;
-    const auto state = parse_job_state(st.text(0));
+    const auto state = job_state(store, job_key);
     return state.has_value() && is_unfinished(*state);
   });
 }
@@ -230,41 +196,21 @@ std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int6
   Store& store = cx_.store();
   std::vector<std::string> started;
   store.write([&] {
-    std::vector<std::int64_t> idle;
-    {
-      auto st = store.prepare("SELECT id FROM nodes WHERE cluster_id = ? AND state = 'idle' AND job_key IS NULL ORDER BY ordinal");
-      st.bind(1, cluster);
-      while (st.step()) idle.push_back(st.integer(0));
-    }
-    int capacity = 0;
-    {
-      auto st = store.prepare(
-          "SELECT (SELECT count(*) FROM nodes WHERE cluster_id = c.id AND state <> 'leaving'), c.scale_mode, c.max_nodes "
-          "FROM clusters c WHERE c.id = ?");
-      st.bind(1, cluster);
-      if (!st.step()) return;
-      capacity = static_cast<int>(st.integer(0));
-      if (st.text(1) == "auto") capacity = std::max(capacity, static_cast<int>(st.integer(2)));
-    }
+    const std::vector<std::int64_t> idle = free_idle_nodes(store, cluster);
+    const std::optional<int> capacity = cluster_capacity(store, cluster);
+    if (!capacity) return;
     // Keys and sizes only: the documents of the jobs that get nodes are read, not the whole queue's.
-    std::vector<std::pair<std::string, int>> queue;
-    {
-      auto st = store.prepare(
-          "SELECT job_key, node_count FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, "
-          "created_us, id");
-      st.bind(1, cluster);
-      while (st.step()) queue.emplace_back(st.text(0), static_cast<int>(st.integer(1)));
-    }
+    const std::vector<std::pair<std::string, int>> queue = queued_keys_and_sizes(store, cluster);
     std::size_t next = 0;
     bool changed = false;
     for (const auto& [key, node_count] : queue) {
       // A job larger than the cluster can ever be waits without blocking the others.
-      if (node_count > capacity) continue;
+      if (node_count > *capacity) continue;
       if (static_cast<std::size_t>(node_count) > idle.size() - next) break;  // gang: all at once, in order
       auto job = load_job_by_key(store, key);
       if (!job) continue;
       for (int i = 0; i < node_count; ++i)
-        store.prepare("UPDATE nodes SET state = 'running', job_key = ? WHERE id = ?").bind(1, key).bind(2, idle[next++]).run();
+        give_node(store, idle[next++], key);
       set_state(*job, JobState::kRunning, now);
       job->doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
       save_job(store, *job);
@@ -279,17 +225,7 @@ std::vector<std::string> Scheduler::place_queued(std::int64_t cluster, std::int6
 // Auto-scale demand: every node the queued and running jobs of each auto-scale cluster need.
 void Scheduler::update_auto_scale_demand() {
   Store& store = cx_.store();
-  std::vector<std::pair<std::int64_t, int>> demand = store.read([&] {
-    std::vector<std::pair<std::int64_t, int>> out;
-    auto st = store.prepare(
-        "SELECT c.id, COALESCE(SUM(j.node_count), 0), c.auto_demand FROM clusters c LEFT JOIN jobs j ON j.cluster_id = c.id "
-        "AND j.state IN ('queued', 'running', 'terminating') WHERE c.scale_mode = 'auto' GROUP BY c.id");
-    while (st.step()) {
-      const int want = static_cast<int>(st.integer(1));
-      if (st.is_null(2) || st.integer(2) != want) out.emplace_back(st.integer(0), want);
-    }
-    return out;
-  });
+  const std::vector<std::pair<std::int64_t, int>> demand = store.read([&] { return changed_auto_scale_demands(store); });
   for (const auto& [cluster, nodes] : demand) docs_.set_auto_scale_demand(cluster, nodes);
 }
 

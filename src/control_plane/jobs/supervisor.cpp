@@ -28,7 +28,7 @@
 #include "job_containers.hpp"
 #include "job_processes.hpp"
 #include "scheduler.hpp"
-#include "job_rows.hpp"
+#include "store/jobs.hpp"
 #include "job_run.hpp"
 #include "vm_sizes.hpp"
 
@@ -100,10 +100,8 @@ constexpr auto kWaitingReconcileEvery = std::chrono::seconds(5);
 // Whether `job` is the first queued job of its cluster in the scheduler's order.
 bool heads_its_queue(Store& store, const JobRow& job) {
   if (!job.cluster_id) return true;
-  auto st = store.prepare(
-      "SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id LIMIT 1");
-  st.bind(1, *job.cluster_id);
-  return !st.step() || st.text(0) == job.key;
+  const auto head = queue_head(store, *job.cluster_id);
+  return !head || *head == job.key;
 }
 
 // The job's supervisor lock, held while this process supervises the job (a supervisor whose job
@@ -230,9 +228,7 @@ StopReason stop_reason(Store& store, const std::string& job_key) {
     auto j = load_job_by_key(store, job_key);
     if (!j) return StopReason::kDeleted;
     if (j->state == JobState::kTerminating) return StopReason::kTerminated;
-    auto st = store.prepare("SELECT count(*) FROM nodes WHERE job_key = ? AND state = 'running'");
-    st.bind(1, job_key);
-    const int held = st.step() ? static_cast<int>(st.integer(0)) : 0;
+    const int held = running_node_count(store, job_key);
     if (held >= j->node_count) return StopReason::kNone;
     std::string option = "requeue";
     if (auto c = j->cluster_id ? load_cluster(store, *j->cluster_id) : std::nullopt)
@@ -242,7 +238,7 @@ StopReason stop_reason(Store& store, const std::string& job_key) {
   });
 }
 
-// Marks the job's task started before anything of it runs (job_rows.hpp, TaskStart): kMarked
+// Marks the job's task started before anything of it runs (store/jobs.hpp, TaskStart): kMarked
 // when this process may start it. A job whose task was started before by a supervisor now dead (this
 // one holds the job's lock) ends failed, its processes stopped and its nodes freed.
 TaskStart mark_or_fail(const SupervisorDeps& cp, const std::string& job_key) {

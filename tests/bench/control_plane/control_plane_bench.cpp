@@ -9,7 +9,7 @@
 #include <string>
 
 #include "batchai/control_plane/control_plane.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 using namespace batchai;
 using namespace batchai::control_plane;

@@ -6,6 +6,7 @@
 
 #include "batchai/common/log.hpp"
 #include "batchai/runtime/node_dir.hpp"
+#include "store/cluster_nodes.hpp"
 #include "setup_task.hpp"
 #include "vm_sizes.hpp"
 
@@ -78,18 +79,16 @@ class ClusterStep {
 
  private:
   void load_nodes() {
-    auto st = store_.prepare(
-        "SELECT id, node_id, state, setup, ready_us, leave_us FROM nodes WHERE cluster_id = ? ORDER BY ordinal");
-    st.bind(1, c_.id);
-    while (st.step()) nodes_.push_back({st.integer(0), st.text(1), stored_node_state(st.text(2)), st.text(3), st.integer(4), st.optional_integer(5)});
+    for (const StoredNode& n : cluster_nodes(store_, c_.id))
+      nodes_.push_back({n.row, n.node_id, stored_node_state(n.state), n.setup, n.ready_us, n.leave_us});
   }
   void set_state(NodeRow& n, NodeState state) {
     n.state = state;
-    store_.prepare("UPDATE nodes SET state = ?, leave_us = ? WHERE id = ?").bind(1, to_string(state)).bind(2, n.leave_us).bind(3, n.row).run();
+    set_node_state(store_, n.row, std::string(to_string(state)), n.leave_us);
   }
   void remove_node(const NodeRow& n) {
     stop_setup_task(cx_.launcher(), dir_ / "nodes" / n.node_id);
-    store_.prepare("DELETE FROM nodes WHERE id = ?").bind(1, n.row).run();
+    delete_node(store_, n.row);
     trash(store_, dir_ / "nodes" / n.node_id);
   }
   void start_resizing() {
@@ -115,7 +114,7 @@ class ClusterStep {
         int code = 0;
         if (in >> code) {
           n.setup = code == 0 ? "done" : "failed";
-          store_.prepare("UPDATE nodes SET setup = ?, setup_exit = ? WHERE id = ?").bind(1, n.setup).bind(2, code).bind(3, n.row).run();
+          set_node_setup(store_, n.row, n.setup, code);
         }
       }
       if (n.state == NodeState::kPreparing && n.ready_us <= now_ && (n.setup == "none" || n.setup == "done" || n.setup == "failed"))
@@ -133,11 +132,12 @@ class ClusterStep {
       NodeRow n{0, c_.node_prefix + "_" + std::to_string(ordinal + 1) + "-" + node_timestamp(created), NodeState::kPreparing,
                 setup ? "pending" : "none", created + prep_, std::nullopt};
       if (!setup && n.ready_us <= now_) n.state = NodeState::kIdle;
-      store_.prepare(
-               "INSERT INTO nodes(cluster_id, node_id, ordinal, state, created_us, ready_us, setup) VALUES (?,?,?,?,?,?,?)")
-          .bind(1, c_.id).bind(2, n.node_id).bind(3, ordinal).bind(4, to_string(n.state)).bind(5, created).bind(6, n.ready_us)
-          .bind(7, n.setup).run();
-      n.row = store_.last_insert_rowid();
+      StoredNode stored;
+      stored.node_id = n.node_id;
+      stored.state = to_string(n.state);
+      stored.setup = n.setup;
+      stored.ready_us = n.ready_us;
+      n.row = insert_node(store_, c_.id, stored, ordinal, created);
       nodes_.push_back(n);
     }
     event_ = created;
@@ -175,11 +175,7 @@ class ClusterStep {
                       std::any_of(nodes_.begin(), nodes_.end(), [](const NodeRow& n) {
                         return n.state == NodeState::kPreparing || n.state == NodeState::kLeaving;
                       });
-    store_.prepare(
-              "UPDATE clusters SET alloc_state = ?, alloc_started_us = ?, alloc_changed_us = ?, next_ordinal = ?, "
-              "pending = ? WHERE id = ?")
-        .bind(1, to_string(c_.alloc_state)).bind(2, c_.alloc_started_us).bind(3, c_.alloc_changed_us).bind(4, c_.next_ordinal)
-        .bind(5, busy ? 1 : 0).bind(6, c_.id).run();
+    detail::save_allocation(store_, c_, busy);
   }
 
   const Context& cx_;
@@ -206,16 +202,11 @@ bool start_node_work(const Context& cx, std::int64_t cluster_row_id) {
   auto cluster = store.write([&] {
     auto c = load_cluster(store, cluster_row_id);
     if (!c) return c;
-    {
-      auto st = store.prepare("SELECT node_id, setup FROM nodes WHERE cluster_id = ? AND state = 'preparing'");
-      st.bind(1, cluster_row_id);
-      while (st.step()) {
-        preparing.push_back(st.text(0));
-        if (st.text(1) == "pending") claimed.push_back(st.text(0));
-      }
-    }
     // Claimed inside the transaction: each setup task starts exactly once across processes.
-    store.prepare("UPDATE nodes SET setup = 'started' WHERE cluster_id = ? AND setup = 'pending'").bind(1, cluster_row_id).run();
+    for (const auto& [node_id, setup] : claim_preparing_nodes(store, cluster_row_id)) {
+      preparing.push_back(node_id);
+      if (setup == "pending") claimed.push_back(node_id);
+    }
     return c;
   });
   if (!cluster) return false;
@@ -236,18 +227,11 @@ bool start_node_work(const Context& cx, std::int64_t cluster_row_id) {
     }
   }
   // Idle nodes created with no setup task and zero delay still need their folders.
-  store.read([&] {
-    auto st = store.prepare("SELECT node_id FROM nodes WHERE cluster_id = ? AND state = 'idle'");
-    st.bind(1, cluster_row_id);
-    while (st.step())
-      if (unmounted_at(st.text(0))) unmounted.push_back(st.text(0));
-  });
+  for (const auto& node_id : store.read([&] { return idle_node_ids(store, cluster_row_id); }))
+    if (unmounted_at(node_id)) unmounted.push_back(node_id);
   if (unmounted.empty()) return false;
   store.write([&] {
-    for (const auto& node_id : unmounted)
-      store.prepare("UPDATE nodes SET setup = 'failed', setup_exit = NULL, state = CASE WHEN state = 'idle' "
-                    "THEN 'unusable' ELSE state END WHERE cluster_id = ? AND node_id = ?")
-          .bind(1, cluster_row_id).bind(2, node_id).run();
+    for (const auto& node_id : unmounted) fail_node_setup(store, cluster_row_id, node_id);
   });
   return true;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "context.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 
 namespace batchai::control_plane::simulated {
 

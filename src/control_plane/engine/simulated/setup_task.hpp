@@ -5,7 +5,7 @@
 #include <string>
 
 #include "batchai/common/process.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 
 namespace batchai::control_plane::simulated {
 

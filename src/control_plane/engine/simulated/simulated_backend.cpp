@@ -12,7 +12,8 @@
 #include "batchai/common/process.hpp"
 #include "jobs/idle_supervisors.hpp"
 #include "jobs/job_processes.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/cluster_nodes.hpp"
+#include "store/jobs.hpp"
 #include "node_folders.hpp"
 #include "node_steps.hpp"
 #include "setup_task.hpp"
@@ -84,12 +85,10 @@ void SimulatedBackend::refresh_counts(ClusterRow& c) {
   std::map<std::string, int> counts;
   Json errors = Json::array();
   int total = 0;
-  auto st = cx_.store().prepare("SELECT state, node_id, setup, setup_exit FROM nodes WHERE cluster_id = ? ORDER BY ordinal");
-  st.bind(1, c.id);
-  while (st.step()) {
-    ++counts[st.text(0)];
+  for (const StoredNode& n : cluster_nodes(cx_.store(), c.id)) {
+    ++counts[n.state];
     ++total;
-    if (st.text(2) == "failed") errors.push_back(node_error(cx_.layout(), c, st.text(1), !st.is_null(3), st.is_null(3) ? 0 : st.integer(3)));
+    if (n.setup == "failed") errors.push_back(node_error(cx_.layout(), c, n.node_id, n.setup_exit.has_value(), n.setup_exit.value_or(0)));
   }
   c.doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},         {"leavingNodeCount", counts["leaving"]},
                               {"preparingNodeCount", counts["preparing"]}, {"runningNodeCount", counts["running"]},
@@ -103,19 +102,16 @@ void SimulatedBackend::refresh_counts(ClusterRow& c) {
 Json SimulatedBackend::list_nodes(const ClusterRow& cluster) {
   return cx_.store().read([&] {
     Json out = Json::array();
-    auto st = cx_.store().prepare(
-        "SELECT node_id, ordinal FROM nodes WHERE cluster_id = ? AND state <> 'leaving' ORDER BY ordinal");
-    st.bind(1, cluster.id);
-    while (st.step()) out.push_back(node_entry(cluster, st.text(0), st.integer(1)));
+    for (const auto& [node_id, ordinal] : staying_nodes(cx_.store(), cluster.id))
+      out.push_back(node_entry(cluster, node_id, ordinal));
     return out;
   });
 }
 
 std::vector<EngineNode> SimulatedBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
   std::vector<EngineNode> out;
-  auto st = cx_.store().prepare("SELECT node_id, state, job_key FROM nodes WHERE cluster_id = ? ORDER BY ordinal LIMIT ?");
-  st.bind(1, cluster.id).bind(2, static_cast<std::int64_t>(limit));
-  while (st.step()) out.push_back({st.text(0), st.text(1), st.optional_text(2)});
+  for (auto& n : node_holders(cx_.store(), cluster.id, limit))
+    out.push_back({std::move(n.node_id), std::move(n.state), std::move(n.job_key)});
   return out;
 }
 
@@ -158,13 +154,7 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
 // itself, or from the scheduler (scheduler.hpp).
 void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& cluster) {
   Store& store = cx_.store();
-  const bool among_first = store.read([&] {
-    auto st = store.prepare(
-        "SELECT (SELECT count(*) FROM jobs WHERE cluster_id = ?1 AND state = 'queued') <= "
-        "(SELECT count(*) FROM nodes WHERE cluster_id = ?1 AND state = 'idle' AND job_key IS NULL)");
-    st.bind(1, cluster.id);
-    return st.step() && st.integer(0) != 0;
-  });
+  const bool among_first = store.read([&] { return queue_fits_idle_nodes(store, cluster.id); });
   if (among_first && !idle_supervisor_waits(cx_.layout(), cluster.id) && claim_supervisor_start(cx_.layout(), job_key))
     spawn_supervisor(cx_, job_key);
 }
@@ -192,9 +182,8 @@ Json SimulatedBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   Json out = Json::array();
   if (cluster == nullptr || !job.private_data.contains("nodes")) return out;
   for (const auto& id : job.private_data["nodes"]) {
-    auto st = cx_.store().prepare("SELECT ordinal FROM nodes WHERE node_id = ? AND cluster_id = ? AND state <> 'leaving'");
-    st.bind(1, id.get<std::string>()).bind(2, cluster->id);
-    if (st.step()) out.push_back(node_entry(*cluster, id.get<std::string>(), st.integer(0)));  // still allocated
+    const auto ordinal = staying_node_ordinal(cx_.store(), cluster->id, id.get<std::string>());
+    if (ordinal) out.push_back(node_entry(*cluster, id.get<std::string>(), *ordinal));  // still allocated
   }
   return out;
 }

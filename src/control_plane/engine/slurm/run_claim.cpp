@@ -1,4 +1,4 @@
-// The claim of a job's run as the store records it, and the run's lock (run_claim.hpp).
+// The run's lock (run_claim.hpp); the claim itself is recorded in the jobs table (store/jobs.cpp).
 #include "run_claim.hpp"
 
 #include <fcntl.h>
@@ -8,20 +8,6 @@
 #include "batchai/common/errors.hpp"
 
 namespace batchai::control_plane::jobs_detail {
-
-bool record_run_claim(Store& store, const std::string& job_key, const std::string& who) {
-  store.prepare("UPDATE jobs SET run_claim = ? WHERE job_key = ? AND run_claim IS NULL")
-      .bind(1, who.substr(0, 4000))
-      .bind(2, job_key)
-      .run();
-  return store.changes() == 1;
-}
-
-std::optional<std::string> run_claim(Store& store, const std::string& job_key) {
-  auto st = store.prepare("SELECT run_claim FROM jobs WHERE job_key = ?");
-  st.bind(1, job_key);
-  return st.step() ? st.optional_text(0) : std::nullopt;
-}
 
 RunLock::RunLock(const std::filesystem::path& file) {
   fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

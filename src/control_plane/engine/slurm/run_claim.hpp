@@ -9,15 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "store.hpp"
+#include "store/jobs.hpp"
 
 namespace batchai::control_plane::jobs_detail {
 
-// Inside a write transaction: records that the job's run was claimed by `who`, unless a claim is
-// recorded already. True when this call recorded it.
-bool record_run_claim(Store& store, const std::string& job_key, const std::string& who);
-// Who claimed the job's run, as recorded; nullopt while nobody did.
-std::optional<std::string> run_claim(Store& store, const std::string& job_key);
+// The claim as the store records it: record_run_claim and run_claim (store/jobs.hpp).
 
 // The lock a runner holds while the job's run goes on (flock on run.lock in the job's exchange
 // folder): one that can be taken means no runner of the job is alive.

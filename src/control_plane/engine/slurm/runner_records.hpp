@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "batchai/slurm/parsers.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/jobs.hpp"
 #include "slurm_env.hpp"
 
 namespace batchai::control_plane::jobs_detail {

@@ -4,7 +4,7 @@
 
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/slurm/states.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/jobs.hpp"
 #include "slurm_clusters.hpp"
 #include "slurm_jobs.hpp"
 #include "slurm_reconcile.hpp"
@@ -47,7 +47,7 @@ bool SlurmBackend::describe_new(Json& doc, const Json& private_data, const NewCl
 
 void SlurmBackend::step(const ClusterRow& cluster, std::int64_t) {
   // Slurm's nodes: a resize or auto-scale changed the cluster's bound only.
-  env_.store().prepare("UPDATE clusters SET pending = 0 WHERE id = ?").bind(1, cluster.id).run();
+  mark_cluster_settled(env_.store(), cluster.id);
 }
 
 Json SlurmBackend::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
@@ -55,14 +55,11 @@ Json SlurmBackend::list_nodes(const ClusterRow& cluster) { return slurm_node_lis
 std::vector<EngineNode> SlurmBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
   // Which node runs which job: the allocations the runners recorded (a job's "nodes").
   std::map<std::string, std::string> job_on;
-  auto st = env_.store().prepare(
-      "SELECT job_key, private FROM jobs WHERE cluster_id = ? AND state IN ('running', 'terminating')");
-  st.bind(1, cluster.id);
-  while (st.step()) {
-    const Json nodes = parse_doc(st.text(1)).value("nodes", Json());
+  for (const auto& [key, private_data] : running_jobs_private(env_.store(), cluster.id)) {
+    const Json nodes = private_data.value("nodes", Json());
     if (!nodes.is_array()) continue;
     for (const auto& n : nodes)
-      if (n.is_string()) job_on.emplace(n.get<std::string>(), st.text(0));
+      if (n.is_string()) job_on.emplace(n.get<std::string>(), key);
   }
   std::vector<EngineNode> out;
   const Json& slurm = cluster.private_data.is_object() ? cluster.private_data.value("slurm", Json()) : Json();
@@ -133,11 +130,7 @@ Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   return out;
 }
 
-std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const {
-  const Json s = job.private_data.is_object() ? job.private_data.value("slurm", Json()) : Json();
-  if (!s.is_object() || !s.contains("jobId") || !s["jobId"].is_number_integer()) return std::nullopt;
-  return s["jobId"].get<std::int64_t>();
-}
+std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const { return job.engine_job_id; }
 
 std::vector<EngineQueuePlace> SlurmBackend::queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const {
   return slurm_queue_places(env_.store(), cluster, jobs);

@@ -18,7 +18,7 @@
 #include "batchai/slurm/srun_step.hpp"
 #include "batchai/slurm/states.hpp"
 #include "slurm_reconcile.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 #include "vm_sizes.hpp"
 
 namespace batchai::control_plane::detail {
@@ -134,9 +134,7 @@ void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>
         } else {
           c->doc["errors"] = Json::array({error});
         }
-        env.store()
-            .prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
-            .bind(1, dump_doc(c->doc)).bind(2, dump_doc(c->private_data)).bind(3, id).run();
+        save_cluster_doc_and_private(env.store(), id, c->doc, c->private_data);
       }
     });
   }

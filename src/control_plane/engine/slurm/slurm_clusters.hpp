@@ -11,7 +11,7 @@
 #include "batchai/common/process.hpp"
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/control_plane/options.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 #include "slurm_env.hpp"
 
 

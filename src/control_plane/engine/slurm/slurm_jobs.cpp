@@ -104,15 +104,11 @@ bool record_pending_reason(JobRow& job, const std::string& reason) {
 
 }  // namespace
 
-bool is_slurm_job(const JobRow& job) {
-  return job.private_data.is_object() && job.private_data.contains("slurm") && job.private_data["slurm"].is_object();
-}
+bool is_slurm_job(const JobRow& job) { return job.kind == ClusterKind::kSlurm; }
 
 std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
-  if (!is_slurm_job(job)) return std::nullopt;
-  const Json& s = job.private_data["slurm"];
-  if (!s.contains("jobId") || !s["jobId"].is_number_unsigned()) return std::nullopt;
-  return s["jobId"].get<slurm::JobId>();
+  if (!is_slurm_job(job) || !job.engine_job_id || *job.engine_job_id < 0) return std::nullopt;
+  return static_cast<slurm::JobId>(*job.engine_job_id);
 }
 
 Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
@@ -122,16 +118,11 @@ std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow&
   // order; once for the cluster, whatever the number of jobs asked about.
   int in_use = 0;
   std::map<std::int64_t, std::int64_t> position;  // job row id -> its place among the held jobs
-  auto st = store.prepare("SELECT id, state, node_count, private ->> '$.slurm.jobId', private ->> '$.slurm' IS NOT NULL "
-                          "FROM jobs WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
-                          "ORDER BY priority DESC, created_us, id");
-  st.bind(1, cluster.id);
-  while (st.step()) {
-    if (st.integer(4) == 0) continue;  // not a Slurm job
-    if (!st.is_null(3))
-      in_use += static_cast<int>(st.integer(2));
-    else if (st.text(1) == "queued")
-      position.emplace(st.integer(0), static_cast<std::int64_t>(position.size()) + 1);
+  for (const QueueSlot& slot : engine_queue_slots(store, cluster.id, ClusterKind::kSlurm)) {
+    if (slot.submitted)
+      in_use += slot.node_count;
+    else if (slot.queued)
+      position.emplace(slot.id, static_cast<std::int64_t>(position.size()) + 1);
   }
   const int bound = node_bound(cluster);
   std::vector<EngineQueuePlace> out;
@@ -165,15 +156,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
   // Those of the clusters with a queued job not submitted yet: a cheap read, most calls find none.
   std::vector<std::int64_t> clusters = store.read([&] {
     std::vector<std::int64_t> out;
-    auto st = store.prepare(
-        "SELECT 1 FROM jobs WHERE cluster_id = ? AND state = 'queued' AND private LIKE '%\"slurm\":{%' AND private "
-        "NOT LIKE '%\"jobId\":%' LIMIT 1");
-    for (std::int64_t id : scope) {
-      st.bind(1, id);
-      if (st.step()) out.push_back(id);
-      while (st.step()) {
-      }
-    }
+    for (std::int64_t id : scope)
+      if (holds_unsubmitted_job(store, id, ClusterKind::kSlurm)) out.push_back(id);
     return out;
   });
   std::optional<std::string> silence;  // thrown after the commit: the jobs submitted before it keep their ids
@@ -186,19 +170,11 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
       if (!cluster || !slurm_partition(cluster->private_data)) return;
       int in_use = 0;
       std::vector<JobRow> queue;
-      {
-        auto st = store.prepare(std::string(kJobColumns) +
-                                "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') "
-                                "ORDER BY priority DESC, created_us, id");
-        st.bind(1, cluster_id);
-        while (st.step()) {
-          JobRow j = read_job(st);
-          if (!is_slurm_job(j)) continue;
-          if (slurm_job_id(j))
-            in_use += j.node_count;
-          else if (j.state == JobState::kQueued)
-            queue.push_back(std::move(j));
-        }
+      for (JobRow& j : unfinished_engine_jobs(store, cluster_id, ClusterKind::kSlurm)) {
+        if (slurm_job_id(j))
+          in_use += j.node_count;
+        else if (j.state == JobState::kQueued)
+          queue.push_back(std::move(j));
       }
       const int bound = node_bound(*cluster);
       for (JobRow& job : queue) {
@@ -222,7 +198,7 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
             }
             throw;
           }
-          slurm_entry(job)["jobId"] = id;
+          job.engine_job_id = static_cast<std::int64_t>(id);
           slurm_entry(job)["submittedUs"] = now;
           slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
           in_use += job.node_count;
@@ -246,16 +222,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
 
 std::vector<JobRow> submitted_unfinished_jobs(Store& store, const std::vector<std::int64_t>& clusters) {
   std::vector<JobRow> out;
-  auto st = store.prepare(std::string(kJobColumns) +
-                          "WHERE cluster_id = ? AND state IN ('queued', 'running', 'terminating') AND private LIKE "
-                          "'%\"jobId\":%'");
-  for (std::int64_t cluster : clusters) {
-    st.bind(1, cluster);
-    while (st.step()) {
-      JobRow j = read_job(st);
-      if (slurm_job_id(j)) out.push_back(std::move(j));
-    }
-  }
+  for (std::int64_t cluster : clusters)
+    for (JobRow& j : submitted_engine_jobs(store, cluster, ClusterKind::kSlurm)) out.push_back(std::move(j));
   return out;
 }
 

@@ -4,7 +4,8 @@
 // auto-scale maximum) has room; every reconcile reads the submitted jobs' states from Slurm's
 // client commands and what their runners recorded (runner_records.hpp); the batch script runs
 // `batchai _slurm-run --job-key K` in the allocation (slurm_runner.hpp), which never opens the store.
-// The job's private JSON keeps {"slurm": {"partition", "jobId", "nodeList", "finalState"}}.
+// The job's row keeps Slurm's job id (engine_job_id) and its private JSON {"slurm": {"partition",
+// "nodeList", "finalState", ...}}.
 #pragma once
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 
 #include "batchai/slurm/parsers.hpp"
 #include "engine/cluster_backend.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/jobs.hpp"
 #include "slurm_env.hpp"
 
 

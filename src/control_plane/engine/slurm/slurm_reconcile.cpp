@@ -8,10 +8,11 @@
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
 #include "jobs/job_processes.hpp"
-#include "jobs/job_rows.hpp"
+#include "store/jobs.hpp"
 #include "runner_records.hpp"
 #include "slurm_jobs.hpp"
 #include "slurm_clusters.hpp"
+#include "store/slurm.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -32,13 +33,7 @@ std::string controller_label(const std::string& key) {
 // Writes `entry` as the only errors entry of every Slurm cluster and unfinished Slurm job (inside a
 // write transaction); with a null entry, removes the silence's entries instead.
 void mark_slurm_resources(Store& store, const Json& entry) {
-  std::vector<std::pair<std::int64_t, std::string>> clusters;
-  {
-    auto st = store.prepare("SELECT id, doc FROM clusters WHERE private LIKE '%\"slurm\":{%'");
-    while (st.step()) clusters.emplace_back(st.integer(0), st.text(1));
-  }
-  for (auto& [id, text] : clusters) {
-    Json doc = parse_doc(text);
+  for (auto& [id, doc] : cluster_docs_of_engine(store, ClusterKind::kSlurm)) {
     if (entry.is_null()) {
       const Json& errors = doc.value("errors", Json());
       if (!errors.is_array() || errors.empty() || value_or<std::string>(errors[0], "code", "") != kSilentCode)
@@ -48,24 +43,17 @@ void mark_slurm_resources(Store& store, const Json& entry) {
       Json e = entry;
       doc["errors"] = Json::array({e});
     }
-    store.prepare("UPDATE clusters SET doc = ? WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
+    save_cluster_doc(store, id, doc);
   }
-  std::vector<std::pair<std::int64_t, std::string>> jobs;
-  {
-    auto st = store.prepare(entry.is_null() ? "SELECT id, doc FROM jobs WHERE doc -> '$.errors' IS NOT NULL AND "
-                                              "private LIKE '%\"slurm\":{%'"
-                                            : "SELECT id, doc FROM jobs WHERE state IN ('queued', 'running', "
-                                              "'terminating') AND private LIKE '%\"slurm\":{%'");
-    while (st.step()) jobs.emplace_back(st.integer(0), st.text(1));
-  }
-  for (auto& [id, text] : jobs) {
-    Json doc = parse_doc(text);
+  using jobs_detail::DocsOf;
+  for (auto& [id, doc] : jobs_detail::engine_job_docs(store, ClusterKind::kSlurm,
+                                                      entry.is_null() ? DocsOf::kWithErrors : DocsOf::kUnfinished)) {
     // A job's own outcome is in executionInfo.errors; the top-level entry is the controller's silence.
     if (entry.is_null())
       doc.erase("errors");
     else
       doc["errors"] = Json::array({entry});
-    store.prepare("UPDATE jobs SET doc = ? WHERE id = ?").bind(1, dump_doc(doc)).bind(2, id).run();
+    jobs_detail::save_job_doc(store, id, doc);
   }
 }
 
@@ -73,15 +61,8 @@ void mark_slurm_resources(Store& store, const Json& entry) {
 void run_queued_cancels(const SlurmEnv& env, const SlurmBudget& budget) {
   Store& store = env.store();
   const std::string key = env.controller_key();
-  std::vector<std::pair<std::int64_t, std::string>> ids = store.read([&] {
-    std::vector<std::pair<std::int64_t, std::string>> out;
-    auto st = store.prepare(
-        "SELECT slurm_job_id, coalesce(job_key, '') FROM slurm_cancels WHERE controller = ? ORDER BY since_us");
-    st.bind(1, key);
-    while (st.step()) out.emplace_back(st.integer(0), st.text(1));
-    return out;
-  });
-  for (const auto& [id, job_key] : ids) {
+  const std::vector<QueuedCancel> cancels = store.read([&] { return queued_cancels(store, key); });
+  for (const auto& [id, job_key] : cancels) {
     if (budget.spent()) return;
     try {
       // a cancel queued before job keys were recorded is checked against nothing, as it was then
@@ -93,9 +74,7 @@ void run_queued_cancels(const SlurmEnv& env, const SlurmBudget& budget) {
       if (is_silent_controller(e)) throw;
       log::warning("Cannot cancel Slurm job " + std::to_string(id) + ": " + e.what());
     }
-    store.write([&] {
-      store.prepare("DELETE FROM slurm_cancels WHERE controller = ? AND slurm_job_id = ?").bind(1, key).bind(2, id).run();
-    });
+    store.write([&] { forget_cancel(store, key, id); });
   }
 }
 
@@ -123,12 +102,9 @@ bool is_silent_controller(const Error& e) { return e.code() == kSilentCode; }
 
 std::optional<Json> silent_controller_entry(const SlurmEnv& env, std::int64_t now_us) {
   Store& store = env.store();
-  return store.read([&]() -> std::optional<Json> {
-    auto st = store.prepare("SELECT silent_until_us, error FROM slurm_controllers WHERE controller = ?");
-    st.bind(1, env.controller_key());
-    if (!st.step() || now_us >= st.integer(0)) return std::nullopt;
-    return parse_doc(st.text(1));
-  });
+  const auto silence = store.read([&] { return controller_silence(store, env.controller_key()); });
+  if (!silence || now_us >= silence->until_us) return std::nullopt;
+  return silence->entry;
 }
 
 void refuse_while_silent(const SlurmEnv& env) {
@@ -150,10 +126,7 @@ void record_silent_controller(const SlurmEnv& env, const Error& e) {
   log::warning(entry["message"].get<std::string>());
   Store& store = env.store();
   store.write([&] {
-    store.prepare(
-             "INSERT INTO slurm_controllers(controller, silent_until_us, error) VALUES (?, ?, ?) "
-             "ON CONFLICT(controller) DO UPDATE SET silent_until_us = excluded.silent_until_us, error = excluded.error")
-        .bind(1, key).bind(2, until).bind(3, dump_doc(entry)).run();
+    record_controller_silence(store, key, {until, entry});
     mark_slurm_resources(store, entry);
   });
 }
@@ -161,13 +134,8 @@ void record_silent_controller(const SlurmEnv& env, const Error& e) {
 void queue_slurm_cancel(const SlurmEnv& env, std::uint64_t slurm_job_id, const std::string& job_key) {
   Store& store = env.store();
   store.write([&] {
-    store.prepare(
-             "INSERT OR IGNORE INTO slurm_cancels(controller, slurm_job_id, since_us, job_key) VALUES (?, ?, ?, ?)")
-        .bind(1, env.controller_key())
-        .bind(2, static_cast<std::int64_t>(slurm_job_id))
-        .bind(3, to_us(env.clock().now()))
-        .bind(4, job_key)
-        .run();
+    queue_cancel(store, env.controller_key(), {static_cast<std::int64_t>(slurm_job_id), job_key},
+                 to_us(env.clock().now()));
   });
 }
 
@@ -176,11 +144,8 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
   Store& store = env.store();
   const std::int64_t now = to_us(env.clock().now());
   const std::string key = env.controller_key();
-  const std::optional<std::int64_t> silent_until = store.read([&] {
-    auto st = store.prepare("SELECT silent_until_us FROM slurm_controllers WHERE controller = ?");
-    st.bind(1, key);
-    return st.step() ? std::optional<std::int64_t>(st.integer(0)) : std::nullopt;
-  });
+  const std::optional<ControllerSilence> silence = store.read([&] { return controller_silence(store, key); });
+  const std::optional<std::int64_t> silent_until = silence ? std::optional(silence->until_us) : std::nullopt;
   // Backing off: the stored state and its errors entries are the answer, at once; what the jobs'
   // runners recorded needs no controller, so their outcomes land meanwhile.
   if (silent_until && now < *silent_until) {
@@ -202,7 +167,7 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
   }
   if (was_silent)  // it answers again: the silence's entries go, everywhere
     store.write([&] {
-      store.prepare("DELETE FROM slurm_controllers WHERE controller = ?").bind(1, key).run();
+      forget_controller_silence(store, key);
       mark_slurm_resources(store, nullptr);
     });
 }

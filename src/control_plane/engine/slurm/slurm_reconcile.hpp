@@ -11,7 +11,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/client.hpp"
-#include "rows.hpp"
+#include "store/rows.hpp"
 #include "slurm_env.hpp"
 
 namespace batchai::control_plane::detail {

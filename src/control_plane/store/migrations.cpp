@@ -1,7 +1,7 @@
 // Schema steps of the state database. Never edit a released step: append a new version.
 // Conventions: *_lc columns hold lower-cased names (lookups are case-insensitive), `doc` holds
 // the resource document exactly as `show` prints it, times are microseconds since the epoch.
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane {
 
@@ -155,6 +155,20 @@ constexpr const char* kV6SlurmCancelKey = R"sql(
 ALTER TABLE slurm_cancels ADD COLUMN job_key TEXT;
 )sql";
 
+// The engine is a column (issue 54): which engine runs a cluster and its jobs, and the id a job has
+// in its engine's own scheduler (Slurm's job id), were entries of the `private` JSON that reads
+// searched as text. Existing rows take theirs from that JSON once, here; Slurm's job id leaves it.
+constexpr const char* kV7EngineColumns = R"sql(
+ALTER TABLE clusters ADD COLUMN engine TEXT NOT NULL DEFAULT 'simulated';  -- 'simulated' | 'slurm'
+ALTER TABLE jobs ADD COLUMN engine TEXT NOT NULL DEFAULT 'simulated';      -- its cluster's, when made
+ALTER TABLE jobs ADD COLUMN engine_job_id INTEGER;  -- the engine scheduler's id; NULL until submitted
+UPDATE clusters SET engine = 'slurm' WHERE json_type(private, '$.slurm') = 'object';
+UPDATE jobs SET engine = 'slurm', engine_job_id = json_extract(private, '$.slurm.jobId'),
+                private = json_remove(private, '$.slurm.jobId')
+  WHERE json_type(private, '$.slurm') = 'object';
+CREATE INDEX jobs_engine ON jobs(engine, state);  -- an engine's unfinished jobs, wherever they are
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -165,6 +179,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {4, kV4Dashboard},
       {5, kV5Schedule},
       {6, kV6SlurmCancelKey},
+      {7, kV7EngineColumns},
   };
   return steps;
 }

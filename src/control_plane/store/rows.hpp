@@ -1,6 +1,7 @@
-// The stored rows the control plane's source files share: groups, workspaces, clusters, file
-// servers and storage account keys, looked up with the service's not-found messages; time and
-// document conversion; the trash of folders to delete after a transaction commits.
+// The stored rows the control plane's source files share, one store/<table>.cpp each: groups,
+// workspaces, clusters, file servers and storage account keys, looked up with the service's
+// not-found messages; time and document conversion; the trash of folders to delete after a
+// transaction commits. The jobs table has its own header (store/jobs.hpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -14,7 +15,7 @@
 #include "batchai/control_plane/options.hpp"
 #include "batchai/control_plane/states.hpp"
 #include "engine/cluster_kind.hpp"
-#include "store.hpp"
+#include "store/store.hpp"
 
 namespace batchai::control_plane::detail {
 
@@ -59,13 +60,28 @@ struct ClusterRow {
   std::string node_prefix, public_ip;
   Json doc;
   Json private_data;
-  ClusterKind kind = ClusterKind::kSimulated;  // from private_data, parsed once
+  ClusterKind kind = ClusterKind::kSimulated;  // its engine column
 };
 std::optional<ClusterRow> load_cluster(Store& store, std::int64_t cluster_id);
 // Number of nodes the cluster should have now: its target, or its auto-scale demand within bounds.
 int desired_nodes(const ClusterRow& c);
 ClusterRow require_cluster(Store& store, const WorkspaceRef& ref, const std::string& name);
 [[noreturn]] void cluster_not_found();
+// Row id and name of each cluster of the workspace.
+std::vector<std::pair<std::int64_t, std::string>> cluster_names_in(Store& store, std::int64_t workspace_id);
+// Row id and document of each cluster of the engine.
+std::vector<std::pair<std::int64_t, Json>> cluster_docs_of_engine(Store& store, ClusterKind engine);
+void save_cluster_doc(Store& store, std::int64_t cluster_id, const Json& doc);
+void save_cluster_doc_and_private(Store& store, std::int64_t cluster_id, const Json& doc, const Json& private_data);
+// Nothing of the cluster changes with time any more (its row leaves the reconcile's pending set).
+void mark_cluster_settled(Store& store, std::int64_t cluster_id);
+// How many nodes the cluster can ever give one job: its nodes not leaving, or its auto-scale
+// maximum when larger; nullopt when the cluster is gone.
+std::optional<int> cluster_capacity(Store& store, std::int64_t cluster_id);
+// Whether the cluster has anything that changes with time (a resize, nodes preparing).
+bool cluster_pending(Store& store, std::int64_t cluster_id);
+// Sets an auto-scale cluster's demand, marking it pending when the demand changed.
+void set_auto_scale_demand(Store& store, std::int64_t cluster_id, int nodes);
 
 // A file server's stored document (NotFound "The specified file server <name> is not found").
 Json require_file_server_doc(Store& store, const WorkspaceRef& ref, const std::string& name);
@@ -78,5 +94,9 @@ std::vector<std::string> account_keys(Store& store, const std::string& account);
 
 // Records a folder for deletion after commit (call inside a write transaction).
 void trash(Store& store, const std::filesystem::path& folder);
+// The folders recorded for deletion; one taken off the record (deleted, or wanted again).
+std::vector<std::string> trashed_folders(Store& store);
+void untrash(Store& store, const std::filesystem::path& folder);
+bool trash_holds_any(Store& store);
 
 }  // namespace batchai::control_plane::detail

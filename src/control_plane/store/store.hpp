@@ -84,6 +84,10 @@ class Store {
   // (nothing is created beside it). Reads work; every write throws StateDiskFull.
   static std::shared_ptr<Store> open_read_only(const std::filesystem::path& db_path,
                                                const std::vector<Migration>& migrations = control_plane_migrations());
+  // A read-only connection to an existing database, as it is (no schema step, nothing created),
+  // whose reads wait at most `busy_timeout_ms` for a writer: for readers that must answer at once
+  // (completion). Throws SystemError when the file cannot be opened.
+  static std::shared_ptr<Store> open_reader(const std::filesystem::path& db_path, int busy_timeout_ms);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

@@ -1,5 +1,5 @@
 // SQLite store: connection setup, statement cache, transactions with retry, migrations.
-#include "store.hpp"
+#include "store/store.hpp"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -157,6 +157,14 @@ std::shared_ptr<Store> Store::open_read_only(const std::filesystem::path& db_pat
   if (!migrations.empty() && store->schema_version() < migrations.back().version)
     throw StateDiskFull("Cannot bring the state database to this version: the disk is full" +
                         std::string(kDiskFullHint));
+  return store;
+}
+
+std::shared_ptr<Store> Store::open_reader(const std::filesystem::path& db_path, int busy_timeout_ms) {
+  std::shared_ptr<Store> store(new Store(db_path));
+  if (sqlite3_open_v2(db_path.c_str(), &store->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
+    fail(store->db_, "Cannot open the state database '" + db_path.string() + "' to read it");
+  sqlite3_busy_timeout(store->db_, busy_timeout_ms);
   return store;
 }
 

@@ -1,5 +1,5 @@
-// Job rows and documents (job_rows.hpp).
-#include "job_rows.hpp"
+// The jobs table (store/jobs.hpp).
+#include "store/jobs.hpp"
 
 #include "batchai/common/ids.hpp"
 
@@ -11,12 +11,14 @@ using namespace detail;
 
 namespace {
 
+constexpr const char* kJobColumns =
+    "SELECT id, job_key, experiment_id, cluster_id, name, state, priority, node_count, created_us, doc, private, "
+    "sup_pid, engine, engine_job_id FROM jobs ";
+
 JobState stored_job_state(const std::string& text) {
   if (auto state = parse_job_state(text)) return *state;
   throw std::runtime_error("The store holds a job in an unknown state: " + text.substr(0, 32));
 }
-
-}  // namespace
 
 JobRow read_job(const Statement& st) {
   JobRow j;
@@ -31,14 +33,30 @@ JobRow read_job(const Statement& st) {
   j.created_us = st.integer(8);
   j.doc = parse_doc(st.text(9));
   j.private_data = parse_doc(st.text(10));
-  j.kind = cluster_kind_of(j.private_data);
   j.sup_pid = st.optional_integer(11);
+  j.kind = kind_of_engine_column(st.text(12));
+  j.engine_job_id = st.optional_integer(13);
   return j;
 }
+
+std::vector<JobRow> read_jobs(Statement& st) {
+  std::vector<JobRow> out;
+  while (st.step()) out.push_back(read_job(st));
+  return out;
+}
+
+}  // namespace
 
 std::optional<JobRow> load_job_by_key(Store& store, const std::string& key) {
   auto st = store.prepare(std::string(kJobColumns) + "WHERE job_key = ?");
   st.bind(1, key);
+  if (!st.step()) return std::nullopt;
+  return read_job(st);
+}
+
+std::optional<JobRow> load_job_by_id(Store& store, std::int64_t id) {
+  auto st = store.prepare(std::string(kJobColumns) + "WHERE id = ?");
+  st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_job(st);
 }
@@ -66,12 +84,13 @@ JobRow require_job(Store& store, const JobRef& ref) {
 }
 
 void save_job(Store& store, const JobRow& job) {
-  store.prepare("UPDATE jobs SET state = ?, doc = ?, private = ?, sup_pid = ? WHERE id = ?")
+  store.prepare("UPDATE jobs SET state = ?, doc = ?, private = ?, sup_pid = ?, engine_job_id = ? WHERE id = ?")
       .bind(1, std::string(to_string(job.state)))
       .bind(2, dump_doc(job.doc))
       .bind(3, dump_doc(job.private_data))
       .bind(4, job.sup_pid)
-      .bind(5, job.id)
+      .bind(5, job.engine_job_id)
+      .bind(6, job.id)
       .run();
 }
 
@@ -138,12 +157,92 @@ Json supervisor_died_error(const std::string& which, JobState state) {
                                          "the job again.");
 }
 
-std::vector<std::pair<std::string, int>> job_nodes(Store& store, const std::string& job_key) {
-  std::vector<std::pair<std::string, int>> out;
-  auto st = store.prepare("SELECT node_id, ordinal FROM nodes WHERE job_key = ? ORDER BY ordinal");
-  st.bind(1, job_key);
-  while (st.step()) out.emplace_back(st.text(0), static_cast<int>(st.integer(1)));
+void insert_job(Store& store, const NewJob& job) {
+  store
+      .prepare(
+          "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, "
+          "created_us, doc, private, engine) VALUES (?,?,?,?,?,'queued',?,?,?,?,?,?)")
+      .bind(1, job.key).bind(2, job.experiment_id).bind(3, job.cluster_id).bind(4, to_lower(job.name))
+      .bind(5, job.name).bind(6, job.priority).bind(7, job.node_count).bind(8, job.created_us)
+      .bind(9, dump_doc(job.doc)).bind(10, dump_doc(job.private_data)).bind(11, engine_column(job.engine))
+      .run();
+}
+
+void delete_job(Store& store, std::int64_t id) { store.prepare("DELETE FROM jobs WHERE id = ?").bind(1, id).run(); }
+
+Json experiment_job_docs(Store& store, std::int64_t experiment_id, const std::vector<std::string>& fields) {
+  std::string columns = fields.empty() ? "doc" : "";
+  for (const auto& key : fields) {
+    if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+                           std::string::npos)
+      throw Error("job list: not a plain top-level key: '" + key + "'");
+    columns += (columns.empty() ? "doc -> '$." : ", doc -> '$.") + key + "'";
+  }
+  // Each stored document (or projected value) parsed where it is read: no 16 MB concatenation
+  // for 10,000 jobs.
+  Json out = Json::array();
+  auto st = store.prepare("SELECT " + columns + " FROM jobs WHERE experiment_id = ? ORDER BY id");
+  st.bind(1, experiment_id);
+  while (st.step()) {
+    if (fields.empty()) {
+      out.push_back(parse_doc(st.text(0)));
+      continue;
+    }
+    Json doc = Json::object();
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (!st.is_null(static_cast<int>(i))) doc[fields[i]] = parse_doc(st.text(static_cast<int>(i)));
+    out.push_back(std::move(doc));
+  }
   return out;
 }
+
+std::vector<JobRow> jobs_under(Store& store, JobParent parent, std::int64_t row_id) {
+  const char* where = parent == JobParent::kCluster      ? "WHERE cluster_id = ?"
+                      : parent == JobParent::kExperiment ? "WHERE experiment_id = ?"
+                                                         : "WHERE experiment_id IN (SELECT id FROM experiments WHERE "
+                                                           "workspace_id = ?)";
+  auto st = store.prepare(std::string(kJobColumns) + where);
+  st.bind(1, row_id);
+  return read_jobs(st);
+}
+
+std::optional<std::string> queue_head(Store& store, std::int64_t cluster_id) {
+  auto st = store.prepare(
+      "SELECT job_key FROM jobs WHERE cluster_id = ? AND state = 'queued' ORDER BY priority DESC, created_us, id LIMIT 1");
+  st.bind(1, cluster_id);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+namespace {
+
+// The engine's unfinished jobs of the cluster, with `and_where` added to the condition.
+std::vector<JobRow> engine_jobs(Store& store, std::int64_t cluster_id, ClusterKind engine, const char* and_where) {
+  auto st = store.prepare(std::string(kJobColumns) +
+                          "WHERE cluster_id = ? AND engine = ? AND state IN ('queued', 'running', 'terminating') " +
+                          and_where);
+  st.bind(1, cluster_id).bind(2, engine_column(engine));
+  return read_jobs(st);
+}
+
+}  // namespace
+
+std::vector<JobRow> unfinished_engine_jobs(Store& store, std::int64_t cluster_id, ClusterKind engine) {
+  return engine_jobs(store, cluster_id, engine, "ORDER BY priority DESC, created_us, id");
+}
+
+std::vector<JobRow> submitted_engine_jobs(Store& store, std::int64_t cluster_id, ClusterKind engine) {
+  return engine_jobs(store, cluster_id, engine, "AND engine_job_id IS NOT NULL");
+}
+
+bool record_run_claim(Store& store, const std::string& job_key, const std::string& who) {
+  store.prepare("UPDATE jobs SET run_claim = ? WHERE job_key = ? AND run_claim IS NULL")
+      .bind(1, who.substr(0, 4000))
+      .bind(2, job_key)
+      .run();
+  return store.changes() == 1;
+}
+
+std::optional<std::string> run_claim(Store& store, const std::string& job_key) { return task_started_by(store, job_key); }
 
 }  // namespace batchai::control_plane::jobs_detail
