@@ -1,7 +1,7 @@
 #include "cluster_docs.hpp"
 
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "store/rows.hpp"
 
 namespace batchai::control_plane {
@@ -31,7 +31,7 @@ void ClusterDocs::refresh(std::int64_t cluster_row_id) const {
   store.write([&] {
     auto c = load_cluster(store, cluster_row_id);
     if (!c) return;
-    backends_.of(*c).refresh_counts(*c);
+    engines_.of(*c).refresh_counts(*c);
     c->doc["scaleSettings"] = scale_settings_of(*c);
     save_cluster_doc(store, cluster_row_id, c->doc);
   });

@@ -6,12 +6,12 @@
 
 namespace batchai::control_plane {
 
-class Backends;
+class Engines;
 class Context;
 
 class ClusterDocs {
  public:
-  ClusterDocs(const Context& cx, const Backends& backends) : cx_(cx), backends_(backends) {}
+  ClusterDocs(const Context& cx, const Engines& engines) : cx_(cx), engines_(engines) {}
   // Recomputes the cluster's counters, allocation state and scale settings into its stored
   // document. Call inside or outside a write transaction.
   void refresh(std::int64_t cluster_row_id) const;
@@ -22,7 +22,7 @@ class ClusterDocs {
 
  private:
   const Context& cx_;
-  const Backends& backends_;
+  const Engines& engines_;
 };
 
 }  // namespace batchai::control_plane

@@ -23,7 +23,7 @@
 #include "store/clusters.hpp"
 #include "auto_storage.hpp"
 #include "cluster_docs.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 
 namespace fs = std::filesystem;
 
@@ -203,9 +203,9 @@ Json new_cluster_doc(const ClusterCreateOptions& o, const WorkspaceRow& ws, cons
           {"vmSize", n.vm_size}};
 }
 
-// `quota`: the backends that tell which clusters take room in the quota; null for a cluster whose
+// `quota`: the engines that tell which clusters take room in the quota; null for a cluster whose
 // engine makes no nodes.
-void store_new(const Context& cx_, const Backends* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
+void store_new(const Context& cx_, const Engines* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
                const NodeShape& shape, const Json& doc, const Json& private_data, ClusterKind engine, bool pending,
                std::int64_t now) {
   Store& store = cx_.store();
@@ -233,7 +233,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
                              (*o.config)["properties"].is_object()
                          ? (*o.config)["properties"]
                          : Json::object();
-  ClusterBackend& engine = backends_.for_new(o, props);
+  ClusterEngine& engine = engines_.for_new(o, props);
   engine.check_request(o, props);  // before anything runs
   reconciler_.reconcile();
   Store& store = cx_.store();
@@ -249,7 +249,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   if (node_setup_wire.is_object() && node_setup_wire.contains("mountVolumes") && node_setup_wire["mountVolumes"].is_object())
     patch_mount_volumes(node_setup_wire["mountVolumes"], effective_storage(o.mounts, lookup), lookup);
   // 7. admin account (a password or key only where batchai makes the nodes that carry it)
-  const Backends* quota = engine.makes_nodes() ? &backends_ : nullptr;
+  const Engines* quota = engine.makes_nodes() ? &engines_ : nullptr;
   Json user = resolve_admin_account(admin, member_or_null(props, "userAccountSettings"), home, cx_.settings().user_name,
                                     engine.makes_nodes());
   user["adminUserPassword"] = nullptr;  // never echoed
@@ -334,7 +334,7 @@ Json Clusters::resize(const WorkspaceRef& ref, const std::string& name, int targ
   const auto now = to_us(cx_.clock().now());
   std::int64_t id = cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
-    check_vcpu_quota(cx_.store(), backends_, c.id, target);
+    check_vcpu_quota(cx_.store(), engines_, c.id, target);
     set_manual_scale(cx_.store(), c.id, target);
     return c.id;
   });
@@ -354,7 +354,7 @@ Json Clusters::auto_scale(const WorkspaceRef& ref, const std::string& name, int 
   const auto now = to_us(cx_.clock().now());
   std::int64_t id = cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
-    check_vcpu_quota(cx_.store(), backends_, c.id, max_nodes);
+    check_vcpu_quota(cx_.store(), engines_, c.id, max_nodes);
     // Without demand information yet, keep the current size within the new bounds.
     const std::int64_t current = staying_node_count(cx_.store(), c.id);
     const std::optional<std::int64_t> demand = c.scale_mode == "auto" ? c.auto_demand : std::nullopt;
@@ -370,7 +370,7 @@ void Clusters::remove(const WorkspaceRef& ref, const std::string& name) {
   cx_.store().write([&] {
     auto c = require_cluster(cx_.store(), ref, name);
     ending_.end_jobs_under(JobEnding::Deleted::kCluster, c.id, "cluster '" + c.name + "' was deleted");
-    backends_.of(c).remove(c);
+    engines_.of(c).remove(c);
     trash(cx_.store(), cx_.layout().cluster(c.resource_group, c.workspace, c.name));
     delete_cluster(cx_.store(), c.id);
   });

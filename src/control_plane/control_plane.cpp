@@ -1,5 +1,5 @@
 // The control plane's composition root: settings read once from the environment, then the
-// context, the engines (one backend per kind of cluster), the rules they share, the scheduler
+// context, the engines (one engine per kind of cluster), the rules they share, the scheduler
 // and the reconciler, made before the services that receive them.
 #include "batchai/control_plane/control_plane.hpp"
 
@@ -14,9 +14,9 @@
 #include "batchai/common/log.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
-#include "engine/simulated/simulated_backend.hpp"
-#include "engine/slurm/slurm_backend.hpp"
+#include "engine/cluster_engine.hpp"
+#include "engine/simulated/simulated_engine.hpp"
+#include "engine/slurm/slurm_engine.hpp"
 #include "engine/slurm/slurm_runner.hpp"
 #include "store/rows.hpp"
 #include "jobs/job_ending.hpp"
@@ -99,15 +99,15 @@ Settings Settings::from_environment() {
 struct Parts {
   Parts(const Settings& settings, Store& store, const Clock& clock, ProcessLauncher* launcher)
       : cx(settings, store, clock, launcher),
-        docs(cx, backends),
-        scheduler(cx, backends, docs),
-        reconciler(cx, backends, docs, scheduler),
-        ending(cx, backends, docs) {
-    backends.add(std::make_unique<simulated::SimulatedBackend>(cx, docs));
-    backends.add(std::make_unique<detail::SlurmBackend>(cx, settings.slurm_conf));
+        docs(cx, engines),
+        scheduler(cx, engines, docs),
+        reconciler(cx, engines, docs, scheduler),
+        ending(cx, engines, docs) {
+    engines.add(std::make_unique<simulated::SimulatedEngine>(cx, docs));
+    engines.add(std::make_unique<detail::SlurmEngine>(cx, settings.slurm_conf));
   }
   Context cx;
-  Backends backends;
+  Engines engines;
   ClusterDocs docs;
   Scheduler scheduler;
   Reconciler reconciler;
@@ -126,10 +126,10 @@ ControlPlane::ControlPlane(Settings settings, std::shared_ptr<Store> store, Serv
       auto_storage_(std::make_unique<AutoStorage>(parts_->cx, groups_, storage_accounts_, storage_)),
       workspaces_(parts_->cx, parts_->reconciler, parts_->ending),
       experiments_(parts_->cx, parts_->reconciler, parts_->ending),
-      clusters_(parts_->cx, parts_->reconciler, parts_->backends, parts_->docs, parts_->ending, *auto_storage_),
-      nodes_(parts_->cx, parts_->reconciler, parts_->backends),
+      clusters_(parts_->cx, parts_->reconciler, parts_->engines, parts_->docs, parts_->ending, *auto_storage_),
+      nodes_(parts_->cx, parts_->reconciler, parts_->engines),
       file_servers_(parts_->cx, parts_->reconciler),
-      jobs_(parts_->cx, parts_->reconciler, parts_->backends, parts_->docs, parts_->scheduler) {}
+      jobs_(parts_->cx, parts_->reconciler, parts_->engines, parts_->docs, parts_->scheduler) {}
 
 ControlPlane::~ControlPlane() = default;
 
@@ -172,6 +172,6 @@ std::uint64_t ControlPlane::reconcile_count() const { return parts_->reconciler.
 const NodeLayout& ControlPlane::layout() const { return parts_->cx.layout(); }
 ProcessLauncher& ControlPlane::launcher() { return parts_->cx.launcher(); }
 void ControlPlane::empty_trash() { parts_->cx.empty_trash(); }
-const Backends& ControlPlane::backends() const { return parts_->backends; }
+const Engines& ControlPlane::engines() const { return parts_->engines; }
 
 }  // namespace batchai::control_plane

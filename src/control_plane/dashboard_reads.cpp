@@ -12,7 +12,7 @@
 #include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/runtime/job.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "node_mounts.hpp"
 #include "reconciler.hpp"
 #include "store/dashboard.hpp"
@@ -52,7 +52,7 @@ std::string nodes_word(std::int64_t n) { return std::to_string(n) + (n == 1 ? " 
 
 // Where each queued job of the page stands: its place in the scheduler's order (priority, then
 // creation, then row id, as Scheduler::place_queued reads them) and why it waits.
-void explain_queue(Store& store, const Backends& backends, std::vector<DashboardJob>& jobs,
+void explain_queue(Store& store, const Engines& engines, std::vector<DashboardJob>& jobs,
                    const std::vector<std::int64_t>& ids, const std::vector<std::optional<std::int64_t>>& clusters) {
   std::map<std::int64_t, std::map<std::int64_t, std::int64_t>> place;  // cluster -> job id -> position
   // Jobs of engines that schedule themselves, by cluster: each engine is asked once per cluster.
@@ -66,7 +66,7 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     const std::int64_t cluster = *clusters[i];
     auto row = load_cluster(store, cluster);
     if (!row) continue;
-    if (backends.of(*row).schedules_itself()) {
+    if (engines.of(*row).schedules_itself()) {
       auto job = jobs_detail::load_job_by_id(store, ids[i]);
       if (!job) continue;
       auto& [indexes, rows] = engine_queued[cluster];
@@ -98,7 +98,7 @@ void explain_queue(Store& store, const Backends& backends, std::vector<Dashboard
     auto row = load_cluster(store, cluster);
     if (!row) continue;
     const auto& [indexes, rows] = asked;
-    const std::vector<EngineQueuePlace> places = backends.of(*row).queue_places(*row, rows);
+    const std::vector<EngineQueuePlace> places = engines.of(*row).queue_places(*row, rows);
     for (std::size_t k = 0; k < indexes.size() && k < places.size(); ++k) {
       jobs[indexes[k]].queue_position = places[k].position;
       jobs[indexes[k]].wait_reason = places[k].reason;
@@ -165,7 +165,7 @@ DashboardCluster cluster_summary(const ClusterRow& row, std::string_view engine)
   return c;
 }
 
-void read_clusters(Store& store, const Backends& backends, std::size_t limit, DashboardOverview& out, Fnv& version) {
+void read_clusters(Store& store, const Engines& engines, std::size_t limit, DashboardOverview& out, Fnv& version) {
   std::vector<std::int64_t> ids = cluster_ids_by_name(store, limit + 1);
   if (ids.size() > limit) {
     ids.resize(limit);
@@ -174,7 +174,7 @@ void read_clusters(Store& store, const Backends& backends, std::size_t limit, Da
   for (std::int64_t id : ids) {
     auto row = load_cluster(store, id);
     if (!row) continue;
-    DashboardCluster c = cluster_summary(*row, backends.of(*row).engine_name());
+    DashboardCluster c = cluster_summary(*row, engines.of(*row).engine_name());
     version.add(id);
     version.add(c.allocation_state);
     version.add(row->doc.value("nodeStateCounts", Json()).dump());
@@ -229,7 +229,7 @@ DashboardOverview DashboardReads::overview(std::size_t max_clusters, std::size_t
     DashboardOverview out;
     Fnv version;
     read_workspaces(store, max_experiments, out, version);
-    read_clusters(store, cp_.backends(), max_clusters, out, version);
+    read_clusters(store, cp_.engines(), max_clusters, out, version);
     read_experiments(store, max_experiments, out, version);
     read_node_states(store, version);
     out.version = version.hex();
@@ -275,7 +275,7 @@ DashboardJobPage DashboardReads::jobs(const WorkspaceRef& where, const std::stri
       clusters.push_back(row.cluster_id);
       out.jobs.push_back(std::move(j));
     }
-    explain_queue(store, cp_.backends(), out.jobs, ids, clusters);
+    explain_queue(store, cp_.engines(), out.jobs, ids, clusters);
     return out;
   });
 }
@@ -297,13 +297,13 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
   return store.read([&] {
     const ClusterRow row = require_cluster(store, where, cluster);
     DashboardClusterNodes out;
-    const Backends& backends = cp_.backends();
-    out.engine = backends.of(row).engine_name();
+    const Engines& engines = cp_.engines();
+    out.engine = engines.of(row).engine_name();
     out.allocation_state = value_or<std::string>(row.doc, "allocationState", "");
     // Each engine names its own nodes (Slurm's node names on a Slurm cluster); a job's nodes
     // share one lookup of its name and engine job id.
     std::map<std::string, DashboardNode> job_of;
-    for (auto& node : backends.of(row).nodes_with_jobs(row, limit)) {
+    for (auto& node : engines.of(row).nodes_with_jobs(row, limit)) {
       DashboardNode n;
       n.node_id = std::move(node.name);
       n.state = std::move(node.state);
@@ -314,7 +314,7 @@ DashboardClusterNodes DashboardReads::cluster_nodes(const WorkspaceRef& where, c
             it->second.job_experiment = std::move(names->first);
             it->second.job_name = std::move(names->second);
           }
-          if (auto job = jobs_detail::load_job_by_key(store, *node.job_key)) it->second.engine_job_id = backends.of(*job).engine_job_id(*job);
+          if (auto job = jobs_detail::load_job_by_key(store, *node.job_key)) it->second.engine_job_id = engines.of(*job).engine_job_id(*job);
         }
         n.job_experiment = it->second.job_experiment;
         n.job_name = it->second.job_name;
@@ -331,7 +331,7 @@ std::optional<std::int64_t> DashboardReads::engine_job_id(const JobRef& job) {
   return store.read([&]() -> std::optional<std::int64_t> {
     auto row = jobs_detail::find_job(store, job);
     if (!row) return std::nullopt;
-    return cp_.backends().of(*row).engine_job_id(*row);
+    return cp_.engines().of(*row).engine_job_id(*row);
   });
 }
 

@@ -1,5 +1,5 @@
 // `batchai cluster node list|exec` and `cluster file list`: the service side; each node command
-// goes to the backend of the cluster's engine.
+// goes to the engine of the cluster's engine.
 #include "batchai/control_plane/nodes.hpp"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include "batchai/common/confined_path.hpp"
 #include "batchai/common/utf8.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "store/rows.hpp"
 #include "mount_rules.hpp"
 #include "reconciler.hpp"
@@ -46,14 +46,14 @@ std::string output_below_mount_root(const Json& task) {
 Json Nodes::list(const WorkspaceRef& ref, const std::string& cluster) {
   reconciler_.reconcile(ClusterScope::of_cluster(cx_.store(), ref, cluster));
   const ClusterRow row = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
-  return backends_.of(row).list_nodes(row);
+  return engines_.of(row).list_nodes(row);
 }
 
 void Nodes::exec(const WorkspaceRef& ref, const std::string& cluster, const NodeExecOptions& options) {
   if (!options.exec && options.forwards.empty()) return;
   reconciler_.reconcile(ClusterScope::of_cluster(cx_.store(), ref, cluster));
   const ClusterRow row = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
-  backends_.of(row).exec(row, options, nullptr);
+  engines_.of(row).exec(row, options, nullptr);
 }
 
 Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const std::string& path,
@@ -62,7 +62,7 @@ Json Nodes::file_list(const WorkspaceRef& ref, const std::string& cluster, const
   checked_integer(Json(expiry_minutes), "linkexpiryinminutes", 5, 600);
   if (!is_valid_utf8(path)) throw InvalidArgument("The path must be valid UTF-8.", "InvalidResourceName");
   const ClusterRow row = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
-  backends_.of(row).check_supported(row, "cluster file list");
+  engines_.of(row).check_supported(row, "cluster file list");
   reconciler_.reconcile();
   auto c = cx_.store().read([&] { return require_cluster(cx_.store(), ref, cluster); });
   const Json& setup = c.doc["nodeSetup"];

@@ -5,7 +5,7 @@
 #include "batchai/common/log.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "batchai/common/ids.hpp"
 #include "file_server_steps.hpp"
 #include "jobs/job_containers.hpp"
@@ -42,7 +42,7 @@ void Reconciler::reconcile_before_schedule(const ClusterScope& scope) {
   // Each engine is asked about its own clusters of the scope, bounded; nothing for an empty scope.
   std::map<ClusterKind, std::vector<std::int64_t>> by_kind;
   for (const auto& [id, kind] : scope.clusters) by_kind[kind].push_back(id);
-  for (const auto& [kind, ids] : by_kind) backends_.of(kind).reconcile(ids);
+  for (const auto& [kind, ids] : by_kind) engines_.of(kind).reconcile(ids);
   // Containers of ended jobs whose runner died before removing them (a listing of an empty folder
   // when there are none).
   jobs_detail::sweep_ended_jobs_containers(cx_.layout(), [&](const std::string& key) {
@@ -59,11 +59,11 @@ void Reconciler::step_clusters(std::int64_t now_us) {
   Store& store = cx_.store();
   const std::vector<std::int64_t> ids = store.read([&] { return pending_clusters(store); });
   for (auto id : ids) {
-    ClusterBackend* engine = nullptr;
+    ClusterEngine* engine = nullptr;
     store.write([&] {
       auto c = load_cluster(store, id);
       if (!c) return;
-      engine = &backends_.of(*c);
+      engine = &engines_.of(*c);
       engine->step(*c, now_us);
       docs_.refresh(id);
     });

@@ -1,5 +1,5 @@
 // Brings simulated and engine state up to now: file servers, the node work of pending clusters
-// (through each cluster's backend), the engines of the clusters a command touches, then the
+// (through each cluster's engine), the engines of the clusters a command touches, then the
 // scheduler. Each service entry point reconciles once.
 #pragma once
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace batchai::control_plane {
 
-class Backends;
+class Engines;
 class ClusterDocs;
 class Context;
 class Scheduler;
@@ -34,8 +34,8 @@ struct ClusterScope {
 
 class Reconciler {
  public:
-  Reconciler(const Context& cx, const Backends& backends, const ClusterDocs& docs, Scheduler& scheduler)
-      : cx_(cx), backends_(backends), docs_(docs), scheduler_(scheduler) {}
+  Reconciler(const Context& cx, const Engines& engines, const ClusterDocs& docs, Scheduler& scheduler)
+      : cx_(cx), engines_(engines), docs_(docs), scheduler_(scheduler) {}
   void reconcile(const ClusterScope& scope = {});
   // reconcile() without the scheduler's step, for a command that runs the step itself once its
   // own change is written (job create: one step instead of two).
@@ -50,7 +50,7 @@ class Reconciler {
 
  private:
   const Context& cx_;
-  const Backends& backends_;
+  const Engines& engines_;
   const ClusterDocs& docs_;
   Scheduler& scheduler_;
   std::uint64_t count_ = 0;

@@ -12,15 +12,15 @@ namespace batchai::control_plane {
 
 class Context;
 class Reconciler;
-class Backends;
+class Engines;
 class ClusterDocs;
 class JobEnding;
 class AutoStorage;
 
 class Clusters {
  public:
-  Clusters(const Context& cx, Reconciler& reconciler, const Backends& backends, const ClusterDocs& docs, JobEnding& ending, AutoStorage& auto_storage)
-      : cx_(cx), reconciler_(reconciler), backends_(backends), docs_(docs), ending_(ending), auto_storage_(auto_storage) {}
+  Clusters(const Context& cx, Reconciler& reconciler, const Engines& engines, const ClusterDocs& docs, JobEnding& ending, AutoStorage& auto_storage)
+      : cx_(cx), reconciler_(reconciler), engines_(engines), docs_(docs), ending_(ending), auto_storage_(auto_storage) {}
 
   Json create(const ClusterCreateOptions& options);
   Json show(const WorkspaceRef& ref, const std::string& name);
@@ -40,7 +40,7 @@ class Clusters {
 
   const Context& cx_;
   Reconciler& reconciler_;
-  const Backends& backends_;
+  const Engines& engines_;
   const ClusterDocs& docs_;
   JobEnding& ending_;
   AutoStorage& auto_storage_;

@@ -34,7 +34,7 @@ namespace batchai::control_plane {
 class Store;
 
 class AutoStorage;
-class Backends;
+class Engines;
 struct ClusterScope;
 struct Parts;
 
@@ -86,8 +86,8 @@ class ControlPlane {
   ProcessLauncher& launcher();
   // Removes the folders deletes queued in the trash table (after their transaction committed).
   void empty_trash();
-  // The engines (engine/cluster_backend.hpp): for the control plane's own read models.
-  const Backends& backends() const;
+  // The engines (engine/cluster_engine.hpp): for the control plane's own read models.
+  const Engines& engines() const;
 
  private:
   Settings settings_;

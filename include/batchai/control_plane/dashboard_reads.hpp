@@ -20,7 +20,7 @@ class ControlPlane;
 
 struct DashboardCluster {
   std::string resource_group, workspace, name;
-  std::string engine;  // ClusterBackend::engine_name()
+  std::string engine;  // ClusterEngine::engine_name()
   std::string vm_size, allocation_state;
   std::int64_t current_nodes = 0, target_nodes = 0;
   std::int64_t idle = 0, running = 0, preparing = 0, unusable = 0, leaving = 0;
@@ -62,7 +62,7 @@ struct DashboardNode {
 };
 
 struct DashboardClusterNodes {
-  std::string engine;  // ClusterBackend::engine_name()
+  std::string engine;  // ClusterEngine::engine_name()
   std::string allocation_state;
   std::vector<DashboardNode> nodes;
 };

@@ -19,7 +19,7 @@ namespace batchai::control_plane {
 
 class Context;
 class Reconciler;
-class Backends;
+class Engines;
 class ClusterDocs;
 class Scheduler;
 
@@ -45,8 +45,8 @@ struct JobRef {
 // reconcile and every delete ends the jobs under it, whichever command runs.
 class Jobs {
  public:
-  Jobs(const Context& cx, Reconciler& reconciler, const Backends& backends, const ClusterDocs& docs, Scheduler& scheduler)
-      : cx_(cx), reconciler_(reconciler), backends_(backends), docs_(docs), scheduler_(scheduler) {}
+  Jobs(const Context& cx, Reconciler& reconciler, const Engines& engines, const ClusterDocs& docs, Scheduler& scheduler)
+      : cx_(cx), reconciler_(reconciler), engines_(engines), docs_(docs), scheduler_(scheduler) {}
 
   // docs/behaviour.md §4.4; the job is stored queued and its supervisor process started.
   Json create(const JobCreateOptions& options);
@@ -78,7 +78,7 @@ class Jobs {
 
   const Context& cx_;
   Reconciler& reconciler_;
-  const Backends& backends_;
+  const Engines& engines_;
   const ClusterDocs& docs_;
   Scheduler& scheduler_;
 };

@@ -1,4 +1,4 @@
-// `batchai cluster node ...` and `cluster file list`, through the backend of the cluster's engine
+// `batchai cluster node ...` and `cluster file list`, through the engine of the cluster's engine
 // (the simulation's node steps are engine/simulated/node_steps.hpp).
 #pragma once
 #include <cstdint>
@@ -12,12 +12,12 @@ namespace batchai::control_plane {
 
 class Context;
 class Reconciler;
-class Backends;
+class Engines;
 
 class Nodes {
  public:
-  Nodes(const Context& cx, Reconciler& reconciler, const Backends& backends)
-      : cx_(cx), reconciler_(reconciler), backends_(backends) {}
+  Nodes(const Context& cx, Reconciler& reconciler, const Engines& engines)
+      : cx_(cx), reconciler_(reconciler), engines_(engines) {}
 
   Json list(const WorkspaceRef& ref, const std::string& cluster);
   // Runs --exec in the node's folder and environment; output lines go to `out`. Returns nothing
@@ -28,7 +28,7 @@ class Nodes {
  private:
   const Context& cx_;
   Reconciler& reconciler_;
-  const Backends& backends_;
+  const Engines& engines_;
 };
 
 }  // namespace batchai::control_plane

@@ -4,7 +4,7 @@
 
 #include "cluster_docs.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "job_processes.hpp"
 #include "store/jobs.hpp"
 
@@ -24,7 +24,7 @@ void JobEnding::end_jobs_under(Deleted kind, std::int64_t row_id, const std::str
   std::vector<std::int64_t> touched;
   for (auto& job : affected) {
     if (is_unfinished(job.state)) {
-      backends_.of(job).stop_job(job);
+      engines_.of(job).stop_job(job);
       for (auto cluster : release_nodes(store, job.key)) touched.push_back(cluster);
       // Recorded even where the row goes with its experiment: a supervisor that outlived
       // SIGKILL's delivery (it cannot) would find the job ended, not running.

@@ -6,14 +6,14 @@
 
 namespace batchai::control_plane {
 
-class Backends;
+class Engines;
 class ClusterDocs;
 class Context;
 
 class JobEnding {
  public:
-  JobEnding(const Context& cx, const Backends& backends, const ClusterDocs& docs)
-      : cx_(cx), backends_(backends), docs_(docs) {}
+  JobEnding(const Context& cx, const Engines& engines, const ClusterDocs& docs)
+      : cx_(cx), engines_(engines), docs_(docs) {}
 
   // A resource a delete takes away from under its jobs.
   enum class Deleted { kCluster, kWorkspace, kExperiment };
@@ -30,7 +30,7 @@ class JobEnding {
 
  private:
   const Context& cx_;
-  const Backends& backends_;
+  const Engines& engines_;
   const ClusterDocs& docs_;
 };
 

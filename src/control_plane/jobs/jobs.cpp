@@ -12,7 +12,7 @@
 #include "context.hpp"
 #include "reconciler.hpp"
 #include "cluster_docs.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "job_processes.hpp"
 #include "store/jobs.hpp"
 #include "mount_rules.hpp"
@@ -122,7 +122,7 @@ Json Jobs::create(const JobCreateOptions& o) {
   Json props = file.contains("properties") && file["properties"].is_object() ? file["properties"] : Json::object();
   // 3. the cluster: name in this workspace or an ARM id elsewhere
   const ClusterRow cluster = store.read([&] { return cluster_of_new_job(store, o, props); });
-  ClusterBackend& engine = backends_.of(cluster);
+  ClusterEngine& engine = engines_.of(cluster);
   // 4./5. storage placeholders of the file's mounts, then the command-line mounts
   KeyLookup lookup = [&store](const std::string& account) { return account_key(store, account); };
   add_command_line_mounts(cx_, o, lookup, props);
@@ -202,7 +202,7 @@ void Jobs::end(const JobRef& ref) {
   const std::int64_t now = to_us(cx_.clock().now());
   auto job = store.write([&] {
     JobRow j = require_job(store, ref);
-    if (j.state == JobState::kQueued && backends_.of(j).may_start_any_moment(j)) {
+    if (j.state == JobState::kQueued && engines_.of(j).may_start_any_moment(j)) {
       set_state(j, JobState::kTerminating, now);  // its engine may start it any moment: ended below
       save_job(store, j);
     } else if (j.state == JobState::kQueued) {
@@ -214,7 +214,7 @@ void Jobs::end(const JobRef& ref) {
     }
     return j;
   });
-  if (job.state == JobState::kTerminating) backends_.of(job).terminate(job);
+  if (job.state == JobState::kTerminating) engines_.of(job).terminate(job);
 }
 
 void Jobs::remove(const JobRef& ref) {
@@ -329,7 +329,7 @@ Json Jobs::node_list(const JobRef& ref) {
     JobRow job = require_job(store, ref);
     if (!job.cluster_id) return Json::array();
     const auto cluster = load_cluster(store, *job.cluster_id);
-    return backends_.of(job).job_nodes(job, cluster ? &*cluster : nullptr);
+    return engines_.of(job).job_nodes(job, cluster ? &*cluster : nullptr);
   });
 }
 
@@ -350,7 +350,7 @@ void Jobs::node_exec(const JobRef& ref, const NodeExecOptions& options) {
   } else {
     chosen.node_id = nodes[0]["nodeId"].get<std::string>();
   }
-  backends_.of(job).exec(cluster, chosen, &job);
+  engines_.of(job).exec(cluster, chosen, &job);
 }
 
 }  // namespace batchai::control_plane

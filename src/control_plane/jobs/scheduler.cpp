@@ -15,7 +15,7 @@
 #include "jobs/job_wake.hpp"
 #include "cluster_docs.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "job_processes.hpp"
 #include "store/jobs.hpp"
 
@@ -88,11 +88,11 @@ Scheduler::Pending Scheduler::read_pending(std::int64_t now) {
     std::set<std::int64_t> busy;                                // clusters with a supervised running job
     for (QueuedEntry& j : queued_jobs(store)) {
       // An engine with its own queue runs its jobs without a supervisor here.
-      if (backends_.of(j.engine).schedules_itself()) continue;
+      if (engines_.of(j.engine).schedules_itself()) continue;
       queued[j.cluster_id].push_back(std::move(j));  // needs no supervisor, except a head (below)
     }
     for (ActiveJob& j : active_jobs(store)) {
-      if (backends_.of(j.engine).schedules_itself()) continue;
+      if (engines_.of(j.engine).schedules_itself()) continue;
       if (j.cluster_id) busy.insert(*j.cluster_id);
       // A running job with no supervisor pid yet is given time for its supervisor to start
       // (counted from when it got its nodes, its last state change).

@@ -15,14 +15,14 @@
 
 namespace batchai::control_plane {
 
-class Backends;
+class Engines;
 class ClusterDocs;
 class Context;
 
 class Scheduler {
  public:
-  Scheduler(const Context& cx, const Backends& backends, const ClusterDocs& docs)
-      : cx_(cx), backends_(backends), docs_(docs) {}
+  Scheduler(const Context& cx, const Engines& engines, const ClusterDocs& docs)
+      : cx_(cx), engines_(engines), docs_(docs) {}
   void step();
   // Gives queued jobs of the cluster their nodes (gang, in order); returns the keys placed. A
   // supervisor calls it inside the write transaction that frees its job's nodes, so no other
@@ -49,7 +49,7 @@ class Scheduler {
   void update_auto_scale_demand();
 
   const Context& cx_;
-  const Backends& backends_;
+  const Engines& engines_;
   const ClusterDocs& docs_;
 };
 

@@ -13,14 +13,14 @@
 namespace batchai::control_plane::detail {
 
 // A cluster's row id and engine.
-using ClusterEngine = std::pair<std::int64_t, ClusterKind>;
-std::vector<ClusterEngine> cluster_engine_named(Store& store, std::int64_t workspace_id, const std::string& name);
-std::vector<ClusterEngine> cluster_engines_of_workspace(Store& store, std::int64_t workspace_id);
-std::vector<ClusterEngine> cluster_engine_of(Store& store, std::int64_t cluster_id);
+using ClusterIdKind = std::pair<std::int64_t, ClusterKind>;
+std::vector<ClusterIdKind> cluster_engine_named(Store& store, std::int64_t workspace_id, const std::string& name);
+std::vector<ClusterIdKind> cluster_engines_of_workspace(Store& store, std::int64_t workspace_id);
+std::vector<ClusterIdKind> cluster_engine_of(Store& store, std::int64_t cluster_id);
 // The clusters of the experiment's unfinished jobs.
-std::vector<ClusterEngine> cluster_engines_of_experiment(Store& store, std::int64_t workspace_id,
+std::vector<ClusterIdKind> cluster_engines_of_experiment(Store& store, std::int64_t workspace_id,
                                                          const std::string& experiment);
-std::vector<ClusterEngine> cluster_engines_of_home(Store& store, std::size_t limit);  // by row id
+std::vector<ClusterIdKind> cluster_engines_of_home(Store& store, std::size_t limit);  // by row id
 
 // Whether any cluster or file server changes with time, or the trash holds a folder: what makes a
 // reconcile take the write lock.

@@ -8,33 +8,33 @@ namespace batchai::control_plane::detail {
 
 namespace {
 
-std::vector<ClusterEngine> read_engines(Statement& st) {
-  std::vector<ClusterEngine> out;
+std::vector<ClusterIdKind> read_engines(Statement& st) {
+  std::vector<ClusterIdKind> out;
   while (st.step()) out.emplace_back(st.integer(0), kind_of_engine_column(st.text(1)));
   return out;
 }
 
 }  // namespace
 
-std::vector<ClusterEngine> cluster_engine_named(Store& store, std::int64_t workspace_id, const std::string& name) {
+std::vector<ClusterIdKind> cluster_engine_named(Store& store, std::int64_t workspace_id, const std::string& name) {
   auto st = store.prepare("SELECT id, engine FROM clusters WHERE workspace_id = ? AND name_lc = ?");
   st.bind(1, workspace_id).bind(2, to_lower(name));
   return read_engines(st);
 }
 
-std::vector<ClusterEngine> cluster_engines_of_workspace(Store& store, std::int64_t workspace_id) {
+std::vector<ClusterIdKind> cluster_engines_of_workspace(Store& store, std::int64_t workspace_id) {
   auto st = store.prepare("SELECT id, engine FROM clusters WHERE workspace_id = ?");
   st.bind(1, workspace_id);
   return read_engines(st);
 }
 
-std::vector<ClusterEngine> cluster_engine_of(Store& store, std::int64_t cluster_id) {
+std::vector<ClusterIdKind> cluster_engine_of(Store& store, std::int64_t cluster_id) {
   auto st = store.prepare("SELECT id, engine FROM clusters WHERE id = ?");
   st.bind(1, cluster_id);
   return read_engines(st);
 }
 
-std::vector<ClusterEngine> cluster_engines_of_experiment(Store& store, std::int64_t workspace_id,
+std::vector<ClusterIdKind> cluster_engines_of_experiment(Store& store, std::int64_t workspace_id,
                                                          const std::string& experiment) {
   auto st = store.prepare(
       "SELECT c.id, c.engine FROM clusters c WHERE c.id IN (SELECT DISTINCT j.cluster_id FROM jobs j JOIN "
@@ -44,7 +44,7 @@ std::vector<ClusterEngine> cluster_engines_of_experiment(Store& store, std::int6
   return read_engines(st);
 }
 
-std::vector<ClusterEngine> cluster_engines_of_home(Store& store, std::size_t limit) {
+std::vector<ClusterIdKind> cluster_engines_of_home(Store& store, std::size_t limit) {
   auto st = store.prepare("SELECT id, engine FROM clusters ORDER BY id LIMIT ?");
   st.bind(1, static_cast<std::int64_t>(limit));
   return read_engines(st);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "batchai/slurm/parsers.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "store/jobs.hpp"
 #include "slurm_env.hpp"
 

@@ -3,13 +3,13 @@
 #pragma once
 #include "cluster_docs.hpp"
 #include "context.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 
 namespace batchai::control_plane::simulated {
 
-class SimulatedBackend final : public ClusterBackend {
+class SimulatedEngine final : public ClusterEngine {
  public:
-  SimulatedBackend(const Context& cx, const ClusterDocs& docs) : cx_(cx), docs_(docs) {}
+  SimulatedEngine(const Context& cx, const ClusterDocs& docs) : cx_(cx), docs_(docs) {}
 
   ClusterKind kind() const override { return ClusterKind::kSimulated; }
   std::string_view engine_name() const override { return "simulated"; }

@@ -3,14 +3,14 @@
 // that touch such a cluster read its state from Slurm within a short budget (slurm_reconcile.hpp).
 #pragma once
 #include "cluster_docs.hpp"
-#include "engine/cluster_backend.hpp"
+#include "engine/cluster_engine.hpp"
 #include "slurm_env.hpp"
 
 namespace batchai::control_plane::detail {
 
-class SlurmBackend final : public ClusterBackend {
+class SlurmEngine final : public ClusterEngine {
  public:
-  SlurmBackend(const Context& cx, std::optional<std::filesystem::path> slurm_conf) : env_(cx, std::move(slurm_conf)) {}
+  SlurmEngine(const Context& cx, std::optional<std::filesystem::path> slurm_conf) : env_(cx, std::move(slurm_conf)) {}
 
   ClusterKind kind() const override { return ClusterKind::kSlurm; }
   std::string_view engine_name() const override { return "slurm"; }

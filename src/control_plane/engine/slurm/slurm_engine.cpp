@@ -1,4 +1,4 @@
-#include "slurm_backend.hpp"
+#include "slurm_engine.hpp"
 
 #include <map>
 
@@ -15,27 +15,27 @@ using namespace jobs_detail;
 
 namespace {
 
-// The stored partition of a cluster this backend made (its row's engine entry).
+// The stored partition of a cluster this engine made (its row's engine entry).
 std::string partition_of(const ClusterRow& cluster) { return slurm_partition(cluster.private_data).value_or(""); }
 
 }  // namespace
 
-bool SlurmBackend::claims(const ClusterCreateOptions& options, const Json& properties) const {
+bool SlurmEngine::claims(const ClusterCreateOptions& options, const Json& properties) const {
   return options.slurm_partition.has_value() || (properties.is_object() && properties.contains("slurm"));
 }
 
-void SlurmBackend::check_request(const ClusterCreateOptions& options, const Json& properties) const {
+void SlurmEngine::check_request(const ClusterCreateOptions& options, const Json& properties) const {
   requested_slurm_partition(options.slurm_partition, properties);
 }
 
-Json SlurmBackend::place(const NewCluster& cluster) {
+Json SlurmEngine::place(const NewCluster& cluster) {
   // The controller and the partition are asked now, before auto-storage or the row makes
   // anything; their error ends the create with nothing made.
   const std::string partition = *requested_slurm_partition(cluster.options.slurm_partition, cluster.properties);
   return {{"slurm", slurm_private_entry(partition, probe_slurm_partition(env_, partition))}};
 }
 
-bool SlurmBackend::describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) {
+bool SlurmEngine::describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) {
   apply_slurm_counts(doc, private_data["slurm"]);
   ClusterRow shape;  // what slurm_gpus_per_node reads: the VM size and the partition's nodes
   shape.name = cluster.options.name;
@@ -45,14 +45,14 @@ bool SlurmBackend::describe_new(Json& doc, const Json& private_data, const NewCl
   return false;  // Slurm's nodes are there already: nothing to allocate
 }
 
-void SlurmBackend::step(const ClusterRow& cluster, std::int64_t) {
+void SlurmEngine::step(const ClusterRow& cluster, std::int64_t) {
   // Slurm's nodes: a resize or auto-scale changed the cluster's bound only.
   mark_cluster_settled(env_.store(), cluster.id);
 }
 
-Json SlurmBackend::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
+Json SlurmEngine::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
 
-std::vector<EngineNode> SlurmBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
+std::vector<EngineNode> SlurmEngine::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
   // Which node runs which job: the allocations the runners recorded (a job's "nodes").
   std::map<std::string, std::string> job_on;
   for (const auto& [key, private_data] : running_jobs_private(env_.store(), cluster.id)) {
@@ -73,29 +73,29 @@ std::vector<EngineNode> SlurmBackend::nodes_with_jobs(const ClusterRow& cluster,
   return out;
 }
 
-void SlurmBackend::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) {
+void SlurmEngine::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow* job) {
   // A job's node: a step in its allocation (its node list is empty unless it runs).
   slurm_node_exec(env_, cluster, options, job != nullptr ? slurm_job_id(*job) : std::nullopt);
 }
 
-void SlurmBackend::check_supported(const ClusterRow& cluster, const std::string& what) const {
+void SlurmEngine::check_supported(const ClusterRow& cluster, const std::string& what) const {
   throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
                         "' stands on Slurm partition '" + partition_of(cluster) + "' (docs/slurm.md).");
 }
 
-Json SlurmBackend::new_job_entry(const ClusterRow& cluster) {
+Json SlurmEngine::new_job_entry(const ClusterRow& cluster) {
   return {{"slurm", new_slurm_job_entry(partition_of(cluster))}};
 }
 
-void SlurmBackend::start_job(const std::string&, const ClusterRow& cluster) {
+void SlurmEngine::start_job(const std::string&, const ClusterRow& cluster) {
   reconcile_slurm(env_, {cluster.id});  // sbatch now, when the cluster's bound has room (docs/slurm.md)
 }
 
-bool SlurmBackend::may_start_any_moment(const JobRow& job) const { return slurm_job_id(job).has_value(); }
+bool SlurmEngine::may_start_any_moment(const JobRow& job) const { return slurm_job_id(job).has_value(); }
 
-void SlurmBackend::stop_job(const JobRow& job) { cancel_slurm_job(env_, job, false); }  // Slurm ends its processes
+void SlurmEngine::stop_job(const JobRow& job) { cancel_slurm_job(env_, job, false); }  // Slurm ends its processes
 
-void SlurmBackend::terminate(const JobRow& job) { terminate_slurm_job(env_, job); }
+void SlurmEngine::terminate(const JobRow& job) { terminate_slurm_job(env_, job); }
 
 namespace {
 
@@ -117,7 +117,7 @@ Json allocation_nodes(const JobRow& job) {
 
 }  // namespace
 
-Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
+Json SlurmEngine::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   // The allocation's nodes while the job runs, at the address they were last seen with (NodeAddr).
   Json out = Json::array();
   if (job.state != JobState::kRunning && job.state != JobState::kTerminating) return out;
@@ -130,12 +130,12 @@ Json SlurmBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   return out;
 }
 
-std::optional<std::int64_t> SlurmBackend::engine_job_id(const JobRow& job) const { return job.engine_job_id; }
+std::optional<std::int64_t> SlurmEngine::engine_job_id(const JobRow& job) const { return job.engine_job_id; }
 
-std::vector<EngineQueuePlace> SlurmBackend::queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const {
+std::vector<EngineQueuePlace> SlurmEngine::queue_places(const ClusterRow& cluster, const std::vector<JobRow>& jobs) const {
   return slurm_queue_places(env_.store(), cluster, jobs);
 }
 
-void SlurmBackend::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }
+void SlurmEngine::reconcile(const std::vector<std::int64_t>& clusters) { reconcile_slurm(env_, clusters); }
 
 }  // namespace batchai::control_plane::detail

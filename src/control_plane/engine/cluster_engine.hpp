@@ -1,6 +1,6 @@
 // The engine seam: what differs between the engines a cluster can stand on. The services hold
-// no engine decision; they ask the backend of the cluster (or job) in hand. docs/architecture.md,
-// "Adding an engine", says what a new backend implements.
+// no engine decision; they ask the engine of the cluster (or job) in hand. docs/architecture.md,
+// "Adding an engine", says what a new engine implements.
 #pragma once
 #include <optional>
 #include <string_view>
@@ -46,9 +46,9 @@ struct EngineNode {
   std::optional<std::string> job_key;
 };
 
-class ClusterBackend {
+class ClusterEngine {
  public:
-  virtual ~ClusterBackend() = default;
+  virtual ~ClusterEngine() = default;
   virtual ClusterKind kind() const = 0;
   // The engine's name in documents and the dashboard ("simulated", "slurm").
   virtual std::string_view engine_name() const = 0;
@@ -115,19 +115,19 @@ class ClusterBackend {
   virtual void reconcile(const std::vector<std::int64_t>& clusters) = 0;
 };
 
-// The backends of one control plane, one per kind, made by the composition root.
-class Backends {
+// The engines of one control plane, one per kind, made by the composition root.
+class Engines {
  public:
-  void add(std::unique_ptr<ClusterBackend> backend);
-  ClusterBackend& of(ClusterKind kind) const;
-  ClusterBackend& of(const ClusterRow& cluster) const;
-  ClusterBackend& of(const JobRow& job) const;
+  void add(std::unique_ptr<ClusterEngine> engine);
+  ClusterEngine& of(ClusterKind kind) const;
+  ClusterEngine& of(const ClusterRow& cluster) const;
+  ClusterEngine& of(const JobRow& job) const;
   // The engine a create asks for: the one that claims it, else the simulation.
-  ClusterBackend& for_new(const ClusterCreateOptions& options, const Json& properties) const;
-  const std::vector<std::unique_ptr<ClusterBackend>>& all() const { return backends_; }
+  ClusterEngine& for_new(const ClusterCreateOptions& options, const Json& properties) const;
+  const std::vector<std::unique_ptr<ClusterEngine>>& all() const { return engines_; }
 
  private:
-  std::vector<std::unique_ptr<ClusterBackend>> backends_;
+  std::vector<std::unique_ptr<ClusterEngine>> engines_;
 };
 
 }  // namespace batchai::control_plane

@@ -1,4 +1,4 @@
-#include "simulated_backend.hpp"
+#include "simulated_engine.hpp"
 
 #include <unistd.h>
 
@@ -70,18 +70,18 @@ std::vector<std::unique_ptr<PortForwarder>> open_tunnels(const NodeExecOptions& 
 
 }  // namespace
 
-bool SimulatedBackend::describe_new(Json& doc, const Json&, const NewCluster& cluster) {
+bool SimulatedEngine::describe_new(Json& doc, const Json&, const NewCluster& cluster) {
   doc["allocationState"] = to_string(cluster.desired_nodes > 0 ? AllocationState::kResizing : AllocationState::kSteady);
   return cluster.desired_nodes > 0;
 }
 
-void SimulatedBackend::step(const ClusterRow& cluster, std::int64_t now_us) { step_cluster(cx_, cluster, now_us); }
+void SimulatedEngine::step(const ClusterRow& cluster, std::int64_t now_us) { step_cluster(cx_, cluster, now_us); }
 
-void SimulatedBackend::start_work(std::int64_t cluster_id) {
+void SimulatedEngine::start_work(std::int64_t cluster_id) {
   if (start_node_work(cx_, cluster_id)) docs_.refresh(cluster_id);
 }
 
-void SimulatedBackend::refresh_counts(ClusterRow& c) {
+void SimulatedEngine::refresh_counts(ClusterRow& c) {
   std::map<std::string, int> counts;
   Json errors = Json::array();
   int total = 0;
@@ -99,7 +99,7 @@ void SimulatedBackend::refresh_counts(ClusterRow& c) {
   c.doc["allocationStateTransitionTime"] = iso_us(c.alloc_changed_us);
 }
 
-Json SimulatedBackend::list_nodes(const ClusterRow& cluster) {
+Json SimulatedEngine::list_nodes(const ClusterRow& cluster) {
   return cx_.store().read([&] {
     Json out = Json::array();
     for (const auto& [node_id, ordinal] : staying_nodes(cx_.store(), cluster.id))
@@ -108,14 +108,14 @@ Json SimulatedBackend::list_nodes(const ClusterRow& cluster) {
   });
 }
 
-std::vector<EngineNode> SimulatedBackend::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
+std::vector<EngineNode> SimulatedEngine::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
   std::vector<EngineNode> out;
   for (auto& n : node_holders(cx_.store(), cluster.id, limit))
     out.push_back({std::move(n.node_id), std::move(n.state), std::move(n.job_key)});
   return out;
 }
 
-void SimulatedBackend::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow*) {
+void SimulatedEngine::exec(const ClusterRow& cluster, const NodeExecOptions& options, const JobRow*) {
   const Json nodes = list_nodes(cluster);
   if (nodes.empty()) throw InvalidArgument("No nodes available in the cluster");
   std::string node_id = nodes[0]["nodeId"].get<std::string>();
@@ -141,7 +141,7 @@ void SimulatedBackend::exec(const ClusterRow& cluster, const NodeExecOptions& op
   cx_.launcher().run(spec);  // the remote exit code is not propagated (docs/job-runtime.md §4.10.6)
 }
 
-void SimulatedBackend::remove(const ClusterRow& cluster) {
+void SimulatedEngine::remove(const ClusterRow& cluster) {
   const fs::path dir = cx_.layout().cluster(cluster.resource_group, cluster.workspace, cluster.name);
   std::error_code ec;
   for (const auto& node : fs::directory_iterator(dir / "nodes", ec)) stop_setup_task(cx_.launcher(), node.path());
@@ -152,16 +152,16 @@ void SimulatedBackend::remove(const ClusterRow& cluster) {
 // waits for the cluster's next job (the placement hands the job to it). The others get theirs
 // when they get their nodes: from the supervisor of the job that freed them, which runs them
 // itself, or from the scheduler (scheduler.hpp).
-void SimulatedBackend::start_job(const std::string& job_key, const ClusterRow& cluster) {
+void SimulatedEngine::start_job(const std::string& job_key, const ClusterRow& cluster) {
   Store& store = cx_.store();
   const bool among_first = store.read([&] { return queue_fits_idle_nodes(store, cluster.id); });
   if (among_first && !idle_supervisor_waits(cx_.layout(), cluster.id) && claim_supervisor_start(cx_.layout(), job_key))
     spawn_supervisor(cx_, job_key);
 }
 
-void SimulatedBackend::stop_job(const JobRow& job) { kill_job_processes(cx_, job.key, job.sup_pid); }
+void SimulatedEngine::stop_job(const JobRow& job) { kill_job_processes(cx_, job.key, job.sup_pid); }
 
-void SimulatedBackend::terminate(const JobRow& job) {
+void SimulatedEngine::terminate(const JobRow& job) {
   // The supervisor sees `terminating`, stops the process tree and records `failed`.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (supervisor_alive(cx_.layout(), job.key) && std::chrono::steady_clock::now() < deadline)
@@ -178,7 +178,7 @@ void SimulatedBackend::terminate(const JobRow& job) {
   });
 }
 
-Json SimulatedBackend::job_nodes(const JobRow& job, const ClusterRow* cluster) {
+Json SimulatedEngine::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   Json out = Json::array();
   if (cluster == nullptr || !job.private_data.contains("nodes")) return out;
   for (const auto& id : job.private_data["nodes"]) {
