@@ -61,9 +61,6 @@ class Value {
   // True when borrowed results may point into storage this Value owns (its JSON, or the
   // materialised form of its reference list): such results must be copied before it dies.
   bool has_storage() const { return kind_ == Kind::kOwned || (kind_ == Kind::kRefs && refs_->cache != nullptr); }
-  // Only for owned values: lets a consumer move parts out instead of copying them.
-  Json& mutable_owned() { return owned_; }
-  const std::vector<const Json*>& ref_items() const { return refs_->items; }
 
   // Array access without materialising a reference list.
   bool is_array() const { return kind_ == Kind::kRefs || get().is_array(); }

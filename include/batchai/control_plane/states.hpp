@@ -25,6 +25,5 @@ std::optional<AllocationState> parse_allocation_state(std::string_view name);
 constexpr bool is_unfinished(JobState state) {
   return state == JobState::kQueued || state == JobState::kRunning || state == JobState::kTerminating;
 }
-constexpr bool is_finished(JobState state) { return !is_unfinished(state); }
 
 }  // namespace batchai::control_plane

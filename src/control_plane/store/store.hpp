@@ -114,7 +114,6 @@ class Store {
   auto read(F&& fn) -> decltype(fn()) {
     return transaction(false, std::forward<F>(fn));
   }
-  bool in_transaction() const { return depth_ > 0; }
 
  private:
   explicit Store(std::filesystem::path path);
