@@ -339,12 +339,19 @@ bool remove_job_containers(const fs::path& record, const std::string& job_key,
 }
 
 void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<bool(const std::string&)>& running) {
+  // The sweep runs inside every command's reconcile: it removes at most one job's containers per
+  // call, and a record whose removal failed is set aside (its time moved into the future) for
+  // kSweepBackoff, so a Podman that hangs or fails costs a command one bounded try, not one per
+  // stray on every command.
+  constexpr auto kSweepBackoff = std::chrono::minutes(5);
   std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
   for (const auto& e : fs::directory_iterator(layout.home() / "containers", ec)) {
     const std::string key = e.path().filename().string();
     // A live supervisor removes its job's own (it holds the lock until they are gone).
-    if (!is_job_key(key) || supervisor_alive(layout, key) || running(key)) continue;
-    remove_job_containers(e.path(), key);
+    if (!is_job_key(key) || e.last_write_time(ec) > now || supervisor_alive(layout, key) || running(key)) continue;
+    if (!remove_job_containers(e.path(), key)) fs::last_write_time(e.path(), now + kSweepBackoff, ec);
+    return;
   }
 }
 

@@ -83,7 +83,7 @@ bool remove_job_containers(const std::filesystem::path& record, const std::strin
 // The reconcile's sweep: containers of the home's jobs that are no longer running and whose
 // supervisor is gone (it died between storing the outcome and removing them) are removed.
 // `running(key)` says whether the job is queued, running or terminating (its runner removes them,
-// or ending it does).
+// or ending it does). At most one job's per call; one whose removal failed waits 5 minutes.
 void sweep_ended_jobs_containers(const NodeLayout& layout, const std::function<bool(const std::string&)>& running);
 
 }  // namespace batchai::control_plane::jobs_detail
