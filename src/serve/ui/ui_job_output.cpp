@@ -15,8 +15,9 @@
 #include "batchai/common/utf8.hpp"
 #include "batchai/control_plane/control_plane.hpp"
 #include "batchai/control_plane/dashboard_reads.hpp"
-#include "ui/bounded_json.hpp"
 #include "job_files/job_file_links.hpp"
+#include "ui/bounded_json.hpp"
+#include "ui/job_metrics.hpp"
 #include "ui/ui_api.hpp"
 #include "ui/ui_api_util.hpp"
 #include "ui/ui_routes.hpp"
@@ -28,8 +29,7 @@ namespace cp = control_plane;
 
 constexpr std::uint64_t kMaxLogBytes = 64 * 1024;          // raw bytes per log answer
 constexpr std::size_t kMaxLogText = 60 * 1024;             // their JSON text, quotes and escapes included
-// What a job's own JSON may cost a read: its bytes, and ~100 bytes of document per value.
-constexpr JsonBudget kMetricsBudget{4 * 1024 * 1024, 16, 100000};  // ~11,000 epochs of 8 numbers
+// What a job's manifest may cost a read: its bytes, and ~100 bytes of document per value.
 constexpr JsonBudget kManifestBudget{256 * 1024, 16, 10000};
 constexpr std::uint64_t kStdoutTail = 2 * 1024 * 1024;     // Keras lines are read from here
 constexpr std::uint64_t kExperimentStdoutTail = 256 * 1024;
@@ -41,14 +41,6 @@ constexpr std::size_t kBudget = kUiMaxAnswerBytes - 4096;
 // The experiment endpoint reads up to 50 jobs' files: it stops (truncated) rather than hold its
 // worker past this.
 constexpr std::chrono::milliseconds kExperimentDeadline{700};
-
-const char* const kMetricNames[] = {"loss", "acc", "val_loss", "val_acc", "lr", "seconds", "images_per_sec"};
-constexpr std::size_t kMetricCount = 7;
-
-struct Epoch {
-  std::int64_t epoch = 0;
-  std::optional<double> v[kMetricCount];
-};
 
 std::optional<ConfinedDir> stdouterr(cp::ControlPlane& plane, const cp::JobRef& ref) {
   return plane.jobs().output_folder(ref, "stdouterr", ".");
@@ -138,96 +130,6 @@ Json log(const HttpRequest& req, UiContext& ui) {
   end = start + keep;
   return {{"file", file}, {"size", size}, {"offset", start}, {"nextOffset", end}, {"text", std::move(bytes)},
           {"eof", end >= size}};
-}
-
-// --- metrics ---------------------------------------------------------------------------------
-
-std::optional<std::vector<Epoch>> parse_metrics_json(const std::string& text) {
-  const Json doc = parse_bounded_json(text, kMetricsBudget).value_or(Json());
-  if (!doc.is_object() || !doc.contains("epochs") || !doc["epochs"].is_array()) return std::nullopt;
-  std::vector<Epoch> out;
-  for (const auto& e : doc["epochs"]) {
-    if (!e.is_object() || !e.contains("epoch") || !e["epoch"].is_number_integer()) continue;
-    Epoch row;
-    row.epoch = e["epoch"].get<std::int64_t>();
-    for (std::size_t i = 0; i < kMetricCount; ++i) {
-      auto it = e.find(kMetricNames[i]);
-      if (it != e.end() && it->is_number() && std::isfinite(it->get<double>())) row.v[i] = it->get<double>();
-    }
-    out.push_back(row);
-    if (out.size() > 100000) break;  // bounded whatever the file holds
-  }
-  return out;
-}
-
-std::optional<double> number_after(std::string_view line, std::string_view key) {
-  // "key: 1.23" where key is preceded by the start, a space or '-'.
-  std::size_t pos = 0;
-  while ((pos = line.find(key, pos)) != std::string_view::npos) {
-    const bool starts = pos == 0 || line[pos - 1] == ' ';
-    const std::size_t colon = pos + key.size();
-    if (starts && colon + 1 < line.size() && line[colon] == ':' && line[colon + 1] == ' ') {
-      const std::string rest(line.substr(colon + 2, 32));
-      char* end = nullptr;
-      const double v = std::strtod(rest.c_str(), &end);
-      if (end != rest.c_str() && std::isfinite(v)) return v;
-    }
-    pos = colon;
-  }
-  return std::nullopt;
-}
-
-// Keras' fit output: "Epoch 3/25" then, on its last progress line, "- loss: … - acc: … -
-// val_loss: … - val_acc: …" (accuracy/val_accuracy in newer Keras).
-std::vector<Epoch> parse_keras(std::string_view text) {
-  std::vector<Epoch> out;
-  std::optional<std::int64_t> current;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.rfind("Epoch ", 0) == 0) {
-      const std::string digits(line.substr(6, line.find('/') == std::string_view::npos ? 0 : line.find('/') - 6));
-      if (!digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos)
-        current = std::stoll(digits);
-      continue;
-    }
-    if (!current || line.find("loss: ") == std::string_view::npos) continue;
-    Epoch e;
-    e.epoch = *current;
-    e.v[0] = number_after(line, "loss");
-    e.v[1] = number_after(line, "acc");
-    if (!e.v[1]) e.v[1] = number_after(line, "accuracy");
-    e.v[2] = number_after(line, "val_loss");
-    e.v[3] = number_after(line, "val_acc");
-    if (!e.v[3]) e.v[3] = number_after(line, "val_accuracy");
-    e.v[4] = number_after(line, "lr");
-    if (!out.empty() && out.back().epoch == e.epoch) {
-      out.back() = e;  // a later progress line of the same epoch
-    } else if (out.size() < 100000) {
-      out.push_back(e);
-    }
-  }
-  return out;
-}
-
-template <typename T>
-std::vector<T> downsample(const std::vector<T>& rows, std::size_t n) {
-  if (rows.size() <= n || n < 2) return rows.size() <= n ? rows : std::vector<T>(rows.begin(), rows.begin() + std::min(n, rows.size()));
-  std::vector<T> out;
-  for (std::size_t i = 0; i < n; ++i) out.push_back(rows[i * (rows.size() - 1) / (n - 1)]);
-  return out;
-}
-
-Json epoch_json(const Epoch& e, bool all) {
-  Json j = {{"epoch", e.epoch}};
-  for (std::size_t i = 0; i < kMetricCount; ++i) {
-    if (!all && (i == 4 || i == 5 || i == 6)) continue;
-    j[kMetricNames[i]] = e.v[i] ? Json(*e.v[i]) : Json(nullptr);
-  }
-  return j;
 }
 
 struct Metrics {
