@@ -116,12 +116,14 @@ Buffer CpuBackend::allocate(std::size_t count) {
 }
 
 void CpuBackend::release(Buffer& buffer) {
+  forget_zeroed(buffer.data, buffer.size);
   ::operator delete[](buffer.data, kAlign);
   buffer = Buffer{};
 }
 
 void CpuBackend::upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) {
   if (offset + count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
+  forget_zeroed(dst.data + offset, count);
   ProfileScope timed(profile_, "upload", profile_ ? std::to_string(count) : "", "copy");
   std::memcpy(dst.data + offset, host, count * sizeof(float));
 }
@@ -136,6 +138,28 @@ void CpuBackend::fill(Buffer& dst, float value) {
   ProfileScope timed(profile_, "fill", profile_ ? std::to_string(dst.size) : "", "zero");
   for_ranges(dst.size, kMinFloatsPerPart, 16,
              [&](std::size_t b, std::size_t e) { std::fill(dst.data + b, dst.data + e, value); });
+  forget_zeroed(dst.data, dst.size);
+  if (value == 0.0f && dst.size > 0) {
+    zeroed_ = dst.data;
+    zeroed_size_ = dst.size;
+  }
+}
+
+bool CpuBackend::first_write(const Buffer& dw, std::size_t off, std::size_t count) {
+  if (zeroed_ == nullptr || dw.data != zeroed_ || off + count > zeroed_size_) return false;
+  const std::size_t end = off + count;
+  for (const auto& [b, e] : written_) {
+    if (off < e && b < end) return false;  // written since the zeroing: add to what is there
+  }
+  written_.emplace_back(off, end);
+  return true;
+}
+
+void CpuBackend::forget_zeroed(const float* data, std::size_t count) {
+  if (zeroed_ == nullptr || data == nullptr || data >= zeroed_ + zeroed_size_ || data + count <= zeroed_) return;
+  zeroed_ = nullptr;
+  zeroed_size_ = 0;
+  written_.clear();
 }
 
 void CpuBackend::conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -151,9 +175,22 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   DnnlConv& c = conv(s, relu);
   {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
-    if (relu) {
+    // Blocked mode: the mask goes into the kernel's layout in the same pass; dy itself is
+    // masked only where the input gradient reads it.
+    if (relu && (dx != nullptr || !c.blocked())) {
       ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
       mask_relu(dy, y, count);
+    }
+    if (c.blocked()) {
+      ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
+      const int hw = s.oh() * s.ow();
+      float* out = c.blocked_diff_dst();
+      const bool still = relu && dx == nullptr;
+      for_ranges(static_cast<std::size_t>(s.n), images_per_part(static_cast<std::size_t>(hw) * s.out), 1,
+                 [&](std::size_t i0, std::size_t i1) {
+                   relu_mask_to_blocked16(dy.data, y.data, out, static_cast<int>(i0), static_cast<int>(i1), hw,
+                                          s.out, still);
+                 });
     }
     // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
     {
@@ -226,6 +263,7 @@ void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms,
 }
 
 void CpuBackend::scale(Buffer& x, float factor) {
+  forget_zeroed(x.data, x.size);
   ProfileScope timed(profile_, "scale", profile_ ? std::to_string(x.size) : "", "allreduce");
   for (std::size_t i = 0; i < x.size; ++i) x.data[i] *= factor;
 }

@@ -16,8 +16,15 @@ class DnnlConv {
   DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu);
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
-  // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU.
+  // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU; in
+  // blocked mode (below) dy is not read: the kernel reads blocked_diff_dst() instead.
   void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
+  // Blocked mode, for a convolution of few input channels (the first layer): its weight gradient
+  // runs the JIT kernel on an NCHW copy of x and on dy in nChw16c, which the caller writes into
+  // blocked_diff_dst() (relu_mask_to_blocked16) in place of masking dy: 0.25 instead of 0.39 ms
+  // for 3 -> 32 channels at 32x32, where NHWC gets oneDNN's slower kernels.
+  bool blocked() const { return blocked_; }
+  float* blocked_diff_dst() { return static_cast<float*>(dy_blocked_.get_data_handle()); }
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
   // dx = dL/dx.
@@ -34,7 +41,10 @@ class DnnlConv {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
+  bool blocked_ = false;
   dnnl::memory::desc user_w_md_;  // hwio
+  dnnl::memory x_nchw_, dy_blocked_;  // blocked mode only
+  dnnl::reorder x_to_nchw_;
   // Forward and backward-data kernels may want different blocked weight formats.
   dnnl::memory w_fwd_, w_bwd_, dw_blocked_, db_;
   dnnl::reorder w_to_fwd_, w_to_bwd_, dw_accumulate_;
