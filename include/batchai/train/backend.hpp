@@ -47,9 +47,9 @@ class Backend {
   virtual void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                               std::size_t b_off, Buffer& y, bool relu) = 0;
   // Given y (the forward output) and dy: when `relu`, dy is masked in place by y > 0 (without
-  // dx, dy may be left as it was); then dw += grad, db += grad (accumulate; zeroing is explicit),
-  // dx = input gradient unless `dx` is null (first layer). Weight gradients live in `dw` at the
-  // same offsets as in `w`.
+  // dx, what dy holds afterwards is unspecified); then dw += grad, db += grad (accumulate;
+  // zeroing is explicit), dx = input gradient unless `dx` is null (first layer). Weight
+  // gradients live in `dw` at the same offsets as in `w`.
   virtual void conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                bool relu) = 0;

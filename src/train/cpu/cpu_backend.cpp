@@ -173,24 +173,19 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
                                  bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
   DnnlConv& c = conv(s, relu);
+  std::vector<float> nhwc_dy;  // blocked mode with an input gradient: dy as that reads it
   {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
-    // Blocked mode: the mask goes into the kernel's layout in the same pass; dy itself is
-    // masked only where the input gradient reads it.
+    // Blocked mode: the mask goes into the kernel's layout in the same pass, in place; dy is
+    // masked in NHWC first (and kept) only where an input gradient reads it.
     if (relu && (dx != nullptr || !c.blocked())) {
       ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
       mask_relu(dy, y, count);
     }
     if (c.blocked()) {
       ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
-      const int hw = s.oh() * s.ow();
-      float* out = c.blocked_diff_dst();
-      const bool still = relu && dx == nullptr;
-      for_ranges(static_cast<std::size_t>(s.n), images_per_part(static_cast<std::size_t>(hw) * s.out), 1,
-                 [&](std::size_t i0, std::size_t i1) {
-                   relu_mask_to_blocked16(dy.data, y.data, out, static_cast<int>(i0), static_cast<int>(i1), hw,
-                                          s.out, still);
-                 });
+      if (dx != nullptr) nhwc_dy.assign(dy.data, dy.data + count);
+      to_blocked_in_place(s, dy, y, relu && dx == nullptr);
     }
     // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
     {
@@ -201,8 +196,23 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   }
   if (dx != nullptr) {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-data", conv_flops(s));
-    c.backward_data(stream_, w.data + w_off, dy.data, dx->data);
+    c.backward_data(stream_, w.data + w_off, nhwc_dy.empty() ? dy.data : nhwc_dy.data(), dx->data);
   }
+}
+
+void CpuBackend::to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu) {
+  const int hw = s.oh() * s.ow();
+  const std::size_t per_image = static_cast<std::size_t>(hw) * s.out;
+  image_scratch_.resize(static_cast<std::size_t>(threads_) * per_image);
+  for_ranges(static_cast<std::size_t>(s.n), images_per_part(per_image), 1, [&](std::size_t i0, std::size_t i1) {
+    // Parts run one a thread (run()), so a thread's scratch image is its own.
+    float* mine = image_scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * per_image;
+    for (std::size_t i = i0; i < i1; ++i) {
+      float* image = dy.data + i * per_image;
+      std::memcpy(mine, image, per_image * sizeof(float));
+      relu_mask_to_blocked16(mine, y.data + i * per_image, image, 0, 1, hw, s.out, relu);
+    }
+  });
 }
 
 void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) {

@@ -73,6 +73,10 @@ class CpuBackend final : public Backend {
   // Images (or rows) of `floats_per_image` that make a part worth its thread.
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
+  // A blocked convolution's dy (DnnlConv::blocked), NHWC, into nChw16c in place, masked by y when
+  // `relu`: image by image through a copy in this thread's scratch, which stays in L2 (out of
+  // place, the pass cost twice the in-place mask: its 4 MB destination came from memory).
+  void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);
   // Whether [off, off + count) of `dw` still holds the zeros of the last fill(dw, 0) over the
   // whole buffer, no backward pass having written it since; records the write. A weight
   // gradient's first write after the arena's zeroing then overwrites instead of adding (for
@@ -97,6 +101,7 @@ class CpuBackend final : public Backend {
   const float* zeroed_ = nullptr;
   std::size_t zeroed_size_ = 0;
   std::vector<std::pair<std::size_t, std::size_t>> written_;
+  std::vector<float> image_scratch_;  // one image a thread, for to_blocked_in_place
 };
 
 }  // namespace batchai::train::cpu

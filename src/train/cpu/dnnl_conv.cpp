@@ -57,7 +57,6 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
       blocked_ = true;
       bwd_weights_pd_ = pd;
       x_nchw_ = memory(x_md, engine);
-      dy_blocked_ = memory(dy_md, engine);
       x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md, engine, x_md));
     }
   }
@@ -94,7 +93,7 @@ void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const floa
     memory user_x = wrap(fwd_pd_.src_desc(), engine_, x);
     x_to_nchw_.execute(stream, user_x, x_nchw_);
     bwd_weights_.execute(stream, {{DNNL_ARG_SRC, x_nchw_},
-                                  {DNNL_ARG_DIFF_DST, dy_blocked_},
+                                  {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
                                   {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
                                   {DNNL_ARG_DIFF_BIAS, db_}});
     stream.wait();
