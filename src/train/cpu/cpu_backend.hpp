@@ -74,8 +74,8 @@ class CpuBackend final : public Backend {
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
   // A blocked convolution's dy (DnnlConv::blocked), NHWC, into nChw16c in place, masked by y when
-  // `relu`: image by image through a copy in this thread's scratch, which stays in L2 (out of
-  // place, the pass cost twice the in-place mask: its 4 MB destination came from memory).
+  // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
+  // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.
   void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);
   // Whether [off, off + count) of `dw` still holds the zeros of the last fill(dw, 0) over the
   // whole buffer, no backward pass having written it since; records the write. A weight

@@ -20,8 +20,9 @@ class DnnlConv {
   // in blocked mode be in oneDNN's nChw16c (relu_mask_to_blocked16).
   void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
   // Blocked mode, for a convolution of few input channels (the first layer): its weight gradient
-  // runs the JIT kernel on an NCHW copy of x and on dy in nChw16c: 0.24 instead of 0.40 ms for
-  // 3 -> 32 channels at 32x32, where NHWC gets oneDNN's slower kernels.
+  // runs the JIT kernel on an NCHW copy of x and on dy in nChw16c: 0.24-0.32 instead of 0.37-0.55
+  // ms for 3 -> 32 channels at 32x32 in the step (train_bench --roofline, under load), where NHWC
+  // gets oneDNN's slower kernels.
   bool blocked() const { return blocked_; }
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
