@@ -3,6 +3,7 @@
 // sizes (vector tails) and with ties in the pooling windows (the first maximum wins).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -64,6 +65,12 @@ Floats run_all() {
   bias_relu_rows(rows.data(), bias.data(), 0, 5, 37, 37, true);
   add_column_sums(rows.data(), 5, 37, 37, sums.data());
   keep(rows), keep(sums);
+
+  const Floats y32 = grid_values(2 * 5 * 32, rng), dy32 = random_values(y32.size(), rng, -1, 1);
+  Floats blocked(y32.size(), 7.0f), copied(y32.size(), 7.0f);
+  relu_mask_to_blocked16(dy32.data(), y32.data(), blocked.data(), 0, 2, 5, 32, true);
+  relu_mask_to_blocked16(dy32.data(), y32.data(), copied.data(), 1, 2, 5, 32, false);
+  keep(blocked), keep(copied);
   return out;
 }
 
@@ -96,6 +103,28 @@ TEST(CpuElementwise, PoolingRoutesToTheFirstMaximumOfATie) {
     maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, 1, 2, 2, 2);
     EXPECT_EQ(y, (Floats{3.0f, 2.0f})) << isa;
     EXPECT_EQ(dx, (Floats{0.0f, 20.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f})) << isa;
+  }
+  select_elementwise_isa("");
+}
+
+TEST(CpuElementwise, TheBlockedMaskWritesOneDnnsNChw16c) {
+  // One image of 2 pixels and 32 channels: NHWC value 100 * pixel + channel.
+  Floats dy(64), y(64, 1.0f);
+  for (int p = 0; p < 2; ++p) {
+    for (int c = 0; c < 32; ++c) dy[p * 32 + c] = static_cast<float>(100 * p + c);
+  }
+  y[32 + 17] = 0.0f;  // pixel 1, channel 17: masked
+  for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
+    if (!select_elementwise_isa(isa)) continue;
+    Floats out(64, -1.0f);
+    relu_mask_to_blocked16(dy.data(), y.data(), out.data(), 0, 1, 2, 32, true);
+    // (block, pixel, 16): block 1 of pixel 1 starts at (1 * 2 + 1) * 16.
+    EXPECT_EQ(out[0], 0.0f) << isa;
+    EXPECT_EQ(out[16 + 3], 103.0f) << isa;
+    EXPECT_EQ(out[32 + 5], 21.0f) << isa;
+    EXPECT_EQ(out[48 + 1], 0.0f) << isa;
+    EXPECT_EQ(out[48 + 2], 118.0f) << isa;
+    EXPECT_EQ(std::count(dy.begin(), dy.end(), 0.0f), 1) << isa << ": dy is left as it was";
   }
   select_elementwise_isa("");
 }

@@ -39,14 +39,17 @@ class Backend {
   virtual void release(Buffer& buffer) = 0;
   virtual void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset = 0) = 0;
   virtual void download(float* host, const Buffer& src, std::size_t count, std::size_t offset = 0) = 0;
+  // Between fill(grads, 0) and the backward calls that add into grads, write grads only through
+  // the backend (the CPU backend remembers the zeroing and lets a first write overwrite).
   virtual void fill(Buffer& dst, float value) = 0;
 
   // y = act(conv(x, w) + b); act = ReLU when `relu`. `w` (k, k, c, out), `b` (out).
   virtual void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                               std::size_t b_off, Buffer& y, bool relu) = 0;
-  // Given y (the forward output) and dy: when `relu`, dy is masked in place by y > 0; then
-  // dw += grad, db += grad (accumulate; zeroing is explicit), dx = input gradient unless
-  // `dx` is null (first layer). Weight gradients live in `dw` at the same offsets as in `w`.
+  // Given y (the forward output) and dy: when `relu`, dy is masked in place by y > 0 (without
+  // dx, what dy holds afterwards is unspecified); then dw += grad, db += grad (accumulate;
+  // zeroing is explicit), dx = input gradient unless `dx` is null (first layer). Weight
+  // gradients live in `dw` at the same offsets as in `w`.
   virtual void conv2d_backward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                bool relu) = 0;

@@ -116,12 +116,14 @@ Buffer CpuBackend::allocate(std::size_t count) {
 }
 
 void CpuBackend::release(Buffer& buffer) {
+  forget_zeroed(buffer.data, buffer.size);
   ::operator delete[](buffer.data, kAlign);
   buffer = Buffer{};
 }
 
 void CpuBackend::upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) {
   if (offset + count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
+  forget_zeroed(dst.data + offset, count);
   ProfileScope timed(profile_, "upload", profile_ ? std::to_string(count) : "", "copy");
   std::memcpy(dst.data + offset, host, count * sizeof(float));
 }
@@ -136,6 +138,28 @@ void CpuBackend::fill(Buffer& dst, float value) {
   ProfileScope timed(profile_, "fill", profile_ ? std::to_string(dst.size) : "", "zero");
   for_ranges(dst.size, kMinFloatsPerPart, 16,
              [&](std::size_t b, std::size_t e) { std::fill(dst.data + b, dst.data + e, value); });
+  forget_zeroed(dst.data, dst.size);
+  if (value == 0.0f && dst.size > 0) {
+    zeroed_ = dst.data;
+    zeroed_size_ = dst.size;
+  }
+}
+
+bool CpuBackend::first_write(const Buffer& dw, std::size_t off, std::size_t count) {
+  if (zeroed_ == nullptr || dw.data != zeroed_ || off + count > zeroed_size_) return false;
+  const std::size_t end = off + count;
+  for (const auto& [b, e] : written_) {
+    if (off < e && b < end) return false;  // written since the zeroing: add to what is there
+  }
+  written_.emplace_back(off, end);
+  return true;
+}
+
+void CpuBackend::forget_zeroed(const float* data, std::size_t count) {
+  if (zeroed_ == nullptr || data == nullptr || data >= zeroed_ + zeroed_size_ || data + count <= zeroed_) return;
+  zeroed_ = nullptr;
+  zeroed_size_ = 0;
+  written_.clear();
 }
 
 void CpuBackend::conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -149,11 +173,19 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
                                  bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
   DnnlConv& c = conv(s, relu);
+  std::vector<float> nhwc_dy;  // blocked mode with an input gradient: dy as that reads it
   {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
-    if (relu) {
+    // Blocked mode: the mask goes into the kernel's layout in the same pass, in place; dy is
+    // masked in NHWC first (and kept) only where an input gradient reads it.
+    if (relu && (dx != nullptr || !c.blocked())) {
       ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
       mask_relu(dy, y, count);
+    }
+    if (c.blocked()) {
+      ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
+      if (dx != nullptr) nhwc_dy.assign(dy.data, dy.data + count);
+      to_blocked_in_place(s, dy, y, relu && dx == nullptr);
     }
     // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
     {
@@ -164,8 +196,23 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   }
   if (dx != nullptr) {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-data", conv_flops(s));
-    c.backward_data(stream_, w.data + w_off, dy.data, dx->data);
+    c.backward_data(stream_, w.data + w_off, nhwc_dy.empty() ? dy.data : nhwc_dy.data(), dx->data);
   }
+}
+
+void CpuBackend::to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu) {
+  const int hw = s.oh() * s.ow();
+  const std::size_t per_image = static_cast<std::size_t>(hw) * s.out;
+  image_scratch_.resize(static_cast<std::size_t>(threads_) * per_image);
+  for_ranges(static_cast<std::size_t>(s.n), images_per_part(per_image), 1, [&](std::size_t i0, std::size_t i1) {
+    // Parts run one a thread (run()), so a thread's scratch image is its own.
+    float* mine = image_scratch_.data() + static_cast<std::size_t>(omp_get_thread_num()) * per_image;
+    for (std::size_t i = i0; i < i1; ++i) {
+      float* image = dy.data + i * per_image;
+      std::memcpy(mine, image, per_image * sizeof(float));
+      relu_mask_to_blocked16(mine, y.data + i * per_image, image, 0, 1, hw, s.out, relu);
+    }
+  });
 }
 
 void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) {
@@ -226,6 +273,7 @@ void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms,
 }
 
 void CpuBackend::scale(Buffer& x, float factor) {
+  forget_zeroed(x.data, x.size);
   ProfileScope timed(profile_, "scale", profile_ ? std::to_string(x.size) : "", "allreduce");
   for (std::size_t i = 0; i < x.size; ++i) x.data[i] *= factor;
 }

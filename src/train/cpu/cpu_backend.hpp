@@ -10,6 +10,7 @@
 #include <string>
 #include <memory>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -72,6 +73,17 @@ class CpuBackend final : public Backend {
   // Images (or rows) of `floats_per_image` that make a part worth its thread.
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
+  // A blocked convolution's dy (DnnlConv::blocked), NHWC, into nChw16c in place, masked by y when
+  // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
+  // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.
+  void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);
+  // Whether [off, off + count) of `dw` still holds the zeros of the last fill(dw, 0) over the
+  // whole buffer, no backward pass having written it since; records the write. A weight
+  // gradient's first write after the arena's zeroing then overwrites instead of adding (for
+  // dense_1 a GEMM with beta 0 skips reading 4.7 MB of zeros: 0.24 instead of 0.56 ms).
+  bool first_write(const Buffer& dw, std::size_t off, std::size_t count);
+  // Forgets the zeroing when [data, data + count) overlaps the zeroed buffer.
+  void forget_zeroed(const float* data, std::size_t count);
   // Whether oneDNN runs AVX-512 here (then the dense layers use its kernels).
   static bool dense_on_onednn();
   int blas_parts(const DenseShape& s) const;
@@ -85,6 +97,11 @@ class CpuBackend final : public Backend {
   bool dense_onednn_ = false;
   std::map<std::tuple<int, int, int, int, int, int, bool>, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
+  // The buffer last zeroed whole by fill() and the ranges of it written since (first_write).
+  const float* zeroed_ = nullptr;
+  std::size_t zeroed_size_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> written_;
+  std::vector<float> image_scratch_;  // one image a thread, for to_blocked_in_place
 };
 
 }  // namespace batchai::train::cpu

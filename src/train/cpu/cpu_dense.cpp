@@ -1,7 +1,8 @@
 // Dense layers of the CPU backend (see cpu_backend.hpp): on a CPU where oneDNN runs AVX-512,
 // oneDNN's kernels, JIT-compiled for the ISA found at run time and run on the backend's OpenMP
-// team (its sgemm for the forward pass and the weight gradient, which it accumulates with
-// beta = 1; a matmul for the input gradient, dnnl_dense.hpp; the fastest of each measured with
+// team (its sgemm for the forward pass and the weight gradient, which overwrites a slot still
+// zero since the arena's zeroing, beta = 0, and adds with beta = 1 otherwise; a matmul for the
+// input gradient, dnnl_dense.hpp; the fastest of each measured with
 // train_bench --roofline); elsewhere OpenBLAS, one call per thread over its own output columns,
 // as before.
 #include <cblas.h>
@@ -11,6 +12,7 @@
 #include "batchai/common/errors.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_elementwise.hpp"
+#include "cpu/dnnl_memory.hpp"
 
 namespace batchai::train::cpu {
 namespace {
@@ -33,11 +35,7 @@ void dnnl_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, c
 
 }  // namespace
 
-bool CpuBackend::dense_on_onednn() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  return (isa & avx512) == avx512;
-}
+bool CpuBackend::dense_on_onednn() { return onednn_runs_avx512(); }
 
 void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                std::size_t b_off, Buffer& y, bool relu) {
@@ -69,15 +67,17 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
   {
     ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-weights", dense_flops(s));
     if (relu) mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
+    // dW = x^T dy into a slot still zero since the arena's zeroing, else dW += x^T dy.
+    const float beta = first_write(dw, w_off, static_cast<std::size_t>(s.in) * s.out) ? 0.0f : 1.0f;
     if (dense_onednn_) {
-      // dW += x^T dy; db += column sums of dy.
-      dnnl_gemm(true, false, s.in, s.out, s.n, x.data, s.in, dy.data, s.out, 1.0f, dkernel, s.out);
+      // db += column sums of dy.
+      dnnl_gemm(true, false, s.in, s.out, s.n, x.data, s.in, dy.data, s.out, beta, dkernel, s.out);
       add_column_sums(dy.data, s.n, s.out, s.out, dbias);
     } else {
       run(parts, [&](int part) {
         int o0, o1;
         split(s.out, parts, part, o0, o1);
-        blas_gemm(true, false, s.in, o1 - o0, s.n, x.data, s.in, dy.data + o0, s.out, 1.0f, dkernel + o0, s.out);
+        blas_gemm(true, false, s.in, o1 - o0, s.n, x.data, s.in, dy.data + o0, s.out, beta, dkernel + o0, s.out);
         add_column_sums(dy.data + o0, s.n, o1 - o0, s.out, dbias + o0);
       });
     }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <dnnl.hpp>
 
@@ -155,6 +156,27 @@ BATCHAI_INLINE void add_column_sums_body(const float* __restrict g, int rows, in
   }
 }
 
+BATCHAI_INLINE void relu_mask_blocked16_body(const float* __restrict dy, const float* __restrict y,
+                                            float* __restrict out, int img_begin, int img_end, int hw, int c,
+                                            bool relu) {
+  const int blocks = c / 16;
+  for (int i = img_begin; i < img_end; ++i) {
+    for (int p = 0; p < hw; ++p) {
+      const std::size_t at = (static_cast<std::size_t>(i) * hw + p) * c;
+      for (int b = 0; b < blocks; ++b) {
+        // GCC's vector extension: one AVX-512 vector, two AVX2 or four SSE2 ones per variant (its
+        // vectorizer leaves the 16-float loop scalar, with a branch per float).
+        using V16 = float __attribute__((vector_size(64)));
+        V16 g, m;
+        std::memcpy(&g, dy + at + static_cast<std::size_t>(b) * 16, sizeof g);
+        std::memcpy(&m, y + at + static_cast<std::size_t>(b) * 16, sizeof m);
+        const V16 r = relu ? (m > 0.0f ? g : V16{}) : g;
+        std::memcpy(out + ((static_cast<std::size_t>(i) * blocks + b) * hw + p) * 16, &r, sizeof r);
+      }
+    }
+  }
+}
+
 // One table of entry points per ISA; the bodies above inline into each.
 struct Kernels {
   const char* isa;
@@ -167,6 +189,7 @@ struct Kernels {
   void (*multiply)(const float*, const float*, float*, std::size_t, std::size_t);
   void (*bias_relu_rows)(float*, const float*, int, int, int, int, bool);
   void (*add_column_sums)(const float*, int, int, int, float*);
+  void (*relu_mask_blocked16)(const float*, const float*, float*, int, int, int, int, bool);
 };
 
 #define BATCHAI_KERNEL_VARIANT(ns, name, attr, pool_window)                                                      \
@@ -196,7 +219,11 @@ struct Kernels {
   attr void colsums(const float* g, int rows, int cols, int ld, float* out) {                                    \
     add_column_sums_body(g, rows, cols, ld, out);                                                                \
   }                                                                                                              \
-  constexpr Kernels kKernels{name, relu_mask, rmsprop, pool_fwd, pool_bwd, dropout_fwd, mul, bias_relu, colsums}; \
+  attr void mask16(const float* dy, const float* y, float* o, int i0, int i1, int hw, int c, bool relu) {       \
+    relu_mask_blocked16_body(dy, y, o, i0, i1, hw, c, relu);                                                     \
+  }                                                                                                              \
+  constexpr Kernels kKernels{name,        relu_mask, rmsprop,  pool_fwd, pool_bwd,                              \
+                             dropout_fwd, mul,       bias_relu, colsums, mask16};                                \
   }
 
 BATCHAI_KERNEL_VARIANT(isa_avx512, "avx512", [[gnu::target("avx512f,avx512dq,avx512bw,avx512vl,prefer-vector-width=512")]],
@@ -284,6 +311,11 @@ void bias_relu_rows(float* y, const float* bias, int row_begin, int row_end, int
 
 void add_column_sums(const float* g, int rows, int cols, int ld, float* out) {
   kernels().add_column_sums(g, rows, cols, ld, out);
+}
+
+void relu_mask_to_blocked16(const float* dy, const float* y, float* out, int img_begin, int img_end, int hw, int c,
+                            bool relu) {
+  kernels().relu_mask_blocked16(dy, y, out, img_begin, img_end, hw, c, relu);
 }
 
 }  // namespace batchai::train::cpu

@@ -18,6 +18,11 @@ bool select_elementwise_isa(const std::string& isa);
 
 // The ReLU gradient mask, in place: dy[i] = 0 wherever y[i] <= 0, for i in [begin, end).
 void relu_mask(float* dy, const float* y, std::size_t begin, std::size_t end);
+// The same mask into oneDNN's nChw16c layout, for images [img_begin, img_end) of hw pixels and
+// c channels (a multiple of 16), dy and y NHWC: out[((i * c/16 + b) * hw + p) * 16 + k] = dy at
+// channel 16b + k, or 0 there when relu and y <= 0. dy itself is left as it is.
+void relu_mask_to_blocked16(const float* dy, const float* y, float* out, int img_begin, int img_end, int hw, int c,
+                            bool relu);
 
 // Keras RMSprop on [begin, end): m = rho*m + (1-rho)*g^2; p -= lr * g / (sqrt(m) + eps).
 void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t end, float lr, float rho,

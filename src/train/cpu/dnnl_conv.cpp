@@ -1,6 +1,8 @@
 // oneDNN convolution primitives of the CPU backend (see dnnl_conv.hpp).
 #include "cpu/dnnl_conv.hpp"
 
+#include <string>
+
 #include "cpu/dnnl_memory.hpp"
 
 namespace batchai::train::cpu {
@@ -9,6 +11,10 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
+
+// Blocked mode pays where oneDNN's NHWC weight-gradient kernels are slow: few input channels,
+// whole 16-channel blocks of output, AVX-512.
+bool wants_blocked(const ConvShape& s) { return s.c < 16 && s.out % 16 == 0 && onednn_runs_avx512(); }
 
 }  // namespace
 
@@ -36,6 +42,24 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
       dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src_md, any_w, bias_md,
                                                dst_md, strides, pad, pad),
       engine, fwd_pd_);
+  if (wants_blocked(s)) {
+    const memory::desc x_md(src, dt::f32, tag::nchw), dy_md(dst, dt::f32, tag::nChw16c);
+    const auto hint = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                        x_md, any_w, bias_md, dy_md, strides, pad, pad),
+        engine);
+    const auto pd = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md, any_w, bias_md, dy_md,
+                                                 strides, pad, pad),
+        engine, hint);
+    // Only a JIT kernel is worth it: oneDNN's reference fallback is a hundred times slower.
+    if (std::string(pd.impl_info_str()).rfind("jit", 0) == 0) {
+      blocked_ = true;
+      bwd_weights_pd_ = pd;
+      x_nchw_ = memory(x_md, engine);
+      x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md, engine, x_md));
+    }
+  }
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
@@ -65,6 +89,16 @@ void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, con
 }
 
 void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const float* dy) {
+  if (blocked_) {
+    memory user_x = wrap(fwd_pd_.src_desc(), engine_, x);
+    x_to_nchw_.execute(stream, user_x, x_nchw_);
+    bwd_weights_.execute(stream, {{DNNL_ARG_SRC, x_nchw_},
+                                  {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
+                                  {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
+                                  {DNNL_ARG_DIFF_BIAS, db_}});
+    stream.wait();
+    return;
+  }
   bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
                                 {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
