@@ -108,7 +108,7 @@ TEST_F(SlurmCluster, TheDashboardShowsSlurmsNodesAndTheSlurmJobOnEach) {
         .prepare(
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, created_us, "
             "doc, private, engine, engine_job_id) SELECT '00000000-0000-4000-8000-0000000000aa', e.id, c.id, 'onnode2', "
-            "'onNode2', 'running', 1, 1, 1, '{}', '{\"nodes\": [\"node2\"], \"slurm\": {}}', 'slurm', 4242 FROM "
+            "'onNode2', 'running', 1, 1, 1, '{}', '{\"nodes\": [\"node2\"]}', 'slurm', 4242 FROM "
             "experiments e, clusters c "
             "WHERE e.name = 'exp' AND c.name = 'sc'")
         .run();
@@ -153,7 +153,8 @@ TEST_F(SlurmCluster, GpusPerNodeFollowTheVmSizeAndThePartitionsGres) {
     });
     cp_->clusters().remove(ws_, name);
     if (!slurm) ADD_FAILURE() << name << " has no Slurm row";
-    return detail::slurm_gpus_per_node(row.doc["vmSize"].get<std::string>(), slurm ? slurm->nodes : std::vector<detail::SlurmNodeRow>());
+    const std::vector<detail::SlurmNodeRow> nodes = slurm ? slurm->nodes : std::vector<detail::SlurmNodeRow>();
+    return detail::slurm_gpus_per_node(row.doc["vmSize"].get<std::string>(), nodes);
   };
   EXPECT_EQ(gpus_of("nc6", "Standard_NC6"), 1);     // 1 GPU, node1 has 2
   EXPECT_EQ(gpus_of("nc12", "Standard_NC12"), 2);   // 2 GPUs, node1 has 2
