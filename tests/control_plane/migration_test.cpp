@@ -27,6 +27,13 @@ std::vector<Migration> steps_up_to(int version) {
   return out;
 }
 
+// The group, workspace (id 1) and experiment (id 1) the rows of an older store stand in.
+constexpr const char* kParents = R"sql(
+INSERT INTO resource_groups VALUES ('rg', 'rg', 'eastus', '{}');
+INSERT INTO workspaces(id, rg_lc, name_lc, name, location, doc) VALUES (1, 'rg', 'ws', 'ws', 'eastus', '{}');
+INSERT INTO experiments(id, workspace_id, name_lc, name, doc) VALUES (1, 1, 'exp', 'exp', '{}');
+)sql";
+
 class Migration7 : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -35,10 +42,8 @@ class Migration7 : public ::testing::Test {
     db_ = dir_ / "state.db";
     auto v6 = Store::open(db_, steps_up_to(6));
     v6->write([&] {
+      v6->exec(kParents);
       v6->exec(R"sql(
-INSERT INTO resource_groups VALUES ('rg', 'rg', 'eastus', '{}');
-INSERT INTO workspaces(id, rg_lc, name_lc, name, location, doc) VALUES (1, 'rg', 'ws', 'ws', 'eastus', '{}');
-INSERT INTO experiments(id, workspace_id, name_lc, name, doc) VALUES (1, 1, 'exp', 'exp', '{}');
 INSERT INTO clusters(id, workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, target,
                      alloc_started_us, alloc_state, alloc_changed_us, node_prefix, public_ip, private)
   VALUES (1, 1, 'sim', 'sim', '{}', 'eastus', 'Standard_D1', 'dedicated', 'manual', 0, 0, 'steady', 0, 'tvm-1',
@@ -89,10 +94,8 @@ class Migration8 : public ::testing::Test {
   void SetUp() override {
     auto v7 = Store::open(db_, steps_up_to(7));
     v7->write([&] {
+      v7->exec(kParents);
       v7->exec(R"sql(
-INSERT INTO resource_groups VALUES ('rg', 'rg', 'eastus', '{}');
-INSERT INTO workspaces(id, rg_lc, name_lc, name, location, doc) VALUES (1, 'rg', 'ws', 'ws', 'eastus', '{}');
-INSERT INTO experiments(id, workspace_id, name_lc, name, doc) VALUES (1, 1, 'exp', 'exp', '{}');
 INSERT INTO clusters(id, workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, target,
                      alloc_started_us, alloc_state, alloc_changed_us, node_prefix, public_ip, private, engine)
   VALUES (1, 1, 'sim', 'sim', '{}', 'eastus', 'Standard_D1', 'dedicated', 'manual', 0, 0, 'steady', 0, 'tvm-1',

@@ -2,53 +2,26 @@
 // over the stand-in Slurm (fake_slurm.hpp): sinfo's nodes, and squeue's pending reason, node list
 // and final state of a submitted job, read back where the commands show them; the rows go with
 // their job and cluster. No Slurm needed.
-#include <stdlib.h>
-
 #include "batchai/control_plane/dashboard_reads.hpp"
-#include "control_plane/fixture.hpp"
-#include "fake_slurm.hpp"
+#include "fake_slurm_fixture.hpp"
 #include "store/jobs.hpp"
 #include "store/slurm.hpp"
 
 namespace batchai::control_plane::testing {
 namespace {
 
-class SlurmState : public ControlPlaneTest {
+class SlurmState : public FakeSlurmTest {
  protected:
-  void SetUp() override {
-    ControlPlaneTest::SetUp();
-    ::setenv("SLURM_CONF", "/nonexistent/fake-slurm.conf", 1);  // the back-off's key; the fake reads nothing
-    slurm_ = std::make_shared<slurm_testing::FakeSlurm>();
-    launcher_ = slurm_;
-    open(Micros(0));
-    ws_ = make_workspace();
-    cp_->experiments().create(ws_, "exp");
-    ClusterCreateOptions o = cluster_options("sc", 2);
-    o.slurm_partition = "batchai";
-    cp_->clusters().create(o);
-  }
-  void TearDown() override {
-    ControlPlaneTest::TearDown();
-    ::unsetenv("SLURM_CONF");
-  }
   // Row ids of the cluster and of the job, as stored.
   std::int64_t cluster_id() {
     return cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws_, "sc").id; });
   }
   std::int64_t job_id(const std::string& name) {
-    return cp_->store().read([&] {
-      auto st = cp_->store().prepare("SELECT id FROM jobs WHERE name = ?");
-      st.bind(1, name);
-      return st.step() ? st.integer(0) : std::int64_t{-1};
-    });
+    return cp_->store().read([&] { return jobs_detail::load_job_by_key(cp_->store(), job_key(name)).value().id; });
   }
   std::optional<detail::SlurmJobRow> slurm_job(std::int64_t id) {
     return cp_->store().read([&] { return detail::load_slurm_job(cp_->store(), id); });
   }
-  Json show(const std::string& name) { return cp_->jobs().show({ws_, "exp", name}); }
-
-  std::shared_ptr<slurm_testing::FakeSlurm> slurm_;
-  WorkspaceRef ws_;
 };
 
 TEST_F(SlurmState, WhatSlurmSaidIsKeptInSlurmsTablesAndShown) {

@@ -50,6 +50,8 @@ struct SlurmClusterRow {
 // nullopt: not a Slurm cluster (or gone).
 std::optional<SlurmClusterRow> load_slurm_cluster(Store& store, std::int64_t cluster_id);
 std::optional<std::string> slurm_partition_of(Store& store, std::int64_t cluster_id);
+// Its nodes alone, in sinfo's order (none for a cluster that is not Slurm's).
+std::vector<SlurmNodeRow> slurm_cluster_nodes(Store& store, std::int64_t cluster_id);
 // The cluster's partition and all its nodes, replacing those stored (inside a write transaction).
 void save_slurm_cluster(Store& store, std::int64_t cluster_id, const SlurmClusterRow& cluster);
 

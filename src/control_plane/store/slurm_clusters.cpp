@@ -10,16 +10,19 @@ std::optional<std::string> slurm_partition_of(Store& store, std::int64_t cluster
   return st.text(0);
 }
 
-std::optional<SlurmClusterRow> load_slurm_cluster(Store& store, std::int64_t cluster_id) {
-  auto partition = slurm_partition_of(store, cluster_id);
-  if (!partition) return std::nullopt;
-  SlurmClusterRow out{std::move(*partition), {}};
+std::vector<SlurmNodeRow> slurm_cluster_nodes(Store& store, std::int64_t cluster_id) {
   auto st = store.prepare(
       "SELECT name, address, gpus, state, slurm_state FROM slurm_cluster_nodes WHERE cluster_id = ? ORDER BY ordinal");
   st.bind(1, cluster_id);
-  while (st.step())
-    out.nodes.push_back({st.text(0), st.text(1), static_cast<int>(st.integer(2)), st.text(3), st.text(4)});
+  std::vector<SlurmNodeRow> out;
+  while (st.step()) out.push_back({st.text(0), st.text(1), static_cast<int>(st.integer(2)), st.text(3), st.text(4)});
   return out;
+}
+
+std::optional<SlurmClusterRow> load_slurm_cluster(Store& store, std::int64_t cluster_id) {
+  auto partition = slurm_partition_of(store, cluster_id);
+  if (!partition) return std::nullopt;
+  return SlurmClusterRow{std::move(*partition), slurm_cluster_nodes(store, cluster_id)};
 }
 
 void save_slurm_cluster(Store& store, std::int64_t cluster_id, const SlurmClusterRow& cluster) {

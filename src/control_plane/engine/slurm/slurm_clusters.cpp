@@ -109,11 +109,11 @@ void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>
     env.store().write([&] {
       for (std::int64_t id : ids) {
         auto c = load_cluster(env.store(), id);
-        const auto slurm = load_slurm_cluster(env.store(), id);
-        if (!c || !slurm || slurm->partition != partition) continue;  // deleted or replaced meanwhile
+        const auto stored = load_slurm_cluster(env.store(), id);
+        if (!c || !stored || stored->partition != partition) continue;  // deleted or replaced meanwhile
         if (nodes) {
           const SlurmClusterRow seen{partition, slurm_node_rows(*nodes)};
-          if (seen.nodes != slurm->nodes) save_slurm_cluster(env.store(), id, seen);
+          if (seen.nodes != stored->nodes) save_slurm_cluster(env.store(), id, seen);
           apply_slurm_counts(c->doc, seen.nodes);
           c->doc["errors"] = nullptr;
         } else {
@@ -152,25 +152,25 @@ int slurm_gpus_per_node(const std::string& vm_size, const std::vector<SlurmNodeR
   return 0;
 }
 
-void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& slurm) {
+void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& stored) {
   const int wanted = vm_size_info(vm_size).gpus;
-  if (wanted > 0 && slurm_gpus_per_node(vm_size, slurm.nodes) == 0)
-    log::warning("No node of Slurm partition '" + slurm.partition + "' has " + std::to_string(wanted) +
+  if (wanted > 0 && slurm_gpus_per_node(vm_size, stored.nodes) == 0)
+    log::warning("No node of Slurm partition '" + stored.partition + "' has " + std::to_string(wanted) +
                  " GPU(s) among its generic resources (gres), as " + vm_size + " has: jobs on cluster '" +
                  cluster_name + "' run without GPUs (AZ_BATCHAI_NUM_GPUS=0).");
 }
 
 void slurm_node_exec(const SlurmEnv& env, const ClusterRow& cluster, const NodeExecOptions& options,
                      std::optional<slurm::JobId> job) {
-  const SlurmClusterRow slurm =
+  const SlurmClusterRow stored =
       env.store().read([&] { return load_slurm_cluster(env.store(), cluster.id); }).value_or(SlurmClusterRow{});
   if (!options.forwards.empty())
     throw InvalidArgument("-L port forwarding is not served on Slurm clusters: cluster '" + cluster.name +
-                          "' stands on Slurm partition '" + slurm.partition +
+                          "' stands on Slurm partition '" + stored.partition +
                           "'; forward with ssh -L to the node's address (`node list`).");
   if (!options.exec) return;
   std::vector<std::string> names;
-  for (const auto& n : slurm.nodes) names.push_back(n.name);
+  for (const auto& n : stored.nodes) names.push_back(n.name);
   if (names.empty()) throw InvalidArgument("No nodes available in the cluster");
   const std::string node = options.node_id.value_or(names.front());
   if (std::find(names.begin(), names.end(), node) == names.end())

@@ -56,7 +56,7 @@ std::string slurm_node_address(const std::vector<SlurmNodeRow>& nodes, const std
 // seen; 0 otherwise (the job runs without GPUs: no node could give them, and Slurm would refuse).
 int slurm_gpus_per_node(const std::string& vm_size, const std::vector<SlurmNodeRow>& nodes);
 // At cluster create: a warning when the VM size has GPUs and slurm_gpus_per_node gives none.
-void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& slurm);
+void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& stored);
 
 // `cluster node exec` (job: nullopt) and `job node exec` (job: the running job's Slurm id) on a
 // Slurm cluster: --exec runs through srun on the node (options.node_id, else the cluster's first

@@ -51,9 +51,9 @@ std::unique_ptr<EnginePlacement> SlurmEngine::place(const NewCluster& cluster) {
 }
 
 bool SlurmEngine::describe_new(Json& doc, const EnginePlacement* placement, const NewCluster& cluster) {
-  const SlurmClusterRow& slurm = placed(placement);
-  apply_slurm_counts(doc, slurm.nodes);
-  warn_if_no_gpus(cluster.options.name, cluster.vm_size, slurm);
+  const SlurmClusterRow& found = placed(placement);
+  apply_slurm_counts(doc, found.nodes);
+  warn_if_no_gpus(cluster.options.name, cluster.vm_size, found);
   return false;  // Slurm's nodes are there already: nothing to allocate
 }
 
@@ -68,7 +68,7 @@ void SlurmEngine::step(const ClusterRow& cluster, std::int64_t) {
 
 Json SlurmEngine::list_nodes(const ClusterRow& cluster) {
   Store& store = env_.store();
-  return slurm_node_list(store.read([&] { return load_slurm_cluster(store, cluster.id); }).value_or(SlurmClusterRow{}).nodes);
+  return slurm_node_list(store.read([&] { return slurm_cluster_nodes(store, cluster.id); }));
 }
 
 std::vector<EngineNode> SlurmEngine::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
@@ -81,9 +81,7 @@ std::vector<EngineNode> SlurmEngine::nodes_with_jobs(const ClusterRow& cluster, 
       if (n.is_string()) job_on.emplace(n.get<std::string>(), key);
   }
   std::vector<EngineNode> out;
-  const auto slurm = load_slurm_cluster(env_.store(), cluster.id);
-  if (!slurm) return out;
-  for (const auto& n : slurm->nodes) {  // Slurm's node names and states as the last sinfo saw them
+  for (const auto& n : slurm_cluster_nodes(env_.store(), cluster.id)) {  // as the last sinfo saw them
     if (out.size() >= limit) break;
     EngineNode node{n.name, n.state, std::nullopt};
     if (auto it = job_on.find(node.name); it != job_on.end()) node.job_key = it->second;
@@ -139,8 +137,7 @@ Json SlurmEngine::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   Store& store = env_.store();
   store.read([&] {
     const std::vector<SlurmNodeRow> nodes =
-        cluster != nullptr ? load_slurm_cluster(store, cluster->id).value_or(SlurmClusterRow{}).nodes
-                           : std::vector<SlurmNodeRow>();
+        cluster != nullptr ? slurm_cluster_nodes(store, cluster->id) : std::vector<SlurmNodeRow>();
     for (const auto& name : allocation_nodes(store, job)) {
       if (!name.is_string()) continue;
       const std::string node = name.get<std::string>();

@@ -50,7 +50,7 @@ int node_bound(const ClusterRow& cluster) { return cluster.scale_mode == "auto" 
 // The batch job for `job` on `cluster`: it runs in the job's exchange folder on the shared folder,
 // which holds Slurm's own output of the script; the runner gets the shared folder, never the home.
 slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const ClusterRow& cluster,
-                              const SlurmClusterRow& slurm) {
+                              const SlurmClusterRow& stored) {
   const runtime::Job typed = runtime::parse_job(job.doc);
   const RunExchange exchange(env.layout().job_exchange(job.key));
   const std::filesystem::path dir = exchange.dir();
@@ -58,7 +58,7 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
   b.name = job.name;
   b.comment = "batchai job " + job.key + " " + value_or<std::string>(job.doc, "id", "");
   if (b.comment.size() > 1000) b.comment.resize(1000);
-  b.partition = slurm.partition;
+  b.partition = stored.partition;
   b.node_count = typed.node_count;
   b.exclusive = true;
   if (auto wall = parse_duration(typed.max_wall_clock_time))
@@ -66,7 +66,7 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
         slurm::minutes_for_seconds(std::chrono::duration_cast<std::chrono::seconds>(*wall).count()) +
         kTimeLimitMarginMinutes;
   b.nice = nice_for(typed.priority);
-  b.gpus_per_node = slurm_gpus_per_node(value_or<std::string>(cluster.doc, "vmSize", ""), slurm.nodes);
+  b.gpus_per_node = slurm_gpus_per_node(value_or<std::string>(cluster.doc, "vmSize", ""), stored.nodes);
   b.work_dir = dir;
   b.stdout_path = exchange.batch_log();
   b.stderr_path = exchange.batch_log();
@@ -165,8 +165,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
     // reconciling commands gets there first, and its id is stored with the submission.
     store.write([&] {
       auto cluster = load_cluster(store, cluster_id);
-      const auto slurm = load_slurm_cluster(store, cluster_id);
-      if (!cluster || !slurm) return;
+      const auto stored = load_slurm_cluster(store, cluster_id);
+      if (!cluster || !stored) return;
       int in_use = 0;
       std::vector<JobRow> queue;
       for (JobRow& j : unfinished_engine_jobs(store, cluster_id, ClusterKind::kSlurm)) {
@@ -182,7 +182,7 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
         if (budget.spent()) return;
         const std::int64_t now = to_us(env.clock().now());
         try {
-          const slurm::BatchJob batch = batch_job_for(env, job, *cluster, *slurm);
+          const slurm::BatchJob batch = batch_job_for(env, job, *cluster, *stored);
           const RunExchange exchange(env.layout().job_exchange(job.key));
           exchange.write_inputs(run_inputs(job, *cluster, batch.gpus_per_node));
           // Bounded by the budget: sbatch runs under the write lock, which every other writer waits for.
@@ -235,15 +235,13 @@ namespace {
 std::vector<std::string> unusable_nodes(Store& store, const JobRow& job, const std::string& node_list) {
   std::vector<std::string> out;
   if (!job.cluster_id || node_list.empty()) return out;
-  const auto cluster = load_slurm_cluster(store, *job.cluster_id);
-  if (!cluster) return out;
   std::vector<std::string> names;
   try {
     names = slurm::expand_hostlist(node_list, 1000);
   } catch (const std::exception&) {
     return out;
   }
-  for (const SlurmNodeRow& n : cluster->nodes)
+  for (const SlurmNodeRow& n : slurm_cluster_nodes(store, *job.cluster_id))
     if (n.state == "unusable" && std::find(names.begin(), names.end(), n.name) != names.end())
       out.push_back(n.name + " (Slurm: " + (n.slurm_state.empty() ? std::string("?") : n.slurm_state) + ")");
   return out;
