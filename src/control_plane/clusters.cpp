@@ -204,19 +204,21 @@ Json new_cluster_doc(const ClusterCreateOptions& o, const WorkspaceRow& ws, cons
 }
 
 // `quota`: the engines that tell which clusters take room in the quota; null for a cluster whose
-// engine makes no nodes.
+// engine makes no nodes. The engine's own rows of the cluster go into the same transaction.
 void store_new(const Context& cx_, const Engines* quota, const ClusterCreateOptions& o, const WorkspaceRow& ws,
-               const NodeShape& shape, const Json& doc, const Json& private_data, ClusterKind engine, bool pending,
-               std::int64_t now) {
+               const NodeShape& shape, const Json& doc, const Json& private_data, ClusterEngine& engine,
+               const EnginePlacement* placement, bool pending, std::int64_t now) {
   Store& store = cx_.store();
   const fs::path folder = cx_.layout().cluster(ws.resource_group, ws.name, o.name);
   store.write([&] {
     require_workspace_for_new(store, o.where, "clusters", o.name);  // a concurrent create since step 2
     if (quota) check_vcpu_quota(store, *quota, 0, ws.location, shape.vm_size, shape.priority, shape.room);
     untrash(store, folder);
-    insert_cluster(store, {ws.id, o.name, doc, ws.location, shape.vm_size, shape.priority, shape.is_auto,
-                           shape.target, shape.min_nodes, shape.max_nodes, now, pending, "tvm-" + random_digits(10),
-                           random_public_ip(), private_data, engine});
+    const std::int64_t id =
+        insert_cluster(store, {ws.id, o.name, doc, ws.location, shape.vm_size, shape.priority, shape.is_auto,
+                               shape.target, shape.min_nodes, shape.max_nodes, now, pending, "tvm-" + random_digits(10),
+                               random_public_ip(), private_data, engine.kind()});
+    engine.store_placement(id, placement);
   });
   std::error_code ec;
   fs::remove_all(folder, ec);  // leftovers of an earlier cluster of this name; node folders come with nodes
@@ -262,7 +264,7 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   wanted.min_nodes = shape.min_nodes;
   wanted.max_nodes = shape.max_nodes;
   const NewCluster request{o, props, shape.vm_size, desired_nodes(wanted)};
-  const Json engine_entry = engine.place(request);  // the engine's refusal makes nothing
+  const std::unique_ptr<EnginePlacement> placement = engine.place(request);  // the engine's refusal makes nothing
   // 9. command-line mounts: --nfs, --afs-name, --bfs-name, then auto-storage
   Json mounts = node_setup_wire.is_object() ? member_or_null(node_setup_wire, "mountVolumes") : Json(nullptr);
   if (!mounts.is_object()) mounts = Json::object();
@@ -280,7 +282,6 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   if (subnet.is_object()) subnet = {{"id", member_or_null(subnet, "id")}};
   // 11. setup task
   Json private_data = {{"setupSecrets", Json::array()}};
-  if (engine_entry.is_object()) private_data.update(engine_entry);
   const Json setup_task = setup_task_of(o, node_setup_wire, ws, private_data);
   Json node_setup_out;
   if (node_setup_wire.is_object() || !mounts.empty() || setup_task.is_object()) {
@@ -292,9 +293,9 @@ Json Clusters::create(const ClusterCreateOptions& o) try {
   // 12. PUT: one transaction; folders appear when reconcile allocates nodes.
   const auto now = cx_.now_us();
   Json doc = new_cluster_doc(o, ws, shape, node_setup_out, subnet, user, now);
-  const bool pending = engine.describe_new(doc, private_data, request);
+  const bool pending = engine.describe_new(doc, placement.get(), request);
   inject_resource_group(doc);
-  store_new(cx_, quota, o, ws, shape, doc, private_data, engine.kind(), pending, now);
+  store_new(cx_, quota, o, ws, shape, doc, private_data, engine, placement.get(), pending, now);
   return doc;
 } catch (const Json::exception& e) {
   throw InvalidArgument("The cluster configuration has a value of the wrong type: " + json_error_text(e) + ".",

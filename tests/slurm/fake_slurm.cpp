@@ -56,7 +56,7 @@ pid_t FakeSlurm::spawn(const ProcessSpec& spec) {
     for (const auto& [id, state] : queue)
       if (asked.count(id))
         out << id << "|" << state << "|1|" << (state == "RUNNING" ? "node1" : "") << "|" << work_dirs[id] << "\x1f"
-            << "None\n";
+            << (reasons.count(id) ? reasons[id] : "None") << "\n";
     return real_->spawn(answer(spec, out.str()));
   }
   return real_->spawn(answer(spec, ""));  // scancel, srun

@@ -30,6 +30,8 @@ class FakeSlurm : public ProcessLauncher {
   bool silent = false;
   // squeue's answer per Slurm job id (its state word); ids left out are unknown to Slurm.
   std::map<unsigned long, std::string> queue;
+  // squeue's reason per job id ("None" for those left out).
+  std::map<unsigned long, std::string> reasons;
   // squeue's working folder per job id: sbatch's --chdir, unless a test puts another job's there.
   std::map<unsigned long, std::string> work_dirs;
   unsigned long next_job_id = 42;

@@ -108,7 +108,7 @@ TEST_F(SlurmCluster, TheDashboardShowsSlurmsNodesAndTheSlurmJobOnEach) {
         .prepare(
             "INSERT INTO jobs(job_key, experiment_id, cluster_id, name_lc, name, state, priority, node_count, created_us, "
             "doc, private, engine, engine_job_id) SELECT '00000000-0000-4000-8000-0000000000aa', e.id, c.id, 'onnode2', "
-            "'onNode2', 'running', 1, 1, 1, '{}', '{\"nodes\": [\"node2\"], \"slurm\": {}}', 'slurm', 4242 FROM "
+            "'onNode2', 'running', 1, 1, 1, '{}', '{\"nodes\": [\"node2\"]}', 'slurm', 4242 FROM "
             "experiments e, clusters c "
             "WHERE e.name = 'exp' AND c.name = 'sc'")
         .run();
@@ -146,9 +146,15 @@ TEST_F(SlurmCluster, GpusPerNodeFollowTheVmSizeAndThePartitionsGres) {
     ClusterCreateOptions o = slurm_options(name);
     o.vm_size = vm_size;
     cp_->clusters().create(o);
-    detail::ClusterRow row = cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws_, name); });
+    Store& store = cp_->store();
+    const auto [row, slurm] = store.read([&] {
+      detail::ClusterRow c = detail::require_cluster(store, ws_, name);
+      return std::pair(c, detail::load_slurm_cluster(store, c.id));
+    });
     cp_->clusters().remove(ws_, name);
-    return detail::slurm_gpus_per_node(row);
+    if (!slurm) ADD_FAILURE() << name << " has no Slurm row";
+    const std::vector<detail::SlurmNodeRow> nodes = slurm ? slurm->nodes : std::vector<detail::SlurmNodeRow>();
+    return detail::slurm_gpus_per_node(row.doc["vmSize"].get<std::string>(), nodes);
   };
   EXPECT_EQ(gpus_of("nc6", "Standard_NC6"), 1);     // 1 GPU, node1 has 2
   EXPECT_EQ(gpus_of("nc12", "Standard_NC12"), 2);   // 2 GPUs, node1 has 2
@@ -160,19 +166,17 @@ TEST_F(SlurmCluster, GpusPerNodeFollowTheVmSizeAndThePartitionsGres) {
 
 // Rows stored before addresses were read have none: the node's name stands in, never 127.0.0.1.
 TEST(SlurmNodeAddress, StoredAddressOrTheNodeName) {
-  detail::ClusterRow row;
-  row.private_data = Json::parse(R"({"slurm": {"partition": "batchai", "nodes": [
-      {"name": "node1", "address": "10.1.0.4", "state": "idle", "slurmState": "idle"},
-      {"name": "node2", "state": "idle", "slurmState": "idle"}]}})");
-  Json listed = detail::slurm_node_list(row);
+  const std::vector<detail::SlurmNodeRow> nodes = {{"node1", "10.1.0.4", 0, "idle", "idle"},
+                                                   {"node2", "", 0, "idle", "idle"}};
+  Json listed = detail::slurm_node_list(nodes);
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0]["ipAddress"], "10.1.0.4");
   EXPECT_EQ(listed[1]["ipAddress"], "node2");
   EXPECT_EQ(listed[1]["port"], 22);
-  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node1"), "10.1.0.4");
-  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node2"), "node2");
-  EXPECT_EQ(detail::slurm_node_address(row.private_data, "node9"), "node9");  // not stored
-  EXPECT_EQ(detail::slurm_node_address(Json::object(), "node1"), "node1");   // no cluster
+  EXPECT_EQ(detail::slurm_node_address(nodes, "node1"), "10.1.0.4");
+  EXPECT_EQ(detail::slurm_node_address(nodes, "node2"), "node2");
+  EXPECT_EQ(detail::slurm_node_address(nodes, "node9"), "node9");  // not stored
+  EXPECT_EQ(detail::slurm_node_address({}, "node1"), "node1");     // no cluster
 }
 
 TEST_F(SlurmCluster, TheConfigFileNamesThePartitionToo) {

@@ -7,8 +7,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "control_plane/fixture.hpp"
-#include "fake_slurm.hpp"
+#include "fake_slurm_fixture.hpp"
 #include "engine/slurm/run_exchange.hpp"
 #include "engine/slurm/runner_records.hpp"
 #include "engine/slurm/slurm_jobs.hpp"
@@ -19,40 +18,19 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-class SlurmOutage : public ControlPlaneTest {
+class SlurmOutage : public FakeSlurmTest {
  protected:
   void SetUp() override {
-    ControlPlaneTest::SetUp();
-    ::setenv("SLURM_CONF", "/nonexistent/fake-slurm.conf", 1);  // the back-off's key; the fake reads nothing
-    slurm_ = std::make_shared<slurm_testing::FakeSlurm>();
-    launcher_ = slurm_;
-    open(Micros(0));
-    ws_ = make_workspace();
-    cp_->experiments().create(ws_, "exp");
+    FakeSlurmTest::SetUp();
     cp_->experiments().create(ws_, "simexp");
-    ClusterCreateOptions o = cluster_options("sc", 2);
-    o.slurm_partition = "batchai";
-    cp_->clusters().create(o);
     cp_->clusters().create(cluster_options("sim", 1));
     cp_->jobs().create(slurm_job("job"));
     slurm_->queue[42] = "RUNNING";
     ASSERT_EQ(show("job")["executionState"], "running");
   }
-  void TearDown() override {
-    ControlPlaneTest::TearDown();
-    ::unsetenv("SLURM_CONF");
-  }
   JobCreateOptions slurm_job(const std::string& name) {
     JobCreateOptions o = custom_job_options(name, "sc");
     return o;
-  }
-  Json show(const std::string& name) { return cp_->jobs().show({ws_, "exp", name}); }
-  std::string job_key(const std::string& name) {
-    return cp_->store().read([&] {
-      auto st = cp_->store().prepare("SELECT job_key FROM jobs WHERE name = ?");
-      st.bind(1, name);
-      return st.step() ? st.text(0) : std::string();
-    });
   }
   jobs_detail::RunExchange exchange(const std::string& name) {
     return jobs_detail::RunExchange(cp_->layout().job_exchange(job_key(name)));
@@ -61,9 +39,6 @@ class SlurmOutage : public ControlPlaneTest {
     return doc.contains("errors") && doc["errors"].is_array() && !doc["errors"].empty() &&
            doc["errors"][0]["code"] == "SlurmControllerUnreachable";
   }
-
-  std::shared_ptr<slurm_testing::FakeSlurm> slurm_;
-  WorkspaceRef ws_;
 };
 
 // Row 13: what touches no Slurm cluster never runs a Slurm command, silent controller or not.

@@ -33,6 +33,12 @@ struct NewCluster {
   int desired_nodes = 0;   // what the scale settings ask for now
 };
 
+// What an engine found out before a create made anything (a Slurm partition's nodes), opaque to
+// the service, which hands it back to the engine with the new row.
+struct EnginePlacement {
+  virtual ~EnginePlacement() = default;
+};
+
 // A queued job's place in its engine's queue (dashboard).
 struct EngineQueuePlace {
   std::optional<std::int64_t> position;  // 1-based where the engine knows one
@@ -62,12 +68,15 @@ class ClusterEngine {
   virtual bool makes_nodes() const = 0;
   // Checks of the request that need nothing looked up (before the create reconciles).
   virtual void check_request(const ClusterCreateOptions& options, const Json& properties) const = 0;
-  // Before the create makes anything: asks the engine what it needs and returns the engine's
-  // entry for the row's private data (null: none). Throws to refuse the create.
-  virtual Json place(const NewCluster& cluster) = 0;
+  // Before the create makes anything: asks the engine what it needs and returns what it found
+  // (null: nothing), which describe_new and store_placement get back. Throws to refuse the create.
+  virtual std::unique_ptr<EnginePlacement> place(const NewCluster& cluster) = 0;
   // Fills the new document's allocation state and node counts; returns whether node work is
   // pending (nodes to allocate).
-  virtual bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) = 0;
+  virtual bool describe_new(Json& doc, const EnginePlacement* placement, const NewCluster& cluster) = 0;
+  // Inside the create's write transaction, the row inserted as `cluster_id`: the engine's own
+  // rows of the cluster (its tables in store/) from what place() found.
+  virtual void store_placement(std::int64_t cluster_id, const EnginePlacement* placement) = 0;
   // One reconcile step of a cluster with pending node work, at `now_us` (inside a write transaction).
   virtual void step(const ClusterRow& cluster, std::int64_t now_us) = 0;
   // After the step committed: the work that runs outside the store (mounts, setup tasks).
@@ -90,8 +99,6 @@ class ClusterEngine {
   // ---- jobs ----
   // Whether the engine runs its own queue (batchai's scheduler leaves its jobs alone).
   virtual bool schedules_itself() const = 0;
-  // The engine's entry in a new job's private data on `cluster` (null: none).
-  virtual Json new_job_entry(const ClusterRow& cluster) = 0;
   // After the job was stored queued: starts whatever runs or submits it.
   virtual void start_job(const std::string& job_key, const ClusterRow& cluster) = 0;
   // Whether a queued job may start any moment (a terminate then goes through `terminating`).

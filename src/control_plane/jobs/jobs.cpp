@@ -155,7 +155,6 @@ Json Jobs::create(const JobCreateOptions& o) {
   const std::string key = new_uuid();
   Json private_data = {{"secrets", spec.secrets}};
   if (!spec.registry_password.empty()) private_data["registryPassword"] = spec.registry_password;
-  if (Json entry = engine.new_job_entry(cluster); entry.is_object()) private_data.update(entry);
   store.write([&] {
     const std::int64_t exp = require_experiment(store, o.where, o.experiment);
     // Checked again under the write lock: two concurrent creates of one name, one wins.

@@ -79,14 +79,6 @@ void save_cluster_doc(Store& store, std::int64_t cluster_id, const Json& doc) {
   store.prepare("UPDATE clusters SET doc = ? WHERE id = ?").bind(1, dump_doc(doc)).bind(2, cluster_id).run();
 }
 
-void save_cluster_doc_and_private(Store& store, std::int64_t cluster_id, const Json& doc, const Json& private_data) {
-  store.prepare("UPDATE clusters SET doc = ?, private = ? WHERE id = ?")
-      .bind(1, dump_doc(doc))
-      .bind(2, dump_doc(private_data))
-      .bind(3, cluster_id)
-      .run();
-}
-
 void mark_cluster_settled(Store& store, std::int64_t cluster_id) {
   store.prepare("UPDATE clusters SET pending = 0 WHERE id = ?").bind(1, cluster_id).run();
 }
@@ -118,7 +110,7 @@ bool cluster_pending(Store& store, std::int64_t cluster_id) {
   return st.step() && st.integer(0) != 0;
 }
 
-void insert_cluster(Store& store, const ClusterInsert& c) {
+std::int64_t insert_cluster(Store& store, const ClusterInsert& c) {
   store
       .prepare(
           "INSERT INTO clusters(workspace_id, name_lc, name, doc, location, vm_size, vm_priority, scale_mode, "
@@ -131,6 +123,7 @@ void insert_cluster(Store& store, const ClusterInsert& c) {
       .bind(15, c.pending ? 1 : 0).bind(16, c.node_prefix).bind(17, c.public_ip).bind(18, dump_doc(c.private_data))
       .bind(19, engine_column(c.engine))
       .run();
+  return store.last_insert_rowid();
 }
 
 std::optional<Json> cluster_doc(Store& store, const WorkspaceRef& ref, const std::string& name) {

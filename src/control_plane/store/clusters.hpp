@@ -56,7 +56,7 @@ struct ClusterInsert {
   Json private_data;
   ClusterKind engine = ClusterKind::kSimulated;
 };
-void insert_cluster(Store& store, const ClusterInsert& cluster);
+std::int64_t insert_cluster(Store& store, const ClusterInsert& cluster);  // its row id
 std::optional<Json> cluster_doc(Store& store, const WorkspaceRef& ref, const std::string& name);
 Json cluster_docs(Store& store, std::int64_t workspace_id);  // by name
 // Manual scale to `target` nodes; auto-scale between bounds, starting from `current` nodes.

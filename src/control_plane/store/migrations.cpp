@@ -169,6 +169,55 @@ UPDATE jobs SET engine = 'slurm', engine_job_id = json_extract(private, '$.slurm
 CREATE INDEX jobs_engine ON jobs(engine, state);  -- an engine's unfinished jobs, wherever they are
 )sql";
 
+// Slurm's state in Slurm's own tables (issue 54): the partition and nodes of a Slurm cluster and
+// what Slurm said of a Slurm job were a "slurm" entry of the rows' `private` JSON. Existing rows
+// take theirs from that JSON once, here (a value of another type than the one written reads as
+// unknown), and the entry leaves it.
+constexpr const char* kV8SlurmTables = R"sql(
+CREATE TABLE slurm_clusters(
+  cluster_id INTEGER PRIMARY KEY REFERENCES clusters(id) ON DELETE CASCADE,
+  partition TEXT NOT NULL);
+CREATE TABLE slurm_cluster_nodes(      -- as the last sinfo saw them
+  cluster_id INTEGER NOT NULL REFERENCES slurm_clusters(cluster_id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  ordinal INTEGER NOT NULL,            -- its place in sinfo's answer
+  address TEXT NOT NULL DEFAULT '',    -- NodeAddr; '' when stored before addresses were read
+  gpus INTEGER NOT NULL DEFAULT 0,     -- GPUs among its generic resources
+  state TEXT NOT NULL,                 -- the API's word: idle | running | preparing | unusable
+  slurm_state TEXT NOT NULL,           -- sinfo's
+  PRIMARY KEY(cluster_id, name));
+CREATE TABLE slurm_jobs(               -- from the job's submission on
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,
+  partition TEXT NOT NULL,
+  submitted_us INTEGER,
+  gpus_per_node INTEGER,               -- sbatch --gres=gpu:N
+  pending_reason TEXT NOT NULL DEFAULT '',
+  node_list TEXT NOT NULL DEFAULT '',  -- Slurm's host list of the allocation
+  final_state TEXT NOT NULL DEFAULT '');
+INSERT INTO slurm_clusters(cluster_id, partition)
+  SELECT id, json_extract(private, '$.slurm.partition') FROM clusters
+  WHERE json_type(private, '$.slurm.partition') = 'text';
+INSERT OR IGNORE INTO slurm_cluster_nodes(cluster_id, name, ordinal, address, gpus, state, slurm_state)
+  SELECT c.id, json_extract(n.value, '$.name'), n.key,
+         CASE json_type(n.value, '$.address') WHEN 'text' THEN json_extract(n.value, '$.address') ELSE '' END,
+         CASE json_type(n.value, '$.gpus') WHEN 'integer' THEN json_extract(n.value, '$.gpus') ELSE 0 END,
+         CASE json_type(n.value, '$.state') WHEN 'text' THEN json_extract(n.value, '$.state') ELSE '' END,
+         CASE json_type(n.value, '$.slurmState') WHEN 'text' THEN json_extract(n.value, '$.slurmState') ELSE '' END
+  FROM clusters c JOIN slurm_clusters s ON s.cluster_id = c.id, json_each(c.private, '$.slurm.nodes') n
+  WHERE json_type(c.private, '$.slurm.nodes') = 'array' AND json_type(n.value, '$.name') = 'text';
+INSERT INTO slurm_jobs(job_id, partition, submitted_us, gpus_per_node, pending_reason, node_list, final_state)
+  SELECT id,
+         CASE json_type(s, '$.partition') WHEN 'text' THEN json_extract(s, '$.partition') ELSE '' END,
+         CASE json_type(s, '$.submittedUs') WHEN 'integer' THEN json_extract(s, '$.submittedUs') END,
+         CASE json_type(s, '$.gpusPerNode') WHEN 'integer' THEN json_extract(s, '$.gpusPerNode') END,
+         CASE json_type(s, '$.pendingReason') WHEN 'text' THEN json_extract(s, '$.pendingReason') ELSE '' END,
+         CASE json_type(s, '$.nodeList') WHEN 'text' THEN json_extract(s, '$.nodeList') ELSE '' END,
+         CASE json_type(s, '$.finalState') WHEN 'text' THEN json_extract(s, '$.finalState') ELSE '' END
+  FROM (SELECT id, json_extract(private, '$.slurm') AS s FROM jobs WHERE json_type(private, '$.slurm') = 'object');
+UPDATE clusters SET private = json_remove(private, '$.slurm') WHERE json_type(private, '$.slurm') IS NOT NULL;
+UPDATE jobs SET private = json_remove(private, '$.slurm') WHERE json_type(private, '$.slurm') IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -180,6 +229,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {5, kV5Schedule},
       {6, kV6SlurmCancelKey},
       {7, kV7EngineColumns},
+      {8, kV8SlurmTables},
   };
   return steps;
 }

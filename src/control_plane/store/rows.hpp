@@ -72,7 +72,6 @@ std::vector<std::pair<std::int64_t, std::string>> cluster_names_in(Store& store,
 // Row id and document of each cluster of the engine.
 std::vector<std::pair<std::int64_t, Json>> cluster_docs_of_engine(Store& store, ClusterKind engine);
 void save_cluster_doc(Store& store, std::int64_t cluster_id, const Json& doc);
-void save_cluster_doc_and_private(Store& store, std::int64_t cluster_id, const Json& doc, const Json& private_data);
 // Nothing of the cluster changes with time any more (its row leaves the reconcile's pending set).
 void mark_cluster_settled(Store& store, std::int64_t cluster_id);
 // How many nodes the cluster can ever give one job: its nodes not leaving, or its auto-scale

@@ -1,7 +1,8 @@
-// Slurm's own tables (store/slurm_controllers.cpp, store/slurm_cancels.cpp): the back-off after a
-// controller stayed silent, shared by every process of the home, and the Slurm jobs a terminate or
-// delete could not cancel while it was. Slurm's jobs and clusters are rows of jobs and clusters
-// whose engine column says 'slurm' (store/jobs.hpp, store/rows.hpp).
+// Slurm's own tables, one store/<table>.cpp each: the back-off after a controller stayed silent,
+// shared by every process of the home (slurm_controllers), the Slurm jobs a terminate or delete
+// could not cancel while it was (slurm_cancels), and what Slurm said of its clusters and jobs
+// (slurm_clusters.cpp: slurm_clusters, slurm_cluster_nodes; slurm_jobs.cpp: slurm_jobs), whose
+// rows go with the clusters and jobs rows (engine column 'slurm') they belong to.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -31,5 +32,40 @@ struct QueuedCancel {
 std::vector<QueuedCancel> queued_cancels(Store& store, const std::string& controller);
 void queue_cancel(Store& store, const std::string& controller, const QueuedCancel& cancel, std::int64_t since_us);
 void forget_cancel(Store& store, const std::string& controller, std::int64_t slurm_job_id);
+
+// slurm_clusters, slurm_cluster_nodes: the partition a Slurm cluster stands on and its nodes as the
+// last sinfo saw them, in sinfo's order.
+struct SlurmNodeRow {
+  std::string name;
+  std::string address;      // Slurm's NodeAddr; empty on a node stored before addresses were read
+  int gpus = 0;             // GPUs among its generic resources (gres)
+  std::string state;        // the API's word: idle, running, preparing, unusable
+  std::string slurm_state;  // Slurm's own (sinfo %T)
+  bool operator==(const SlurmNodeRow&) const = default;
+};
+struct SlurmClusterRow {
+  std::string partition;
+  std::vector<SlurmNodeRow> nodes;
+};
+// nullopt: not a Slurm cluster (or gone).
+std::optional<SlurmClusterRow> load_slurm_cluster(Store& store, std::int64_t cluster_id);
+std::optional<std::string> slurm_partition_of(Store& store, std::int64_t cluster_id);
+// Its nodes alone, in sinfo's order (none for a cluster that is not Slurm's).
+std::vector<SlurmNodeRow> slurm_cluster_nodes(Store& store, std::int64_t cluster_id);
+// The cluster's partition and all its nodes, replacing those stored (inside a write transaction).
+void save_slurm_cluster(Store& store, std::int64_t cluster_id, const SlurmClusterRow& cluster);
+
+// slurm_jobs: what Slurm said of a job of a Slurm cluster, from its submission on (no row before).
+struct SlurmJobRow {
+  std::string partition;                     // where it was submitted
+  std::optional<std::int64_t> submitted_us;  // when sbatch took it
+  std::optional<int> gpus_per_node;          // sbatch --gres=gpu:N
+  std::string pending_reason;                // Slurm's last reason while it waited in Slurm's queue
+  std::string node_list;                     // Slurm's host list of its allocation, once it had one
+  std::string final_state;                   // Slurm's state once the job ended there
+};
+std::optional<SlurmJobRow> load_slurm_job(Store& store, std::int64_t job_id);
+// Inside a write transaction: the row of job `job_id` (of the jobs table) made or replaced.
+void save_slurm_job(Store& store, std::int64_t job_id, const SlurmJobRow& job);
 
 }  // namespace batchai::control_plane::detail

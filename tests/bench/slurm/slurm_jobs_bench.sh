@@ -114,7 +114,7 @@ slurm_wait() {
 # The Slurm job id batchai submitted job NAME as (its store: SQLite through Python's module).
 slurm_id_of() {
   python3 -c 'import sqlite3, sys
-r = sqlite3.connect(sys.argv[1]).execute("SELECT json_extract(private, \"$.slurm.jobId\") FROM jobs WHERE name = ?", (sys.argv[2],)).fetchone()
+r = sqlite3.connect(sys.argv[1]).execute("SELECT engine_job_id FROM jobs WHERE name = ?", (sys.argv[2],)).fetchone()
 print(r[0] if r and r[0] is not None else "")' "$1/state.db" "$2"
 }
 # own KIND ID RUN: records RUN less Slurm's wait for job ID as KIND's own share

@@ -70,7 +70,7 @@ std::vector<std::unique_ptr<PortForwarder>> open_tunnels(const NodeExecOptions& 
 
 }  // namespace
 
-bool SimulatedEngine::describe_new(Json& doc, const Json&, const NewCluster& cluster) {
+bool SimulatedEngine::describe_new(Json& doc, const EnginePlacement*, const NewCluster& cluster) {
   doc["allocationState"] = to_string(cluster.desired_nodes > 0 ? AllocationState::kResizing : AllocationState::kSteady);
   return cluster.desired_nodes > 0;
 }

@@ -16,8 +16,9 @@ class SimulatedEngine final : public ClusterEngine {
   bool claims(const ClusterCreateOptions&, const Json&) const override { return true; }
   bool makes_nodes() const override { return true; }
   void check_request(const ClusterCreateOptions&, const Json&) const override {}
-  Json place(const NewCluster&) override { return nullptr; }
-  bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) override;
+  std::unique_ptr<EnginePlacement> place(const NewCluster&) override { return nullptr; }
+  bool describe_new(Json& doc, const EnginePlacement* placement, const NewCluster& cluster) override;
+  void store_placement(std::int64_t, const EnginePlacement*) override {}  // its nodes come with time
   void step(const ClusterRow& cluster, std::int64_t now_us) override;
   void start_work(std::int64_t cluster_id) override;
   void refresh_counts(ClusterRow& cluster) override;
@@ -28,7 +29,6 @@ class SimulatedEngine final : public ClusterEngine {
   void remove(const ClusterRow& cluster) override;
 
   bool schedules_itself() const override { return false; }
-  Json new_job_entry(const ClusterRow&) override { return nullptr; }
   void start_job(const std::string& job_key, const ClusterRow& cluster) override;
   bool may_start_any_moment(const JobRow&) const override { return false; }
   void stop_job(const JobRow& job) override;

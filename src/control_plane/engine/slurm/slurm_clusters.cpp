@@ -23,15 +23,6 @@
 
 namespace batchai::control_plane::detail {
 
-std::optional<std::string> slurm_partition(const Json& private_data) {
-  if (!private_data.is_object()) return std::nullopt;
-  auto it = private_data.find("slurm");
-  if (it == private_data.end() || !it->is_object()) return std::nullopt;
-  auto p = it->find("partition");
-  if (p == it->end() || !p->is_string()) return std::nullopt;
-  return p->get<std::string>();
-}
-
 std::optional<std::string> requested_slurm_partition(const std::optional<std::string>& option, const Json& props) {
   std::optional<std::string> partition = option;
   if (!partition && props.is_object() && props.contains("slurm")) {
@@ -73,29 +64,22 @@ std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const st
   }
 }
 
-Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes) {
-  Json list = Json::array();
+std::vector<SlurmNodeRow> slurm_node_rows(const std::vector<slurm::NodeInfo>& nodes) {
+  std::vector<SlurmNodeRow> out;
   for (const auto& n : nodes)
-    list.push_back({{"address", n.address},
-                    {"gpus", n.gpus},
-                    {"name", n.name},
-                    {"state", std::string(slurm::to_string(n.state))},
-                    {"slurmState", n.slurm_state}});
-  return {{"nodes", list}, {"partition", partition}};
+    out.push_back({n.name, n.address, n.gpus, std::string(slurm::to_string(n.state)), n.slurm_state});
+  return out;
 }
 
-void apply_slurm_counts(Json& doc, const Json& entry) {
+void apply_slurm_counts(Json& doc, const std::vector<SlurmNodeRow>& nodes) {
   std::map<std::string, int> counts;
-  if (entry.is_object() && entry.contains("nodes") && entry["nodes"].is_array())
-    for (const auto& n : entry["nodes"]) ++counts[value_or<std::string>(n, "state", "")];
+  for (const auto& n : nodes) ++counts[n.state];
   doc["nodeStateCounts"] = {{"idleNodeCount", counts["idle"]},
                             {"leavingNodeCount", 0},
                             {"preparingNodeCount", counts["preparing"]},
                             {"runningNodeCount", counts["running"]},
                             {"unusableNodeCount", counts["unusable"]}};
-  doc["currentNodeCount"] = entry.is_object() && entry.contains("nodes") && entry["nodes"].is_array()
-                                ? static_cast<int>(entry["nodes"].size())
-                                : 0;
+  doc["currentNodeCount"] = static_cast<int>(nodes.size());
   doc["allocationState"] = "steady";  // Slurm's nodes are there or not; batchai never resizes them
 }
 
@@ -104,8 +88,7 @@ void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>
   std::map<std::string, std::vector<std::int64_t>> partitions = env.store().read([&] {
     std::map<std::string, std::vector<std::int64_t>> out;
     for (std::int64_t id : clusters)
-      if (auto c = load_cluster(env.store(), id))
-        if (auto partition = slurm_partition(c->private_data)) out[*partition].push_back(id);
+      if (auto partition = slurm_partition_of(env.store(), id)) out[*partition].push_back(id);
     return out;
   });
   for (const auto& [partition, ids] : partitions) {
@@ -126,81 +109,68 @@ void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>
     env.store().write([&] {
       for (std::int64_t id : ids) {
         auto c = load_cluster(env.store(), id);
-        if (!c || slurm_partition(c->private_data) != partition) continue;  // deleted or replaced meanwhile
+        const auto stored = load_slurm_cluster(env.store(), id);
+        if (!c || !stored || stored->partition != partition) continue;  // deleted or replaced meanwhile
         if (nodes) {
-          c->private_data["slurm"] = slurm_private_entry(partition, *nodes);
-          apply_slurm_counts(c->doc, c->private_data["slurm"]);
+          const SlurmClusterRow seen{partition, slurm_node_rows(*nodes)};
+          if (seen.nodes != stored->nodes) save_slurm_cluster(env.store(), id, seen);
+          apply_slurm_counts(c->doc, seen.nodes);
           c->doc["errors"] = nullptr;
         } else {
           c->doc["errors"] = Json::array({error});
         }
-        save_cluster_doc_and_private(env.store(), id, c->doc, c->private_data);
+        save_cluster_doc(env.store(), id, c->doc);
       }
     });
   }
 }
 
 namespace {
-// A stored node's address; its name for a row stored before addresses were read (or a value that
-// is not text): the name is what Slurm itself falls back to when NodeAddr is not set.
-std::string stored_address(const Json& node, const std::string& name) {
-  auto it = node.find("address");
-  if (it == node.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) return name;
-  return it->get<std::string>();
-}
+// A stored node's address; its name for a node stored before addresses were read: the name is
+// what Slurm itself falls back to when NodeAddr is not set.
+std::string stored_address(const SlurmNodeRow& node) { return node.address.empty() ? node.name : node.address; }
 }  // namespace
 
-std::string slurm_node_address(const Json& private_data, const std::string& node_name) {
-  if (private_data.is_object() && private_data.contains("slurm") && private_data["slurm"].is_object()) {
-    const Json& slurm = private_data["slurm"];
-    if (slurm.contains("nodes") && slurm["nodes"].is_array())
-      for (const auto& n : slurm["nodes"])
-        if (n.is_object() && value_or<std::string>(n, "name", "") == node_name) return stored_address(n, node_name);
-  }
+std::string slurm_node_address(const std::vector<SlurmNodeRow>& nodes, const std::string& node_name) {
+  for (const auto& n : nodes)
+    if (n.name == node_name) return stored_address(n);
   return node_name;
 }
 
-Json slurm_node_list(const ClusterRow& cluster) {
+Json slurm_node_list(const std::vector<SlurmNodeRow>& nodes) {
   Json out = Json::array();
-  const Json& slurm = cluster.private_data["slurm"];
-  if (!slurm.contains("nodes") || !slurm["nodes"].is_array()) return out;
   // The address is Slurm's NodeAddr (sinfo %o) as last seen; port 22, as for a Batch AI node.
-  for (const auto& n : slurm["nodes"]) {
-    const std::string name = value_or<std::string>(n, "name", "");
-    out.push_back({{"ipAddress", stored_address(n, name)}, {"nodeId", name}, {"port", 22.0}});
-  }
+  for (const auto& n : nodes) out.push_back({{"ipAddress", stored_address(n)}, {"nodeId", n.name}, {"port", 22.0}});
   return out;
 }
 
-int slurm_gpus_per_node(const ClusterRow& cluster) {
-  const int wanted = vm_size_info(value_or<std::string>(cluster.doc, "vmSize", "")).gpus;
+int slurm_gpus_per_node(const std::string& vm_size, const std::vector<SlurmNodeRow>& nodes) {
+  const int wanted = vm_size_info(vm_size).gpus;
   if (wanted <= 0) return 0;
-  const Json& slurm = cluster.private_data["slurm"];
-  if (!slurm.is_object() || !slurm.contains("nodes") || !slurm["nodes"].is_array()) return 0;
-  for (const auto& n : slurm["nodes"])
-    if (n.is_object() && n.contains("gpus") && n["gpus"].is_number_integer() && n["gpus"].get<int>() >= wanted)
-      return wanted;
+  for (const auto& n : nodes)
+    if (n.gpus >= wanted) return wanted;
   return 0;
 }
 
-void warn_if_no_gpus(const ClusterRow& cluster) {
-  const int wanted = vm_size_info(value_or<std::string>(cluster.doc, "vmSize", "")).gpus;
-  if (wanted > 0 && slurm_gpus_per_node(cluster) == 0)
-    log::warning("No node of Slurm partition '" + slurm_partition(cluster.private_data).value_or("") + "' has " +
-                 std::to_string(wanted) + " GPU(s) among its generic resources (gres), as " +
-                 value_or<std::string>(cluster.doc, "vmSize", "") + " has: jobs on cluster '" + cluster.name +
-                 "' run without GPUs (AZ_BATCHAI_NUM_GPUS=0).");
+void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& stored) {
+  const int wanted = vm_size_info(vm_size).gpus;
+  if (wanted > 0 && slurm_gpus_per_node(vm_size, stored.nodes) == 0)
+    log::warning("No node of Slurm partition '" + stored.partition + "' has " + std::to_string(wanted) +
+                 " GPU(s) among its generic resources (gres), as " + vm_size + " has: jobs on cluster '" +
+                 cluster_name + "' run without GPUs (AZ_BATCHAI_NUM_GPUS=0).");
 }
 
 void slurm_node_exec(const SlurmEnv& env, const ClusterRow& cluster, const NodeExecOptions& options,
                      std::optional<slurm::JobId> job) {
+  const SlurmClusterRow stored =
+      env.store().read([&] { return load_slurm_cluster(env.store(), cluster.id); }).value_or(SlurmClusterRow{});
   if (!options.forwards.empty())
     throw InvalidArgument("-L port forwarding is not served on Slurm clusters: cluster '" + cluster.name +
-                          "' stands on Slurm partition '" + slurm_partition(cluster.private_data).value_or("") +
+                          "' stands on Slurm partition '" + stored.partition +
                           "'; forward with ssh -L to the node's address (`node list`).");
   if (!options.exec) return;
   std::vector<std::string> names;
-  for (const auto& n : slurm_node_list(cluster)) names.push_back(n["nodeId"].get<std::string>());
+  for (const auto& n : stored.nodes) names.push_back(n.name);
   if (names.empty()) throw InvalidArgument("No nodes available in the cluster");
   const std::string node = options.node_id.value_or(names.front());
   if (std::find(names.begin(), names.end(), node) == names.end())

@@ -1,6 +1,6 @@
 // Slurm-backed clusters (issue 15, docs/slurm.md "Slurm-backed clusters"): a cluster whose nodes
-// are a Slurm partition's. Its row keeps {"slurm": {"partition": NAME, "nodes": [...]}} in the
-// private JSON; it has no simulated node rows, and its counts come from sinfo at reconcile.
+// are a Slurm partition's. Its partition and the nodes as the last sinfo saw them are Slurm's own
+// rows (store/slurm.hpp); it has no simulated node rows, and its counts come from sinfo at reconcile.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -12,15 +12,13 @@
 #include "batchai/slurm/parsers.hpp"
 #include "batchai/control_plane/options.hpp"
 #include "store/rows.hpp"
+#include "store/slurm.hpp"
 #include "slurm_env.hpp"
 
 
 namespace batchai::control_plane::detail {
 
 class SlurmBudget;
-
-// The partition a cluster stands on; nullopt for a simulated cluster.
-std::optional<std::string> slurm_partition(const Json& private_data);
 
 // `--slurm-partition` or the config file's `properties.slurm.partition` (the option wins);
 // nullopt when neither names one. The name is checked (Slurm's characters, 1 to 64) here.
@@ -34,13 +32,12 @@ std::vector<slurm::NodeInfo> probe_slurm_partition(const SlurmEnv& env, const st
 // SharedFolderMissing / SharedFolderNotWritable otherwise); checked before the probe's Slurm commands.
 void check_shared_folder(const NodeLayout& layout);
 
-// {"partition": NAME, "nodes": [{"name", "address", "state", "slurmState"}...]}: the private "slurm"
-// entry ("address" is Slurm's NodeAddr; rows stored before it was read lack it).
-Json slurm_private_entry(const std::string& partition, const std::vector<slurm::NodeInfo>& nodes);
+// The nodes of sinfo's answer as they are stored.
+std::vector<SlurmNodeRow> slurm_node_rows(const std::vector<slurm::NodeInfo>& nodes);
 
-// Sets the document's nodeStateCounts, currentNodeCount and allocationState from the nodes of
-// a private "slurm" entry.
-void apply_slurm_counts(Json& doc, const Json& entry);
+// Sets the document's nodeStateCounts, currentNodeCount and allocationState from the partition's
+// nodes.
+void apply_slurm_counts(Json& doc, const std::vector<SlurmNodeRow>& nodes);
 
 // Part of reconcile_slurm: each partition of the named Slurm clusters asked once (sinfo, within
 // `budget`). Another error than a silent controller (which is thrown, for reconcile_slurm to
@@ -48,18 +45,18 @@ void apply_slurm_counts(Json& doc, const Json& entry);
 void refresh_slurm_clusters(const SlurmEnv& env, const std::vector<std::int64_t>& clusters, const SlurmBudget& budget);
 
 // `cluster node list` of a Slurm cluster: the partition's nodes as last seen, with their NodeAddr.
-Json slurm_node_list(const ClusterRow& cluster);
+Json slurm_node_list(const std::vector<SlurmNodeRow>& nodes);
 
-// The stored NodeAddr of node `node_name` of a Slurm cluster (its private data); the node's name
-// when the node is not stored or was stored without an address (never a made-up 127.0.0.1).
-std::string slurm_node_address(const Json& private_data, const std::string& node_name);
+// The stored NodeAddr of node `node_name` among a Slurm cluster's nodes; the node's name when the
+// node is not stored or was stored without an address (never a made-up 127.0.0.1).
+std::string slurm_node_address(const std::vector<SlurmNodeRow>& nodes, const std::string& node_name);
 
-// The GPUs a job asks each node for (sbatch --gres=gpu:N): the cluster's VM size's, when a node
-// of the partition has that many among its generic resources as last seen; 0 otherwise (the job
-// runs without GPUs: no node could give them, and Slurm would refuse the request).
-int slurm_gpus_per_node(const ClusterRow& cluster);
+// The GPUs a job asks each node for (sbatch --gres=gpu:N): those of the cluster's VM size
+// (`vm_size`), when a node of the partition has that many among its generic resources as last
+// seen; 0 otherwise (the job runs without GPUs: no node could give them, and Slurm would refuse).
+int slurm_gpus_per_node(const std::string& vm_size, const std::vector<SlurmNodeRow>& nodes);
 // At cluster create: a warning when the VM size has GPUs and slurm_gpus_per_node gives none.
-void warn_if_no_gpus(const ClusterRow& cluster);
+void warn_if_no_gpus(const std::string& cluster_name, const std::string& vm_size, const SlurmClusterRow& stored);
 
 // `cluster node exec` (job: nullopt) and `job node exec` (job: the running job's Slurm id) on a
 // Slurm cluster: --exec runs through srun on the node (options.node_id, else the cluster's first

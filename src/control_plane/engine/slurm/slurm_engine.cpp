@@ -15,8 +15,21 @@ using namespace jobs_detail;
 
 namespace {
 
-// The stored partition of a cluster this engine made (its row's engine entry).
-std::string partition_of(const ClusterRow& cluster) { return slurm_partition(cluster.private_data).value_or(""); }
+// The partition a cluster of this engine stands on, as stored.
+std::string partition_of(Store& store, const ClusterRow& cluster) {
+  return store.read([&] { return slurm_partition_of(store, cluster.id); }).value_or("");
+}
+
+// What place() found: the partition and its nodes, stored with the new cluster's row.
+struct SlurmPlacement final : EnginePlacement {
+  SlurmClusterRow cluster;
+};
+
+const SlurmClusterRow& placed(const EnginePlacement* placement) {
+  const auto* p = dynamic_cast<const SlurmPlacement*>(placement);
+  if (p == nullptr) throw Error("The Slurm engine was handed a cluster it did not place.");
+  return p->cluster;
+}
 
 }  // namespace
 
@@ -28,21 +41,24 @@ void SlurmEngine::check_request(const ClusterCreateOptions& options, const Json&
   requested_slurm_partition(options.slurm_partition, properties);
 }
 
-Json SlurmEngine::place(const NewCluster& cluster) {
+std::unique_ptr<EnginePlacement> SlurmEngine::place(const NewCluster& cluster) {
   // The controller and the partition are asked now, before auto-storage or the row makes
   // anything; their error ends the create with nothing made.
-  const std::string partition = *requested_slurm_partition(cluster.options.slurm_partition, cluster.properties);
-  return {{"slurm", slurm_private_entry(partition, probe_slurm_partition(env_, partition))}};
+  auto out = std::make_unique<SlurmPlacement>();
+  out->cluster.partition = *requested_slurm_partition(cluster.options.slurm_partition, cluster.properties);
+  out->cluster.nodes = slurm_node_rows(probe_slurm_partition(env_, out->cluster.partition));
+  return out;
 }
 
-bool SlurmEngine::describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) {
-  apply_slurm_counts(doc, private_data["slurm"]);
-  ClusterRow shape;  // what slurm_gpus_per_node reads: the VM size and the partition's nodes
-  shape.name = cluster.options.name;
-  shape.doc = doc;
-  shape.private_data = private_data;
-  warn_if_no_gpus(shape);
+bool SlurmEngine::describe_new(Json& doc, const EnginePlacement* placement, const NewCluster& cluster) {
+  const SlurmClusterRow& found = placed(placement);
+  apply_slurm_counts(doc, found.nodes);
+  warn_if_no_gpus(cluster.options.name, cluster.vm_size, found);
   return false;  // Slurm's nodes are there already: nothing to allocate
+}
+
+void SlurmEngine::store_placement(std::int64_t cluster_id, const EnginePlacement* placement) {
+  save_slurm_cluster(env_.store(), cluster_id, placed(placement));
 }
 
 void SlurmEngine::step(const ClusterRow& cluster, std::int64_t) {
@@ -50,7 +66,10 @@ void SlurmEngine::step(const ClusterRow& cluster, std::int64_t) {
   mark_cluster_settled(env_.store(), cluster.id);
 }
 
-Json SlurmEngine::list_nodes(const ClusterRow& cluster) { return slurm_node_list(cluster); }
+Json SlurmEngine::list_nodes(const ClusterRow& cluster) {
+  Store& store = env_.store();
+  return slurm_node_list(store.read([&] { return slurm_cluster_nodes(store, cluster.id); }));
+}
 
 std::vector<EngineNode> SlurmEngine::nodes_with_jobs(const ClusterRow& cluster, std::size_t limit) const {
   // Which node runs which job: the allocations the runners recorded (a job's "nodes").
@@ -62,11 +81,9 @@ std::vector<EngineNode> SlurmEngine::nodes_with_jobs(const ClusterRow& cluster, 
       if (n.is_string()) job_on.emplace(n.get<std::string>(), key);
   }
   std::vector<EngineNode> out;
-  const Json& slurm = cluster.private_data.is_object() ? cluster.private_data.value("slurm", Json()) : Json();
-  if (!slurm.is_object() || !slurm.contains("nodes") || !slurm["nodes"].is_array()) return out;
-  for (const auto& n : slurm["nodes"]) {  // Slurm's node names and states as the last sinfo saw them
+  for (const auto& n : slurm_cluster_nodes(env_.store(), cluster.id)) {  // as the last sinfo saw them
     if (out.size() >= limit) break;
-    EngineNode node{value_or<std::string>(n, "name", ""), value_or<std::string>(n, "state", ""), std::nullopt};
+    EngineNode node{n.name, n.state, std::nullopt};
     if (auto it = job_on.find(node.name); it != job_on.end()) node.job_key = it->second;
     out.push_back(std::move(node));
   }
@@ -80,11 +97,7 @@ void SlurmEngine::exec(const ClusterRow& cluster, const NodeExecOptions& options
 
 void SlurmEngine::check_supported(const ClusterRow& cluster, const std::string& what) const {
   throw InvalidArgument(what + " is not supported on Slurm clusters yet: cluster '" + cluster.name +
-                        "' stands on Slurm partition '" + partition_of(cluster) + "' (docs/slurm.md).");
-}
-
-Json SlurmEngine::new_job_entry(const ClusterRow& cluster) {
-  return {{"slurm", new_slurm_job_entry(partition_of(cluster))}};
+                        "' stands on Slurm partition '" + partition_of(env_.store(), cluster) + "' (docs/slurm.md).");
 }
 
 void SlurmEngine::start_job(const std::string&, const ClusterRow& cluster) {
@@ -101,14 +114,14 @@ namespace {
 
 // The allocation's node names: as the job's runner recorded them, or, when squeue already says
 // the job runs but its runner has not started yet, Slurm's node list for it (as squeue gave it).
-Json allocation_nodes(const JobRow& job) {
+Json allocation_nodes(Store& store, const JobRow& job) {
   Json names = job.private_data.value("nodes", Json());
   if (names.is_array()) return names;
   names = Json::array();
-  const Json s = job.private_data.value("slurm", Json());
-  if (!s.is_object() || !s.contains("nodeList") || !s["nodeList"].is_string()) return names;
+  const auto seen = load_slurm_job(store, job.id);
+  if (!seen || seen->node_list.empty()) return names;
   try {
-    for (auto& name : slurm::expand_hostlist(s["nodeList"].get<std::string>())) names.push_back(std::move(name));
+    for (auto& name : slurm::expand_hostlist(seen->node_list)) names.push_back(std::move(name));
   } catch (const std::exception&) {
     // not a host list this version can read: no nodes until the runner records them
   }
@@ -121,12 +134,16 @@ Json SlurmEngine::job_nodes(const JobRow& job, const ClusterRow* cluster) {
   // The allocation's nodes while the job runs, at the address they were last seen with (NodeAddr).
   Json out = Json::array();
   if (job.state != JobState::kRunning && job.state != JobState::kTerminating) return out;
-  const Json cluster_data = cluster != nullptr ? cluster->private_data : Json::object();
-  for (const auto& name : allocation_nodes(job)) {
-    if (!name.is_string()) continue;
-    const std::string node = name.get<std::string>();
-    out.push_back({{"ipAddress", slurm_node_address(cluster_data, node)}, {"nodeId", node}, {"port", 22.0}});
-  }
+  Store& store = env_.store();
+  store.read([&] {
+    const std::vector<SlurmNodeRow> nodes =
+        cluster != nullptr ? slurm_cluster_nodes(store, cluster->id) : std::vector<SlurmNodeRow>();
+    for (const auto& name : allocation_nodes(store, job)) {
+      if (!name.is_string()) continue;
+      const std::string node = name.get<std::string>();
+      out.push_back({{"ipAddress", slurm_node_address(nodes, node)}, {"nodeId", node}, {"port", 22.0}});
+    }
+  });
   return out;
 }
 

@@ -17,8 +17,9 @@ class SlurmEngine final : public ClusterEngine {
   bool claims(const ClusterCreateOptions& options, const Json& properties) const override;
   bool makes_nodes() const override { return false; }  // the partition's nodes are there already
   void check_request(const ClusterCreateOptions& options, const Json& properties) const override;
-  Json place(const NewCluster& cluster) override;
-  bool describe_new(Json& doc, const Json& private_data, const NewCluster& cluster) override;
+  std::unique_ptr<EnginePlacement> place(const NewCluster& cluster) override;
+  bool describe_new(Json& doc, const EnginePlacement* placement, const NewCluster& cluster) override;
+  void store_placement(std::int64_t cluster_id, const EnginePlacement* placement) override;
   void step(const ClusterRow& cluster, std::int64_t now_us) override;
   void start_work(std::int64_t) override {}
   void refresh_counts(ClusterRow&) override {}  // sinfo's, at reconcile (refresh_slurm_clusters)
@@ -29,7 +30,6 @@ class SlurmEngine final : public ClusterEngine {
   void remove(const ClusterRow&) override {}  // its jobs are cancelled as they end
 
   bool schedules_itself() const override { return true; }
-  Json new_job_entry(const ClusterRow& cluster) override;
   void start_job(const std::string& job_key, const ClusterRow& cluster) override;
   bool may_start_any_moment(const JobRow& job) const override;
   void stop_job(const JobRow& job) override;

@@ -44,14 +44,13 @@ int nice_for(const std::string& priority) {
   return 0;
 }
 
-Json& slurm_entry(JobRow& job) { return job.private_data["slurm"]; }
-
 // The node bound of a Slurm cluster: how many of its partition's nodes its jobs may hold at once.
 int node_bound(const ClusterRow& cluster) { return cluster.scale_mode == "auto" ? cluster.max_nodes : cluster.target; }
 
 // The batch job for `job` on `cluster`: it runs in the job's exchange folder on the shared folder,
 // which holds Slurm's own output of the script; the runner gets the shared folder, never the home.
-slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const ClusterRow& cluster) {
+slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const ClusterRow& cluster,
+                              const SlurmClusterRow& stored) {
   const runtime::Job typed = runtime::parse_job(job.doc);
   const RunExchange exchange(env.layout().job_exchange(job.key));
   const std::filesystem::path dir = exchange.dir();
@@ -59,7 +58,7 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
   b.name = job.name;
   b.comment = "batchai job " + job.key + " " + value_or<std::string>(job.doc, "id", "");
   if (b.comment.size() > 1000) b.comment.resize(1000);
-  b.partition = *slurm_partition(cluster.private_data);
+  b.partition = stored.partition;
   b.node_count = typed.node_count;
   b.exclusive = true;
   if (auto wall = parse_duration(typed.max_wall_clock_time))
@@ -67,7 +66,7 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
         slurm::minutes_for_seconds(std::chrono::duration_cast<std::chrono::seconds>(*wall).count()) +
         kTimeLimitMarginMinutes;
   b.nice = nice_for(typed.priority);
-  b.gpus_per_node = slurm_gpus_per_node(cluster);
+  b.gpus_per_node = slurm_gpus_per_node(value_or<std::string>(cluster.doc, "vmSize", ""), stored.nodes);
   b.work_dir = dir;
   b.stdout_path = exchange.batch_log();
   b.stderr_path = exchange.batch_log();
@@ -91,14 +90,15 @@ Json run_inputs(const JobRow& job, const ClusterRow& cluster, int gpus_per_node)
 }
 
 // Slurm's reason for a pending job as squeue gives it (a word such as Resources or Priority),
-// kept in the job's private data for the dashboard when it changed; false when it did not.
-bool record_pending_reason(JobRow& job, const std::string& reason) {
+// stored for the dashboard when it changed (inside the write); false when it did not.
+bool record_pending_reason(Store& store, const JobRow& job, const std::string& reason) {
   std::string word;
   for (char c : reason.substr(0, 64))
     if (c > 0x20 && c < 0x7f) word += c;
-  Json& entry = slurm_entry(job);
-  if (entry.value("pendingReason", std::string()) == word) return false;
-  entry["pendingReason"] = word;
+  SlurmJobRow seen = load_slurm_job(store, job.id).value_or(SlurmJobRow{});
+  if (seen.pending_reason == word) return false;
+  seen.pending_reason = word;
+  save_slurm_job(store, job.id, seen);
   return true;
 }
 
@@ -110,8 +110,6 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job) {
   if (!is_slurm_job(job) || !job.engine_job_id || *job.engine_job_id < 0) return std::nullopt;
   return static_cast<slurm::JobId>(*job.engine_job_id);
 }
-
-Json new_slurm_job_entry(const std::string& partition) { return {{"partition", partition}}; }
 
 std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow& cluster, const std::vector<JobRow>& jobs) {
   // As submit_slurm_jobs reads the queue: the nodes its submitted jobs hold, then the held jobs in
@@ -128,7 +126,7 @@ std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow&
   std::vector<EngineQueuePlace> out;
   for (const JobRow& job : jobs) {
     if (const auto id = slurm_job_id(job)) {
-      const std::string why = job.private_data["slurm"].value("pendingReason", std::string());
+      const std::string why = load_slurm_job(store, job.id).value_or(SlurmJobRow{}).pending_reason;
       out.push_back({std::nullopt, "In Slurm's queue as job " + std::to_string(*id) +
                                        (why.empty() || why == "None" ? "" : " (Slurm's reason: " + why + ")") +
                                        "; Slurm decides when it starts."});
@@ -167,7 +165,8 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
     // reconciling commands gets there first, and its id is stored with the submission.
     store.write([&] {
       auto cluster = load_cluster(store, cluster_id);
-      if (!cluster || !slurm_partition(cluster->private_data)) return;
+      const auto stored = load_slurm_cluster(store, cluster_id);
+      if (!cluster || !stored) return;
       int in_use = 0;
       std::vector<JobRow> queue;
       for (JobRow& j : unfinished_engine_jobs(store, cluster_id, ClusterKind::kSlurm)) {
@@ -183,7 +182,7 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
         if (budget.spent()) return;
         const std::int64_t now = to_us(env.clock().now());
         try {
-          const slurm::BatchJob batch = batch_job_for(env, job, *cluster);
+          const slurm::BatchJob batch = batch_job_for(env, job, *cluster, *stored);
           const RunExchange exchange(env.layout().job_exchange(job.key));
           exchange.write_inputs(run_inputs(job, *cluster, batch.gpus_per_node));
           // Bounded by the budget: sbatch runs under the write lock, which every other writer waits for.
@@ -199,8 +198,11 @@ void submit_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sco
             throw;
           }
           job.engine_job_id = static_cast<std::int64_t>(id);
-          slurm_entry(job)["submittedUs"] = now;
-          slurm_entry(job)["gpusPerNode"] = batch.gpus_per_node;  // what the runner gives each node
+          SlurmJobRow submitted = load_slurm_job(store, job.id).value_or(SlurmJobRow{});
+          submitted.partition = batch.partition;
+          submitted.submitted_us = now;
+          submitted.gpus_per_node = batch.gpus_per_node;  // what the runner gives each node
+          save_slurm_job(store, job.id, submitted);
           in_use += job.node_count;
         } catch (const Error& e) {
           if (is_silent_controller(e)) {  // the job stays queued; reconcile_slurm records the silence
@@ -233,19 +235,15 @@ namespace {
 std::vector<std::string> unusable_nodes(Store& store, const JobRow& job, const std::string& node_list) {
   std::vector<std::string> out;
   if (!job.cluster_id || node_list.empty()) return out;
-  const auto cluster = load_cluster(store, *job.cluster_id);
-  if (!cluster) return out;
-  const Json nodes = cluster->private_data.value("slurm", Json::object()).value("nodes", Json::array());
   std::vector<std::string> names;
   try {
     names = slurm::expand_hostlist(node_list, 1000);
   } catch (const std::exception&) {
     return out;
   }
-  for (const Json& n : nodes)
-    if (n.is_object() && n.value("state", std::string()) == "unusable" &&
-        std::find(names.begin(), names.end(), n.value("name", std::string())) != names.end())
-      out.push_back(n.value("name", std::string()) + " (Slurm: " + n.value("slurmState", std::string("?")) + ")");
+  for (const SlurmNodeRow& n : slurm_cluster_nodes(store, *job.cluster_id))
+    if (n.state == "unusable" && std::find(names.begin(), names.end(), n.name) != names.end())
+      out.push_back(n.name + " (Slurm: " + (n.slurm_state.empty() ? std::string("?") : n.slurm_state) + ")");
   return out;
 }
 
@@ -280,7 +278,7 @@ bool update_from_slurm(const SlurmEnv& env, JobRow& job, slurm::JobId id, const 
       set_state(job, JobState::kRunning, now);
       job.doc["executionInfo"] = {{"endTime", nullptr}, {"errors", nullptr}, {"exitCode", nullptr}, {"startTime", iso_us(now)}};
     } else if (o.state == slurm::JobState::queued && job.state == JobState::kQueued) {
-      if (!record_pending_reason(job, info->reason)) return changed;
+      if (!record_pending_reason(store, job, info->reason)) return changed;
     } else if (o.state == slurm::JobState::queued && job.state == JobState::kRunning) {
       // A restarted controller that lost the allocation says PENDING while the run goes on (or has
       // ended): a claimed run never goes back to queued, and is never started again (run_claim.hpp).
@@ -291,8 +289,13 @@ bool update_from_slurm(const SlurmEnv& env, JobRow& job, slurm::JobId id, const 
       return changed;
     }
   }
-  if (!info->node_list.empty()) slurm_entry(job)["nodeList"] = info->node_list;
-  if (slurm::is_final_job_state(info->slurm_state)) slurm_entry(job)["finalState"] = info->slurm_state;
+  const bool final_now = slurm::is_final_job_state(info->slurm_state);
+  if (!info->node_list.empty() || final_now) {
+    SlurmJobRow seen = load_slurm_job(store, job.id).value_or(SlurmJobRow{});
+    if (!info->node_list.empty()) seen.node_list = info->node_list;
+    if (final_now) seen.final_state = info->slurm_state;
+    save_slurm_job(store, job.id, seen);
+  }
   return true;
 }
 

@@ -4,8 +4,8 @@
 // auto-scale maximum) has room; every reconcile reads the submitted jobs' states from Slurm's
 // client commands and what their runners recorded (runner_records.hpp); the batch script runs
 // `batchai _slurm-run --job-key K` in the allocation (slurm_runner.hpp), which never opens the store.
-// The job's row keeps Slurm's job id (engine_job_id) and its private JSON {"slurm": {"partition",
-// "nodeList", "finalState", ...}}.
+// The job's row keeps Slurm's job id (engine_job_id); what Slurm said of it (its partition, node
+// list, pending reason, final state) is its row of slurm_jobs (store/slurm.hpp).
 #pragma once
 #include <optional>
 #include <string>
@@ -35,9 +35,6 @@ std::optional<slurm::JobId> slurm_job_id(const JobRow& job);
 // until the cluster's bound has room, in submission order (its position among those held).
 // One place per job of `jobs`, from one pass over the cluster's queue.
 std::vector<EngineQueuePlace> slurm_queue_places(Store& store, const ClusterRow& cluster, const std::vector<JobRow>& jobs);
-
-// The private "slurm" entry of a new job on a cluster standing on `partition`.
-Json new_slurm_job_entry(const std::string& partition);
 
 // Part of reconcile_slurm for the clusters named: submits queued jobs (priority, then age) while
 // the cluster's bound has room, while `budget` lasts. A job Slurm refuses fails with Slurm's

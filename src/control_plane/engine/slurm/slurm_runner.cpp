@@ -115,6 +115,7 @@ std::optional<Json> wait_for_own_inputs(const RunExchange& exchange, slurm::JobI
 struct RunInputs {
   JobRow job;
   ClusterRow cluster;
+  int gpus_per_node = 0;  // what sbatch asked each node for (--gres=gpu:N)
 };
 
 int bounded_int(const Json& value, int lo, int hi, int fallback) {
@@ -135,7 +136,7 @@ RunInputs read_run_inputs(const Json& inputs, const std::string& job_key) {
   in.job.private_data = Json::object();
   if (job.value("secrets", Json()).is_object()) in.job.private_data["secrets"] = job["secrets"];
   if (job.value("registryPassword", Json()).is_string()) in.job.private_data["registryPassword"] = job["registryPassword"];
-  in.job.private_data["slurm"] = {{"gpusPerNode", bounded_int(inputs.value("gpusPerNode", Json()), 0, 1024, 0)}};
+  in.gpus_per_node = bounded_int(inputs.value("gpusPerNode", Json()), 0, 1024, 0);
   in.cluster.resource_group = value_or<std::string>(cluster, "resourceGroup", "");
   in.cluster.workspace = value_or<std::string>(cluster, "workspace", "");
   in.cluster.name = value_or<std::string>(cluster, "name", "");
@@ -220,12 +221,11 @@ Placement allocation_placement(const NodeLayout& layout, const RunInputs& in, co
     throw SystemError("Slurm allocated " + std::to_string(names.size()) + " node(s), the job needs " +
                       std::to_string(in.job.node_count) + ".");
   names.resize(static_cast<std::size_t>(in.job.node_count));
-  const int gpus_per_node = in.job.private_data["slurm"].value("gpusPerNode", 0);
   Placement placement;
   for (const auto& name : names) {
     const fs::path dir = layout.node(in.cluster.resource_group, in.cluster.workspace, in.cluster.name, name);
     ensure_node_folder(layout, in.cluster.doc, dir);
-    placement.nodes.push_back({name, dir, name, gpus_per_node});
+    placement.nodes.push_back({name, dir, name, in.gpus_per_node});
   }
   placement.extra_env = allocation_environment(false);
   placement.mpi_map_by_node = true;

@@ -1,0 +1,76 @@
+// What Slurm says of a Slurm cluster and its jobs is kept in Slurm's own tables (store/slurm.hpp),
+// over the stand-in Slurm (fake_slurm.hpp): sinfo's nodes, and squeue's pending reason, node list
+// and final state of a submitted job, read back where the commands show them; the rows go with
+// their job and cluster. No Slurm needed.
+#include "batchai/control_plane/dashboard_reads.hpp"
+#include "fake_slurm_fixture.hpp"
+#include "store/jobs.hpp"
+#include "store/slurm.hpp"
+
+namespace batchai::control_plane::testing {
+namespace {
+
+class SlurmState : public FakeSlurmTest {
+ protected:
+  // Row ids of the cluster and of the job, as stored.
+  std::int64_t cluster_id() {
+    return cp_->store().read([&] { return detail::require_cluster(cp_->store(), ws_, "sc").id; });
+  }
+  std::int64_t job_id(const std::string& name) {
+    return cp_->store().read([&] { return jobs_detail::load_job_by_key(cp_->store(), job_key(name)).value().id; });
+  }
+  std::optional<detail::SlurmJobRow> slurm_job(std::int64_t id) {
+    return cp_->store().read([&] { return detail::load_slurm_job(cp_->store(), id); });
+  }
+};
+
+TEST_F(SlurmState, WhatSlurmSaidIsKeptInSlurmsTablesAndShown) {
+  const std::int64_t cluster = cluster_id();
+  const auto stored = cp_->store().read([&] { return detail::load_slurm_cluster(cp_->store(), cluster); });
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->partition, "batchai");
+  EXPECT_EQ(stored->nodes, (std::vector<detail::SlurmNodeRow>{{"node1", "127.0.0.1", 0, "idle", "idle"},
+                                                              {"node2", "127.0.0.1", 0, "idle", "idle"}}));
+  EXPECT_FALSE(cp_->store().read([&] { return detail::load_cluster(cp_->store(), cluster)->private_data; })
+                   .contains("slurm"));
+
+  cp_->jobs().create(custom_job_options("job", "sc"));  // submitted at once: sbatch gives it 42
+  const std::int64_t job = job_id("job");
+  auto seen = slurm_job(job);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->partition, "batchai");
+  EXPECT_TRUE(seen->submitted_us.has_value());
+  EXPECT_EQ(seen->gpus_per_node, 0);
+
+  // Slurm holds it: its reason is stored and the dashboard gives it.
+  slurm_->reasons[42] = "Priority";
+  EXPECT_EQ(show("job")["executionState"], "queued");
+  EXPECT_EQ(slurm_job(job)->pending_reason, "Priority");
+  const auto page = DashboardReads(*cp_).jobs(ws_, "exp", "", 0, 10);
+  ASSERT_EQ(page.jobs.size(), 1u);
+  const std::string why = page.jobs[0].wait_reason.value_or("");
+  EXPECT_NE(why.find("In Slurm's queue as job 42 (Slurm's reason: Priority)"), std::string::npos) << why;
+
+  // Slurm runs it on node1 before its runner recorded anything: `job node list` shows Slurm's node
+  // list at the node's stored NodeAddr.
+  slurm_->queue[42] = "RUNNING";
+  EXPECT_EQ(show("job")["executionState"], "running");
+  EXPECT_EQ(slurm_job(job)->node_list, "node1");
+  EXPECT_EQ(cp_->jobs().node_list({ws_, "exp", "job"}),
+            Json::parse(R"([{"ipAddress": "127.0.0.1", "nodeId": "node1", "port": 22.0}])"));
+
+  slurm_->queue[42] = "NODE_FAIL";
+  EXPECT_EQ(show("job")["executionState"], "failed");
+  EXPECT_EQ(slurm_job(job)->final_state, "NODE_FAIL");
+  EXPECT_FALSE(cp_->store().read([&] { return jobs_detail::load_job_by_id(cp_->store(), job)->private_data; })
+                   .contains("slurm"));
+
+  // The rows go with their job and cluster.
+  cp_->jobs().remove({ws_, "exp", "job"});
+  EXPECT_EQ(slurm_job(job), std::nullopt);
+  cp_->clusters().remove(ws_, "sc");
+  EXPECT_EQ(cp_->store().read([&] { return detail::load_slurm_cluster(cp_->store(), cluster); }), std::nullopt);
+}
+
+}  // namespace
+}  // namespace batchai::control_plane::testing
