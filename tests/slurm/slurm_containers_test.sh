@@ -26,15 +26,8 @@ trap 'exit 130' INT TERM
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# The image, offline: busybox and bash with its libraries.
-d="$tmp/image"
-mkdir -p "$d/bin" "$d/etc" "$d/tmp"
-cp /bin/busybox "$d/bin/"
-for a in $(/bin/busybox --list); do [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"; done
-cp /bin/bash "$d/bin/bash"
-for l in $(ldd /bin/bash | grep -o '/[^ ]*'); do mkdir -p "$d$(dirname "$l")"; cp -L "$l" "$d$l"; done
-echo batchai-slurm-image > "$d/etc/batchai-test-image"
-tar -C "$d" -cf "$d.tar" . && podman import -q "$d.tar" "$image" > /dev/null || { echo "FAIL: cannot build the image"; exit 1; }
+. "$here/slurm_common.sh"
+build_test_image "$tmp/image" "$image" || { echo "FAIL: cannot build the image"; exit 1; }
 
 bash "$here/private_slurm.sh" start "$base" 3 || { echo "FAIL: the private Slurm did not start"; exit 1; }
 export SLURM_CONF="$base/etc/slurm.conf" BATCHAI_HOME="$tmp/state" HOME="$tmp/home"
