@@ -3,7 +3,8 @@
 # its own private Slurm (private_slurm.sh, 3 nodes on this host, PORT_BASE from ctest's
 # environment), a tiny image built offline (busybox, bash; podman import). The preparation runs in
 # the image on both nodes (the second node's container started and entered through srun), the
-# command on the first; afterwards no container of the job is left. Skips (77) without podman.
+# command on the first; afterwards no container of the job is left. A job whose runner is
+# SIGKILLed mid-job ends JobRunLost with no container left. Skips (77) without podman.
 # With MPI_IMAGE_TAR (the Debian image with Open MPI that tests/jobs builds), also a 2-rank MPI job
 # whose second rank's Open MPI daemon enters node 1's container through srun.
 # Usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE [MPI_IMAGE_TAR]
