@@ -159,11 +159,13 @@ int ControlPlane::supervise(const std::string& job_key) {
   return Supervisor(parts_->cx, parts_->reconciler, parts_->scheduler, parts_->docs).run(job_key);
 }
 
-int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key) {
+int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key,
+                            SlurmRunStep step) {
   if (!services.clock || !services.launcher) throw SystemError("The Slurm runner needs a clock and a process launcher.");
   const jobs_detail::RunnerHost host{NodeLayout(settings.shared_dir()), *services.clock, *services.launcher,
                                      settings.containment};
-  return jobs_detail::run_in_slurm_allocation(host, job_key);
+  return step == SlurmRunStep::kCleanUp ? jobs_detail::clean_up_slurm_run(host, job_key)
+                                        : jobs_detail::run_in_slurm_allocation(host, job_key);
 }
 
 void ControlPlane::reconcile() { parts_->reconciler.reconcile(); }

@@ -1,7 +1,13 @@
 // Every field rule of a Slurm batch job, accepted and refused.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/batch_script.hpp"
@@ -128,6 +134,37 @@ TEST(SlurmBatchScript, Refusals) {
   expect_refused([](BatchJob& j) { j.command_line.clear(); }, "empty command");
   expect_refused([](BatchJob& j) { j.command_line = "echo \x1b[31m"; }, "escape in command");
   expect_refused([](BatchJob& j) { j.command_line = std::string(64 * 1024 + 1, 'x'); }, "long command");
+  expect_refused([](BatchJob& j) { j.cleanup_command_line = "echo \x1b[31m"; }, "escape in cleanup");
+  expect_refused([](BatchJob& j) { j.cleanup_command_line = std::string(64 * 1024 + 1, 'x'); }, "long cleanup");
+}
+
+// Runs the script of `command` with a cleanup that writes a file; its exit status and whether the
+// cleanup ran.
+std::pair<int, bool> run_with_cleanup(const std::string& command) {
+  namespace fs = std::filesystem;
+  std::string dir_text = (fs::temp_directory_path() / "batchai-script-XXXXXX").string();
+  if (::mkdtemp(dir_text.data()) == nullptr) return {-1, false};
+  const fs::path dir = dir_text;
+  auto j = sample();
+  j.command_line = command;
+  j.cleanup_command_line = "echo cleaned > " + shell_quote((dir / "cleaned").string());
+  std::ofstream(dir / "script.sh") << render_batch_job(j).script;
+  const int raw = std::system(("bash " + shell_quote((dir / "script.sh").string())).c_str());
+  const bool cleaned = fs::exists(dir / "cleaned");
+  fs::remove_all(dir);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, cleaned};
+}
+
+TEST(SlurmBatchScript, CleanupRunsHoweverTheCommandEnded) {
+  EXPECT_EQ(run_with_cleanup("exit 3"), std::make_pair(3, true));
+  // The runner SIGKILLed: no trap of its own runs, the script's shell runs the cleanup.
+  EXPECT_EQ(run_with_cleanup("kill -KILL $$"), std::make_pair(137, true));
+  // scancel's SIGTERM reaches the script's shell too: it waits for the command, then cleans up.
+  EXPECT_EQ(run_with_cleanup("kill -TERM $PPID; sleep 0.3; exit 4"), std::make_pair(4, true));
+  // The command keeps SIGTERM's default action (the shell's trap is not inherited).
+  EXPECT_EQ(run_with_cleanup("kill -TERM $$; sleep 5"), std::make_pair(143, true));
+  auto j = sample();
+  EXPECT_EQ(render_batch_job(j).script.find("trap"), std::string::npos);  // none: the command is exec'd
 }
 
 TEST(SlurmBatchScript, MultiLineCommandAndOddValuesStayQuoted) {

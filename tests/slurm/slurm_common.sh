@@ -72,3 +72,16 @@ start_munged() {
     "$@" "${args[@]}"
   fi
 }
+
+# build_test_image DIR TAG: a tiny image built offline (busybox, and bash with its libraries; the
+# file /etc/batchai-test-image says "batchai-slurm-image"), imported into Podman's store as TAG.
+build_test_image() {
+  local d=$1 tag=$2 a l
+  mkdir -p "$d/bin" "$d/etc" "$d/tmp"
+  cp /bin/busybox "$d/bin/"
+  for a in $(/bin/busybox --list); do [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"; done
+  cp /bin/bash "$d/bin/bash"
+  for l in $(ldd /bin/bash | grep -o '/[^ ]*'); do mkdir -p "$d$(dirname "$l")"; cp -L "$l" "$d$l"; done
+  echo batchai-slurm-image > "$d/etc/batchai-test-image"
+  tar -C "$d" -cf "$d.tar" . && podman import -q "$d.tar" "$tag" > /dev/null
+}

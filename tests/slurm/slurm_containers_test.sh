@@ -3,7 +3,8 @@
 # its own private Slurm (private_slurm.sh, 3 nodes on this host, PORT_BASE from ctest's
 # environment), a tiny image built offline (busybox, bash; podman import). The preparation runs in
 # the image on both nodes (the second node's container started and entered through srun), the
-# command on the first; afterwards no container of the job is left. Skips (77) without podman.
+# command on the first; afterwards no container of the job is left. A job whose runner is
+# SIGKILLed mid-job ends JobRunLost with no container left. Skips (77) without podman.
 # With MPI_IMAGE_TAR (the Debian image with Open MPI that tests/jobs builds), also a 2-rank MPI job
 # whose second rank's Open MPI daemon enters node 1's container through srun.
 # Usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE [MPI_IMAGE_TAR]
@@ -26,15 +27,8 @@ trap 'exit 130' INT TERM
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# The image, offline: busybox and bash with its libraries.
-d="$tmp/image"
-mkdir -p "$d/bin" "$d/etc" "$d/tmp"
-cp /bin/busybox "$d/bin/"
-for a in $(/bin/busybox --list); do [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"; done
-cp /bin/bash "$d/bin/bash"
-for l in $(ldd /bin/bash | grep -o '/[^ ]*'); do mkdir -p "$d$(dirname "$l")"; cp -L "$l" "$d$l"; done
-echo batchai-slurm-image > "$d/etc/batchai-test-image"
-tar -C "$d" -cf "$d.tar" . && podman import -q "$d.tar" "$image" > /dev/null || { echo "FAIL: cannot build the image"; exit 1; }
+. "$here/slurm_common.sh"
+build_test_image "$tmp/image" "$image" || { echo "FAIL: cannot build the image"; exit 1; }
 
 bash "$here/private_slurm.sh" start "$base" 3 || { echo "FAIL: the private Slurm did not start"; exit 1; }
 export SLURM_CONF="$base/etc/slurm.conf" BATCHAI_HOME="$tmp/state" HOME="$tmp/home"
@@ -60,6 +54,39 @@ grep -qx batchai-node-0 "$out" 2>/dev/null || fail "the command did not run in n
 preps=$(find "$BATCHAI_HOME" -name 'prep-batchai-node-*.txt' -exec cat {} + 2>/dev/null | grep -c batchai-slurm-image)
 [ "$preps" = 2 ] || fail "the preparation ran in the image on $preps node(s), not 2: $(find "$BATCHAI_HOME" -name 'prep-*')"
 cat "$out"; cat "$(dirname "$out")/execution.log"
+
+# The runner SIGKILLed mid-job (no handler of its own runs): the batch script's shell, which
+# outlives it, removes the job's containers on every node of the allocation; the job ends
+# JobRunLost and no container of it is left.
+cat > "$tmp/kill.json" <<JSON
+{"properties": {"nodeCount": 2, "stdOutErrPathPrefix": "\$AZ_BATCHAI_JOB_TEMP",
+  "customToolkitSettings": {"commandLine": "echo started; sleep 300"},
+  "containerSettings": {"imageSourceRegistry": {"image": "$image"}}}}
+JSON
+known=$(ls "$BATCHAI_HOME/jobs")
+b job create -g rg -w ws -e e -n k -c c -f "$tmp/kill.json" -o none || fail "job create refused the job to kill"
+key="" runner="" started=""
+for _ in $(seq 1 600); do
+  [ -n "$key" ] || key=$(ls "$BATCHAI_HOME/jobs" | grep -vxF "${known:-none}" | head -1)
+  if [ -n "$key" ]; then
+    runner=$(pgrep -f -- "batchai _slurm-run --job-key $key" | head -1)
+    started=$(find "$BATCHAI_HOME" -path '*/jobs/k/*' -name stdout.txt -exec cat {} + 2>/dev/null)
+    [ -n "$runner" ] && [ "$started" = started ] &&
+      [ "$(podman ps --format '{{.Names}}' | grep -c "^batchai-$key-")" = 2 ] && break
+  fi
+  sleep 0.1
+done
+if [ -n "$runner" ] && [ "$started" = started ]; then
+  kill -KILL "$runner"
+  timeout 120 "$exe" job wait -g rg -w ws -e e -n k > /dev/null 2>&1 && fail "the job whose runner was killed succeeded"
+  b job show -g rg -w ws -e e -n k -o json > "$tmp/k.out"
+  grep -q JobRunLost "$tmp/k.out" || { fail "the killed runner's job did not end JobRunLost"; cat "$tmp/k.out"; }
+  left() { podman ps -a --format '{{.Names}}' | grep -c "^batchai-$key-"; }
+  for _ in $(seq 1 100); do [ "$(left)" = 0 ] && break; sleep 0.2; done
+  [ "$(left)" = 0 ] || fail "the killed runner's containers are left: $(podman ps -a --format '{{.Names}}' | grep "$key")"
+else
+  fail "the job to kill did not start its command in 2 containers (key ${key:-none}, runner ${runner:-none})"
+fi
 if [ -n "$mpi_tar" ] && [ -f "$mpi_tar" ] && podman import -q "$mpi_tar" "$mpi_image" > /dev/null; then
   cat > "$tmp/mpi.json" <<JSON
 {"properties": {"nodeCount": 2, "stdOutErrPathPrefix": "\$AZ_BATCHAI_JOB_TEMP",

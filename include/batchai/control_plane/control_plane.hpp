@@ -110,7 +110,10 @@ class ControlPlane {
 // Body of `batchai _slurm-run --job-key K`, the batch script of a job on a Slurm cluster, run by
 // Slurm on the first node of the job's allocation, on a compute host. It never opens the store
 // (docs/adr/0006): it works in the job's exchange folder under settings.shared_dir(). Returns the
-// batch script's exit status.
-int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key);
+// batch script's exit status. kCleanUp: the script's last step, after the runner ended however it
+// ended; removes the job's containers the runner left (`batchai _slurm-cleanup`).
+enum class SlurmRunStep { kRun, kCleanUp };
+int run_in_slurm_allocation(const Settings& settings, const Services& services, const std::string& job_key,
+                            SlurmRunStep step = SlurmRunStep::kRun);
 
 }  // namespace batchai::control_plane

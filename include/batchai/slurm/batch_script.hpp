@@ -27,6 +27,9 @@ struct BatchJob {
   std::map<std::string, std::string> environment;  // exported by the script; names [A-Za-z_][A-Za-z0-9_]*
   std::string command_line;      // run by bash -c as Batch AI's commandLine is; no NUL or control
                                  // characters other than tab and newline, up to 64 KiB
+  std::string cleanup_command_line;  // when set: run by bash -c after command_line however that
+                                     // ended (also SIGKILLed); the script exits with the command's
+                                     // status. Same rules as command_line; empty: none
 };
 
 struct BatchSubmission {

@@ -1,6 +1,7 @@
 // Hidden commands the job machinery runs itself (never typed by users):
 //   batchai _supervise --job-key K                         the detached per-job supervisor
 //   batchai _slurm-run --job-key K                         a Slurm job's batch script (docs/slurm.md)
+//   batchai _slurm-cleanup --job-key K                     the script's last step: containers left
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
 //   batchai _container-enter HOST command...               mpirun's launch agent in container jobs
 // Ordinary commands of the tree, marked hidden; each returns its exit code to main.
@@ -52,15 +53,20 @@ void register_hidden_job_commands(CLI::App& root, CliContext& ctx) {
   add_job_key_command(root, ctx, "_supervise", "Run a job's supervisor (internal).", "supervisor",
                       &control_plane::ControlPlane::supervise);
   // On a compute host: the store is never opened there (docs/adr/0006), so no control plane either.
-  add_command(root, ctx, "_slurm-run", "Run a job inside its Slurm allocation (internal).")
-      .hidden()
-      .option("--job-key", "The job's key (a lower-case UUID).", required())
-      .handler([&ctx](const Args& a) -> CommandResult {
-        return run_keyed(a.str("job-key"), "Slurm runner", [&](const std::string& key) {
-          return control_plane::run_in_slurm_allocation(control_plane::Settings::from_environment(),
-                                                        {make_process_clock(), ctx.launcher_shared()}, key);
+  for (const auto& [name, step] : {std::pair{"_slurm-run", control_plane::SlurmRunStep::kRun},
+                                    std::pair{"_slurm-cleanup", control_plane::SlurmRunStep::kCleanUp}}) {
+    add_command(root, ctx, name, step == control_plane::SlurmRunStep::kRun
+                                     ? "Run a job inside its Slurm allocation (internal)."
+                                     : "Remove the containers a job's Slurm runner left (internal).")
+        .hidden()
+        .option("--job-key", "The job's key (a lower-case UUID).", required())
+        .handler([&ctx, step](const Args& a) -> CommandResult {
+          return run_keyed(a.str("job-key"), "Slurm runner", [&](const std::string& key) {
+            return control_plane::run_in_slurm_allocation(control_plane::Settings::from_environment(),
+                                                          {make_process_clock(), ctx.launcher_shared()}, key, step);
+          });
         });
-      });
+  }
 
   // The program's own arguments must pass untouched (CLI11 would reorder what it does not
   // know), so the command takes its words verbatim and run_rank_exec reads them itself.

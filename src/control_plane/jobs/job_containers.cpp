@@ -30,6 +30,9 @@ namespace {
 
 constexpr auto kCommandTimeout = std::chrono::seconds(60);
 constexpr auto kRemoveTimeout = std::chrono::seconds(30);
+constexpr const char* kInstallPodman =
+    "install the podman package and runc there (Debian: apt-get install podman runc uidmap; docs/slurm.md), or "
+    "remove containerSettings to run the job on the host.";
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -149,8 +152,10 @@ runtime::PodmanRoute JobContainers::route(std::size_t node) const {
 }
 
 std::string JobContainers::where(std::size_t node) const {
-  return route(node).prefix.empty() ? "this machine" : "node " + run_.plan.nodes.at(node).id;
+  return route(node).prefix.empty() ? "this machine" : where_named(node);
 }
+
+std::string JobContainers::where_named(std::size_t node) const { return "node " + run_.plan.nodes.at(node).id; }
 
 std::optional<Json> JobContainers::resolve_image(std::size_t node, std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
@@ -217,10 +222,15 @@ std::vector<std::size_t> JobContainers::one_per_machine(const std::vector<std::s
 
 std::optional<Json> JobContainers::start(std::ostream& log, const std::function<bool()>& stopped) {
   const runtime::ContainerSettings& c = *run_.typed.container_settings;
-  if (!runtime::podman_available())
-    return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image +
-                                                    "', but Podman is not installed on the node: install the podman "
-                                                    "package (apt-get install podman runc uidmap).");
+  if (!runtime::podman_available()) {
+    // This machine is the node whose podman commands run here (a Slurm job's first node).
+    std::size_t here = 0;
+    while (here + 1 < run_.plan.nodes.size() && !route(here).prefix.empty()) ++here;
+    return job_error("ContainerRuntimeMissing",
+                     "The job runs in the container image '" + c.image + "', but Podman ('" + runtime::podman_program() +
+                         "') is not installed on " + (routes_.empty() ? "the node" : where_named(here)) + ": " +
+                         kInstallPodman);
+  }
   // A previous run of the job (requeued) that left its containers: the names are taken again.
   if (fs::exists(record_) && !remove_job_containers(record_, job_key_, routes_))
     return job_error("ContainerStartFailed", "The containers of the job's previous run could not be removed.");
@@ -262,10 +272,14 @@ std::optional<Json> JobContainers::start(std::ostream& log, const std::function<
   if (!failed.empty()) {
     std::vector<std::size_t> lacking;
     for (auto i : one_per_machine(failed)) {
-      if (!route(i).prefix.empty() && runtime::run_podman_on(launcher_, route(i), {"--version"}, kCommandTimeout).exit_code != 0)
-        return job_error("ContainerRuntimeMissing", "The job runs in the container image '" + c.image + "', but " +
-                                                        where(i) + " cannot run Podman: install podman and runc there "
-                                                        "(docs/slurm.md).");
+      if (!route(i).prefix.empty()) {
+        const auto version = runtime::run_podman_on(launcher_, route(i), {"--version"}, kCommandTimeout);
+        if (version.exit_code != 0 || version.timed_out)
+          return job_error("ContainerRuntimeMissing",
+                           "The job runs in the container image '" + c.image + "', but " + where(i) +
+                               " cannot run Podman (" + (version.timed_out ? "no answer" : first_line(version.err)) +
+                               "): " + kInstallPodman);
+      }
       if (runtime::run_podman_on(launcher_, route(i), {"image", "exists", c.image}, kCommandTimeout).exit_code != 0)
         lacking.push_back(i);
     }

@@ -55,6 +55,7 @@ class JobContainers {
  private:
   runtime::PodmanRoute route(std::size_t node) const;
   std::string where(std::size_t node) const;  // "this machine" or "node <id>"
+  std::string where_named(std::size_t node) const;  // "node <id>"
   // Finds the image in `node`'s machine's store, or pulls it there.
   std::optional<Json> resolve_image(std::size_t node, std::ostream& log, const std::function<bool()>& stopped);
   // Every node's container from options.image (node 0's first where the others join its

@@ -6,7 +6,7 @@
 #   multihost_jobs_test.sh BATCHAI RIG_BASE SCENARIO...
 #
 # Scenarios: shared-folder store-hidden hosts exit-code launch-failure login-killed shared-full
-# lost-host tutorial. Each prints what it saw; the script fails when any check failed.
+# lost-host tutorial containers (MPI_IMAGE_TAR: the MPI image tests/jobs builds). Each prints what it saw; the script fails when any check failed.
 set -uo pipefail
 exe=${1:?usage: $0 BATCHAI RIG_BASE SCENARIO...}
 base=${2:?usage: $0 BATCHAI RIG_BASE SCENARIO...}
@@ -31,6 +31,7 @@ finish() {
   done
   b group delete -n rg -y >/dev/null 2>&1
   rm -rf "$BATCHAI_HOME" "$BATCHAI_SHARED_DIR"
+  [ ${#images[@]} = 0 ] || podman rmi -f "${images[@]}" > /dev/null 2>&1
 }
 trap finish EXIT
 
@@ -244,6 +245,96 @@ scenario_tutorial() {
     fail "per-epoch validation accuracy differs: '${accs[rig mpi]:-}' vs '${accs[sim mpi]:-}'"
 }
 
+# Container jobs on hosts of their own (issue 55; docs/slurm.md): the rig's hosts share the root
+# file system, so one Podman store (/var/lib/containers) and runroot (/run) serve them all, while each
+# container runs in its host's network, /tmp and /dev/shm. A 2-host job runs in the image on both
+# hosts (node 1's container through srun on its host); with MPI_IMAGE_TAR, a 2-rank MPI job across
+# the two hosts' containers; the runner SIGKILLed mid-job leaves no container on any host; a host
+# whose podman cannot run fails the job naming it. Skips (77) without podman.
+scenario_containers() {
+  command -v podman > /dev/null || { echo "SKIP: podman is not installed"; exit 77; }
+  # shellcheck source=tests/slurm/slurm_common.sh
+  . "$here/../slurm_common.sh"
+  local image="localhost/batchai-rig-test-$$:1" mpi_image="localhost/batchai-rig-mpi-$$:1" doc out key known runner
+  images+=("$image" "$mpi_image")
+  build_test_image "$BATCHAI_HOME/image" "$image" || { fail "cannot build the image"; return; }
+  in_image() { python3 -c 'import json,sys; p=json.loads(sys.argv[2]); p["containerSettings"]={"imageSourceRegistry":{"image":sys.argv[1]}}; print(json.dumps(p))' "$@"; }
+  local props
+  props=$(in_image "$image" "$(custom 2 'cat /etc/batchai-test-image; hostname')")
+  props=$(python3 -c 'import json,sys; p=json.loads(sys.argv[1]); p["jobPreparation"]={"commandLine":sys.argv[2]}; print(json.dumps(p))' \
+    "$props" 'echo "$(cat /etc/batchai-test-image) $(hostname) $(ip -4 -o addr | grep -o "10[.][0-9.]*" | head -1)"')
+  create_job cont "$props" || { fail "job create cont"; return; }
+  doc=$(wait_end cont 120)
+  [ "$(jq_ "d['executionState']" <<< "$doc")" = succeeded ] || fail "the container job did not succeed: $doc $(stream cont stderr.txt)"
+  out=$(stream cont stdout.txt)
+  [ "$out" = "$(printf 'batchai-slurm-image\nbatchai-node-0')" ] && ok "the command ran in node 0's container" || fail "the command: '$out'"
+  local f addrs=""
+  for f in $(find "$BATCHAI_SHARED_DIR" -path '*/jobs/cont/*' -name 'stdout-job_prep-*.txt'); do
+    out=$(cat "$f")
+    echo "  $(basename "$f"): $out"
+    [[ "$out" == "batchai-slurm-image batchai-node-"[01]" 10."* ]] || fail "$f: the preparation did not run in the image: '$out'"
+    addrs+="${out##* } "
+  done
+  [ "$(wc -w <<< "$addrs")" = 2 ] && [ "$(tr ' ' '\n' <<< "$addrs" | sort -u | grep -c .)" = 2 ] &&
+    ok "the containers ran on 2 hosts' networks: $addrs" || fail "not 2 hosts' addresses: '$addrs'"
+  for n in $addrs; do [[ " $RIG_ADDRS " == *" $n "* ]] || fail "address $n is not one of the rig's ($RIG_ADDRS)"; done
+
+  if [ -f "${MPI_IMAGE_TAR:-}" ] && podman import -q "$MPI_IMAGE_TAR" "$mpi_image" > /dev/null; then
+    create_job contmpi "$(in_image "$mpi_image" "$(mpi 2 2 'echo "rank $OMPI_COMM_WORLD_RANK in $(hostname)"')")" ||
+      fail "job create contmpi"
+    doc=$(wait_end contmpi 120)
+    out=$(stream contmpi stdout.txt)
+    echo "$out" | sed 's/^/  /'
+    [ "$(jq_ "d['executionState']" <<< "$doc")" = succeeded ] && grep -qx "rank 0 in batchai-node-0" <<< "$out" &&
+      grep -qx "rank 1 in batchai-node-1" <<< "$out" && ok "2 MPI ranks in the two hosts' containers" ||
+      fail "the MPI container job: $doc $(stream contmpi stderr.txt)"
+  else
+    echo "  no MPI image (MPI_IMAGE_TAR ${MPI_IMAGE_TAR:-unset}): the MPI job is left out"
+  fi
+
+  # The runner SIGKILLed mid-job: the batch script's shell removes the containers on both hosts.
+  known=$(ls "$BATCHAI_SHARED_DIR/jobs")
+  create_job contkill "$(in_image "$image" "$(custom 2 'echo started; sleep 300')")" || fail "job create contkill"
+  key="" runner=""
+  for _ in $(seq 1 600); do
+    [ -n "$key" ] || key=$(ls "$BATCHAI_SHARED_DIR/jobs" | grep -vxF "${known:-none}" | head -1)
+    [ -n "$key" ] && runner=$(pgrep -f -- "batchai _slurm-run --job-key $key" | head -1)
+    [ -n "$runner" ] &&
+      [ "$(find "$BATCHAI_SHARED_DIR" -path '*/jobs/contkill/*' -name stdout.txt -exec cat {} + 2>/dev/null)" = started ] &&
+      [ "$(podman ps --format '{{.Names}}' | grep -c "^batchai-$key-")" = 2 ] && break
+    runner=""
+    sleep 0.1
+  done
+  if [ -n "$runner" ]; then
+    kill -KILL "$runner"
+    doc=$(wait_end contkill 120)
+    [ "$(jq_ "d['executionInfo']['errors'][0]['code']" <<< "$doc")" = JobRunLost ] || fail "not JobRunLost: $doc"
+    left() { podman ps -a --format '{{.Names}}' | grep -c "^batchai-$key-"; }
+    for _ in $(seq 1 100); do [ "$(left)" = 0 ] && break; sleep 0.2; done
+    [ "$(left)" = 0 ] && ok "the killed runner's containers are gone from both hosts" ||
+      fail "the killed runner's containers are left: $(podman ps -a --format '{{.Names}}' | grep "$key")"
+  else
+    fail "the job to kill did not start in 2 containers (key ${key:-none})"
+  fi
+
+  # Podman that cannot run on every host but h1 (an empty file over it in those hosts' own mount
+  # namespaces): the job fails naming such a host and saying what to install.
+  local podman_bin h hidden=()
+  podman_bin=$(command -v podman)
+  for h in $RIG_HOSTS; do
+    [ "$h" = h1 ] && continue
+    "$rig" exec "$base" "$h" mount --bind /dev/null "$podman_bin" && hidden+=("$h")
+  done
+  create_job nopodman "$(in_image "$image" "$(custom 2 'echo ran')")" || fail "job create nopodman"
+  doc=$(wait_end nopodman 120)
+  for h in "${hidden[@]}"; do "$rig" exec "$base" "$h" umount "$podman_bin"; done
+  out=$(jq_ "d['executionInfo']['errors'][0]['code'] + ': ' + d['executionInfo']['errors'][0]['message']" <<< "$doc")
+  echo "  $out"
+  [[ "$out" == "ContainerRuntimeMissing: "*"node h"[2-9]*"install the podman package"* ]] &&
+    ok "a host without podman fails the job naming it" || fail "a host without podman: $doc"
+}
+
+images=()
 for s in "$@"; do
   echo "=== $s"
   "scenario_${s//-/_}"

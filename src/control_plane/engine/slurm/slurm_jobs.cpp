@@ -73,6 +73,12 @@ slurm::BatchJob batch_job_for(const SlurmEnv& env, const JobRow& job, const Clus
   b.environment["BATCHAI_SHARED_DIR"] = env.layout().shared().string();
   if (!env.settings().containment.empty()) b.environment["BATCHAI_CONTAINMENT"] = env.settings().containment;
   b.command_line = slurm::shell_quote(self_executable().string()) + " _slurm-run --job-key " + job.key;
+  // A runner that was killed leaves the job's containers on the allocation's nodes: the script's
+  // shell, which outlives it, removes them (slurm_runner.hpp). Container jobs only: a job without
+  // them keeps the runner as the script's only process, which Slurm reaps at once when it aborts the
+  // step (a restarted controller that relaunches the job finds the node free instead of draining it).
+  if (typed.container_settings)
+    b.cleanup_command_line = slurm::shell_quote(self_executable().string()) + " _slurm-cleanup --job-key " + job.key;
   return b;
 }
 

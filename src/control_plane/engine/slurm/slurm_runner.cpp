@@ -336,4 +336,22 @@ int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key) 
   return exit_status(result.outcome);
 }
 
+int clean_up_slurm_run(const RunnerHost& host, const std::string& job_key) {
+  if (!is_job_key(job_key)) throw InvalidArgument("The job key '" + job_key + "' is not a job key (a lower-case UUID).");
+  const Allocation alloc = allocation_from_environment();
+  block_stop_signals();  // a second scancel does not cut the removal short; Slurm's SIGKILL still ends it
+  const RunExchange exchange(host.layout.job_exchange(job_key));
+  const fs::path record = exchange.dir() / "containers";
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return 0;  // no container was started, or the runner removed them
+  // A runner that still runs (its lock is held) removes its own; a SIGKILLed one released it.
+  RunLock lock(exchange.lock_file());
+  if (!lock.try_take()) return 0;
+  std::vector<std::string> nodes = slurm::expand_hostlist(alloc.node_list, 1000);
+  for (const auto& n : nodes) check_node_name(n);
+  log::warning("job " + job_key + ": its runner ended without removing its containers; removing them on " +
+               alloc.node_list + ".");
+  return remove_job_containers(record, job_key, container_routes(nodes, alloc.here)) ? 0 : 1;
+}
+
 }  // namespace batchai::control_plane::jobs_detail

@@ -32,6 +32,11 @@ struct RunnerHost {
 // Returns the batch script's exit status: 0 when the job succeeded, its exit code (1..255) otherwise.
 int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key);
 
+// The batch script's last step, after the runner ended however it ended (SIGKILLed too): when the
+// job's containers are still recorded and no runner holds the run's lock, removes them on every
+// node of the allocation (bounded). 0 when none are left.
+int clean_up_slurm_run(const RunnerHost& host, const std::string& job_key);
+
 // Wraps every task placed on a node other than `here` (preparation and main tasks) into an srun
 // step pinned to that node; tasks of `here` run directly, with `here_env` (this node's own Slurm
 // variables) added. Pure, for tests.
