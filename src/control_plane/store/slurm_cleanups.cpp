@@ -35,7 +35,8 @@ void insert(Store& store, const char* verb, const std::string& controller, const
 
 std::optional<SlurmCleanupRow> due_slurm_cleanup(Store& store, const std::string& controller, std::int64_t now_us) {
   auto st = store.prepare(std::string("SELECT ") + kColumns +
-                          " FROM slurm_cleanups WHERE controller = ? AND next_try_us <= ? ORDER BY next_try_us LIMIT 1");
+                          " FROM slurm_cleanups WHERE controller = ? AND next_try_us <= ?"
+                          " ORDER BY next_try_us LIMIT 1");
   st.bind(1, controller).bind(2, now_us);
   if (!st.step()) return std::nullopt;
   return cleanup_from(st);

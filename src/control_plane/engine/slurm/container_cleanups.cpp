@@ -74,18 +74,21 @@ void run_container_cleanups(const SlurmEnv& env, const SlurmBudget& budget) {
     store.write([&] { forget_slurm_cleanup(store, due->job_key); });
     return;
   }
-  {
+  bool runner_gone = false;
+  try {
     // A runner that still runs removes its own (and _slurm-cleanup would leave them to it).
-    RunLock lock(exchange.lock_file());
-    if (!lock.try_take()) {
-      store.write([&] {
-        if (auto c = load_slurm_cleanup(store, due->job_key)) {
-          c->next_try_us = now + kCleanupRetryUs;
-          save_slurm_cleanup(store, controller, *c);
-        }
-      });
-      return;
-    }
+    runner_gone = RunLock(exchange.lock_file()).try_take();
+  } catch (const Error& e) {  // the folder went meanwhile (a delete): the next look forgets the row
+    log::warning("job " + due->job_key + ": " + e.what());
+  }
+  if (!runner_gone) {
+    store.write([&] {
+      if (auto c = load_slurm_cleanup(store, due->job_key)) {
+        c->next_try_us = now + kCleanupRetryUs;
+        save_slurm_cleanup(store, controller, *c);
+      }
+    });
+    return;
   }
   store.write([&] {
     auto c = load_slurm_cleanup(store, due->job_key);
