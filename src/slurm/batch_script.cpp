@@ -13,6 +13,8 @@ constexpr int kMaxNice = 10000;
 constexpr std::size_t kMaxEnv = 1000;
 constexpr std::size_t kMaxEnvValue = 64 * 1024;
 constexpr std::size_t kMaxCommand = 64 * 1024;
+constexpr const char* kHostListCharacters =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-,[]";
 
 [[noreturn]] void refuse(const std::string& field, const std::string& rule) {
   throw InvalidArgument("Cannot submit the Slurm job: " + field + " " + rule + ".");
@@ -97,6 +99,9 @@ BatchSubmission render_batch_job(const BatchJob& job) {
     refuse("the node count", "must be from 1 to " + std::to_string(kMaxNodes));
   if (job.time_limit_minutes && (*job.time_limit_minutes < 1 || *job.time_limit_minutes > kMaxMinutes))
     refuse("the time limit", "must be from 1 to " + std::to_string(kMaxMinutes) + " minutes");
+  if (job.node_list.size() > 4096 || job.node_list.find_first_not_of(kHostListCharacters) != std::string::npos ||
+      (!job.node_list.empty() && job.node_list[0] == '-'))
+    refuse("the node list", "must be a Slurm host list: up to 4096 letters, digits and '_.-,[]', no leading '-'");
   if (job.gpus_per_node < 0 || job.gpus_per_node > 1024) refuse("the GPUs per node", "must be from 0 to 1024");
   if (job.nice < -kMaxNice || job.nice > kMaxNice)
     refuse("the nice value", "must be from -" + std::to_string(kMaxNice) + " to " + std::to_string(kMaxNice));
@@ -122,6 +127,8 @@ BatchSubmission render_batch_job(const BatchJob& job) {
   if (!job.partition.empty()) o.push_back("--partition=" + job.partition);
   o.push_back("--nodes=" + std::to_string(job.node_count));
   if (job.exclusive) o.push_back("--exclusive");
+  if (job.oversubscribe) o.push_back("--oversubscribe");
+  if (!job.node_list.empty()) o.push_back("--nodelist=" + job.node_list);
   if (!job.requeue) o.push_back("--no-requeue");
   if (job.time_limit_minutes) o.push_back("--time=" + std::to_string(*job.time_limit_minutes));
   if (job.nice != 0) o.push_back("--nice=" + std::to_string(job.nice));

@@ -132,7 +132,7 @@ INSERT INTO jobs(id, job_key, experiment_id, cluster_id, name_lc, name, state, p
 // v8: each Slurm cluster's partition and nodes, and what Slurm said of each Slurm job, are rows of
 // Slurm's tables; the "slurm" entry left the private JSON, and nothing else of it did.
 TEST_F(Migration8, SlurmsStateMovesFromThePrivateJsonToSlurmsTables) {
-  auto store = Store::open(db_);
+  auto store = Store::open(db_, steps_up_to(8));
   EXPECT_EQ(store->schema_version(), 8);
   store->read([&] {
     using detail::SlurmNodeRow;

@@ -76,8 +76,25 @@ TEST(SlurmBatchScript, OptionalFieldsLeftOut) {
   j.requeue = true;
   auto o = render_batch_job(j).sbatch_options;
   for (const auto& opt : o) {
-    for (auto prefix : {"--comment", "--partition", "--exclusive", "--time", "--nice", "--no-requeue"})
+    for (auto prefix : {"--comment", "--partition", "--exclusive", "--time", "--nice", "--no-requeue", "--nodelist",
+                        "--oversubscribe"})
       EXPECT_NE(opt.rfind(prefix, 0), 0u) << opt;
+  }
+}
+
+// A cleanup job (container_cleanups.cpp) goes to the nodes of the job it cleans up after, sharing them.
+TEST(SlurmBatchScript, NodeListAndSharing) {
+  auto j = sample();
+  j.exclusive = false;
+  j.oversubscribe = true;
+  j.node_list = "node[1-2],gpu_3.x";
+  const auto o = render_batch_job(j).sbatch_options;
+  EXPECT_TRUE(has(o, "--nodelist=node[1-2],gpu_3.x"));
+  EXPECT_TRUE(has(o, "--oversubscribe"));
+  EXPECT_FALSE(has(o, "--exclusive"));
+  for (const std::string& bad : std::vector<std::string>{"-x", "node1 node2", "node1;rm", "node$(id)", "a\nb", std::string(4097, 'n')}) {
+    j.node_list = bad;
+    EXPECT_THROW(render_batch_job(j), InvalidArgument) << bad;
   }
 }
 

@@ -4,7 +4,8 @@
 # environment), a tiny image built offline (busybox, bash; podman import). The preparation runs in
 # the image on both nodes (the second node's container started and entered through srun), the
 # command on the first; afterwards no container of the job is left. A job whose runner is
-# SIGKILLed mid-job ends JobRunLost with no container left. Skips (77) without podman.
+# SIGKILLed mid-job ends JobRunLost with no container left; one whose whole batch step is SIGKILLed
+# ends failed, and a cleanup job the login host submits removes its containers. Skips (77) without podman.
 # With MPI_IMAGE_TAR (the Debian image with Open MPI that tests/jobs builds), also a 2-rank MPI job
 # whose second rank's Open MPI daemon enters node 1's container through srun.
 # Usage: slurm_containers_test.sh BATCHAI_EXECUTABLE SLURM_BASE [MPI_IMAGE_TAR]
@@ -63,29 +64,55 @@ cat > "$tmp/kill.json" <<JSON
   "customToolkitSettings": {"commandLine": "echo started; sleep 300"},
   "containerSettings": {"imageSourceRegistry": {"image": "$image"}}}}
 JSON
-known=$(ls "$BATCHAI_HOME/jobs")
-b job create -g rg -w ws -e e -n k -c c -f "$tmp/kill.json" -o none || fail "job create refused the job to kill"
-key="" runner="" started=""
-for _ in $(seq 1 600); do
-  [ -n "$key" ] || key=$(ls "$BATCHAI_HOME/jobs" | grep -vxF "${known:-none}" | head -1)
-  if [ -n "$key" ]; then
-    runner=$(pgrep -f -- "batchai _slurm-run --job-key $key" | head -1)
-    started=$(find "$BATCHAI_HOME" -path '*/jobs/k/*' -name stdout.txt -exec cat {} + 2>/dev/null)
-    [ -n "$runner" ] && [ "$started" = started ] &&
-      [ "$(podman ps --format '{{.Names}}' | grep -c "^batchai-$key-")" = 2 ] && break
-  fi
-  sleep 0.1
-done
-if [ -n "$runner" ] && [ "$started" = started ]; then
+# Creates job $1 from kill.json and waits until its command runs in its 2 containers: sets key and runner.
+start_job_to_kill() {
+  local known
+  known=$(ls "$BATCHAI_HOME/jobs")
+  b job create -g rg -w ws -e e -n "$1" -c c -f "$tmp/kill.json" -o none || fail "job create refused the job to kill"
+  key="" runner="" started=""
+  for _ in $(seq 1 600); do
+    [ -n "$key" ] || key=$(ls "$BATCHAI_HOME/jobs" | grep -vxF "${known:-none}" | head -1)
+    if [ -n "$key" ]; then
+      runner=$(pgrep -f -- "batchai _slurm-run --job-key $key" | head -1)
+      started=$(find "$BATCHAI_HOME" -path "*/jobs/$1/*" -name stdout.txt -exec cat {} + 2>/dev/null)
+      [ -n "$runner" ] && [ "$started" = started ] &&
+        [ "$(podman ps --format '{{.Names}}' | grep -c "^batchai-$key-")" = 2 ] && break
+    fi
+    sleep 0.1
+  done
+  [ -n "$runner" ] && [ "$started" = started ]
+}
+left() { podman ps -a --format '{{.Names}}' | grep -c "^batchai-$key-"; }
+if start_job_to_kill k; then
   kill -KILL "$runner"
   timeout 120 "$exe" job wait -g rg -w ws -e e -n k > /dev/null 2>&1 && fail "the job whose runner was killed succeeded"
   b job show -g rg -w ws -e e -n k -o json > "$tmp/k.out"
   grep -q JobRunLost "$tmp/k.out" || { fail "the killed runner's job did not end JobRunLost"; cat "$tmp/k.out"; }
-  left() { podman ps -a --format '{{.Names}}' | grep -c "^batchai-$key-"; }
   for _ in $(seq 1 100); do [ "$(left)" = 0 ] && break; sleep 0.2; done
   [ "$(left)" = 0 ] || fail "the killed runner's containers are left: $(podman ps -a --format '{{.Names}}' | grep "$key")"
 else
   fail "the job to kill did not start its command in 2 containers (key ${key:-none}, runner ${runner:-none})"
+fi
+
+# The whole batch step SIGKILLed: the batch script's process group (its shell and the runner, as
+# Slurm's proctrack/pgid kills a step) dies at once, so nothing in the allocation removes the
+# containers. The job ends failed, and the login host's reconcile removes them through a cleanup
+# job on the job's nodes (its first look 20 s after the end), within 90 s. (scancel -s KILL --full
+# is no such test here: the runner got to remove them itself.)
+if start_job_to_kill s; then
+  pgid=$(ps -o pgid= -p "$runner" | tr -d ' ')
+  [ -n "$pgid" ] && [ "$pgid" != "$(ps -o pgid= -p $$ | tr -d " ")" ] && kill -KILL -- "-$pgid"
+  timeout 120 "$exe" job wait -g rg -w ws -e e -n s > /dev/null 2>&1
+  b job show -g rg -w ws -e e -n s -o json > "$tmp/s.out"
+  grep -q '"executionState": "failed"' "$tmp/s.out" || { fail "the killed batch step's job did not fail"; cat "$tmp/s.out"; }
+  for _ in $(seq 1 90); do
+    [ "$(left)" = 0 ] && break
+    b cluster show -g rg -w ws -n c -o none > /dev/null 2>&1  # a reconcile of its cluster does the cleanup
+    sleep 1
+  done
+  [ "$(left)" = 0 ] || fail "the killed batch step's containers are left after 90 s: $(podman ps -a --format '{{.Names}}' | grep "$key")"
+else
+  fail "the job whose batch step to kill did not start its command in 2 containers (key ${key:-none})"
 fi
 if [ -n "$mpi_tar" ] && [ -f "$mpi_tar" ] && podman import -q "$mpi_tar" "$mpi_image" > /dev/null; then
   cat > "$tmp/mpi.json" <<JSON

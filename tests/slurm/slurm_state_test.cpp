@@ -2,6 +2,10 @@
 // over the stand-in Slurm (fake_slurm.hpp): sinfo's nodes, and squeue's pending reason, node list
 // and final state of a submitted job, read back where the commands show them; the rows go with
 // their job and cluster. No Slurm needed.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include "batchai/control_plane/dashboard_reads.hpp"
 #include "fake_slurm_fixture.hpp"
 #include "store/jobs.hpp"
@@ -70,6 +74,67 @@ TEST_F(SlurmState, WhatSlurmSaidIsKeptInSlurmsTablesAndShown) {
   EXPECT_EQ(slurm_job(job), std::nullopt);
   cp_->clusters().remove(ws_, "sc");
   EXPECT_EQ(cp_->store().read([&] { return detail::load_slurm_cluster(cp_->store(), cluster); }), std::nullopt);
+}
+
+// A job whose whole batch step died with its containers' record still in its exchange folder: the
+// reconcile of its cluster submits ONE cleanup job to its nodes, 20 s after the end; a cleanup job
+// still there 3 minutes on (pending behind a dead node) is cancelled and another submitted; once the
+// record is gone the row goes, with nothing submitted.
+TEST_F(SlurmState, LeftContainersGetOneCleanupJobOnTheJobsNodes) {
+  using namespace std::chrono_literals;
+  cp_->jobs().create(custom_job_options("job", "sc"));  // Slurm job 42
+  const std::string key = job_key("job");
+  slurm_->queue[42] = "RUNNING";
+  EXPECT_EQ(show("job")["executionState"], "running");
+  const std::filesystem::path exchange = slurm_->work_dirs[42];
+  std::ofstream(exchange / "containers") << "batchai-" << key << "-node1\n";  // as the runner records them
+  slurm_->queue[42] = "FAILED";
+  EXPECT_EQ(show("job")["executionState"], "failed");
+  auto cleanup = [&] { return cp_->store().read([&] { return detail::load_slurm_cleanup(cp_->store(), key); }); };
+  ASSERT_TRUE(cleanup());
+  EXPECT_EQ(cleanup()->node_list, "node1");
+  EXPECT_EQ(cleanup()->attempts, 0);
+  auto sbatches = [&] {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : slurm_->commands())
+      if (c[0] == "sbatch") out.push_back(c);
+    return out;
+  };
+  auto cancels = [&](const std::string& id) {
+    int n = 0;
+    for (const auto& c : slurm_->commands()) n += c[0] == "scancel" && c.back() == id;
+    return n;
+  };
+  const std::size_t before = sbatches().size();
+  cp_->clusters().show(ws_, "sc");  // the script's own cleanup gets its time first
+  EXPECT_EQ(sbatches().size(), before);
+
+  clock_->advance(21s);
+  cp_->clusters().show(ws_, "sc");
+  cp_->clusters().show(ws_, "sc");  // submitted once
+  ASSERT_EQ(sbatches().size(), before + 1);
+  const auto argv = sbatches().back();
+  for (const std::string& want :
+       std::vector<std::string>{"--nodelist=node1", "--oversubscribe", "--job-name=batchai-cleanup-" + key})
+    EXPECT_NE(std::find(argv.begin(), argv.end(), want), argv.end()) << want;
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "--exclusive"), argv.end());
+  EXPECT_EQ(cleanup()->cleanup_job_id, 43);
+  EXPECT_EQ(cleanup()->attempts, 1);
+
+  // Still pending 3 minutes on, the record still there: cancelled, and one more submitted.
+  clock_->advance(181s);
+  cp_->clusters().show(ws_, "sc");
+  EXPECT_EQ(cancels("43"), 1);
+  EXPECT_EQ(sbatches().size(), before + 2);
+  EXPECT_EQ(cleanup()->cleanup_job_id, 44);
+
+  // It removed them (and the record): the row goes at its next look, nothing more is submitted.
+  std::filesystem::remove(exchange / "containers");
+  clock_->advance(181s);
+  cp_->clusters().show(ws_, "sc");
+  EXPECT_EQ(cleanup(), std::nullopt);
+  EXPECT_EQ(sbatches().size(), before + 2);
+  EXPECT_EQ(cancels("44"), 0);
 }
 
 }  // namespace

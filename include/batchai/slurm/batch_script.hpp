@@ -16,6 +16,9 @@ struct BatchJob {
   std::string partition;         // --partition; empty = Slurm's default partition
   int node_count = 1;            // --nodes: 1..1000
   bool exclusive = true;         // --exclusive: the job owns its nodes, as a Batch AI job does
+  bool oversubscribe = false;    // --oversubscribe: may share its nodes with other jobs
+  std::string node_list;         // --nodelist: Slurm's host list (letters, digits, "_.-,[]"), up to
+                                 // 4096 characters; empty = where Slurm places it
   bool requeue = false;          // false: --no-requeue, a job whose node fails ends NODE_FAIL and
                                  // never runs twice (docs/slurm.md)
   std::optional<int> time_limit_minutes;  // --time in minutes, 1..525600 (a year); none = the partition's

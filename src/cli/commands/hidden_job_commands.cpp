@@ -1,7 +1,8 @@
 // Hidden commands the job machinery runs itself (never typed by users):
 //   batchai _supervise --job-key K                         the detached per-job supervisor
 //   batchai _slurm-run --job-key K                         a Slurm job's batch script (docs/slurm.md)
-//   batchai _slurm-cleanup --job-key K                     the script's last step: containers left
+//   batchai _slurm-cleanup --job-key K                     the script's last step, or a cleanup job's
+//                                                          (container_cleanups.hpp): containers left
 //   batchai _rank-exec --nodes-file F -- program args...   mpirun's per-rank wrapper
 //   batchai _container-enter HOST command...               mpirun's launch agent in container jobs
 // Ordinary commands of the tree, marked hidden; each returns its exit code to main.

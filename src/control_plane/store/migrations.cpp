@@ -218,6 +218,20 @@ UPDATE clusters SET private = json_remove(private, '$.slurm') WHERE json_type(pr
 UPDATE jobs SET private = json_remove(private, '$.slurm') WHERE json_type(private, '$.slurm') IS NOT NULL;
 )sql";
 
+// The containers a Slurm job left on its nodes when its whole batch step died (scancel -s KILL, a
+// lost node): the login host removes them through a small cleanup job of its own on those nodes
+// (engine/slurm/container_cleanups.cpp). Not tied to the jobs row: the row may go first.
+constexpr const char* kV9SlurmCleanups = R"sql(
+CREATE TABLE slurm_cleanups(
+  job_key TEXT PRIMARY KEY,
+  controller TEXT NOT NULL,            -- the slurm.conf a process uses ('' for the system's)
+  partition TEXT NOT NULL,
+  node_list TEXT NOT NULL,             -- Slurm's host list of the job's allocation
+  cleanup_job_id INTEGER,              -- the cleanup's Slurm job id while one is submitted
+  next_try_us INTEGER NOT NULL,        -- not looked at before this time
+  attempts INTEGER NOT NULL DEFAULT 0);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& control_plane_migrations() {
@@ -230,6 +244,7 @@ const std::vector<Migration>& control_plane_migrations() {
       {6, kV6SlurmCancelKey},
       {7, kV7EngineColumns},
       {8, kV8SlurmTables},
+      {9, kV9SlurmCleanups},
   };
   return steps;
 }

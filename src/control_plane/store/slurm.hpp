@@ -2,7 +2,8 @@
 // shared by every process of the home (slurm_controllers), the Slurm jobs a terminate or delete
 // could not cancel while it was (slurm_cancels), and what Slurm said of its clusters and jobs
 // (slurm_clusters.cpp: slurm_clusters, slurm_cluster_nodes; slurm_jobs.cpp: slurm_jobs), whose
-// rows go with the clusters and jobs rows (engine column 'slurm') they belong to.
+// rows go with the clusters and jobs rows (engine column 'slurm') they belong to, and containers
+// left on a job's nodes (slurm_cleanups.cpp: slurm_cleanups).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -67,5 +68,24 @@ struct SlurmJobRow {
 std::optional<SlurmJobRow> load_slurm_job(Store& store, std::int64_t job_id);
 // Inside a write transaction: the row of job `job_id` (of the jobs table) made or replaced.
 void save_slurm_job(Store& store, std::int64_t job_id, const SlurmJobRow& job);
+
+// slurm_cleanups: a job's containers to remove through a cleanup job on its nodes (its batch step
+// died with them), one row per job key until they are gone or the tries are given up.
+struct SlurmCleanupRow {
+  std::string job_key;
+  std::string partition;
+  std::string node_list;                         // Slurm's host list of the job's allocation
+  std::optional<std::int64_t> cleanup_job_id;    // while a cleanup job is submitted
+  std::int64_t next_try_us = 0;
+  int attempts = 0;                              // cleanup jobs submitted so far
+  bool operator==(const SlurmCleanupRow&) const = default;
+};
+// The controller's first row due at `now_us` (next_try_us <= now_us), nullopt when none is.
+std::optional<SlurmCleanupRow> due_slurm_cleanup(Store& store, const std::string& controller, std::int64_t now_us);
+std::optional<SlurmCleanupRow> load_slurm_cleanup(Store& store, const std::string& job_key);
+// Made once per job key (a second call keeps the first row); replaced by save.
+void queue_slurm_cleanup(Store& store, const std::string& controller, const SlurmCleanupRow& cleanup);
+void save_slurm_cleanup(Store& store, const std::string& controller, const SlurmCleanupRow& cleanup);
+void forget_slurm_cleanup(Store& store, const std::string& job_key);
 
 }  // namespace batchai::control_plane::detail

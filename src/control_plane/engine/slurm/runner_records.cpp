@@ -5,6 +5,7 @@
 #include <map>
 
 #include "batchai/slurm/states.hpp"
+#include "container_cleanups.hpp"
 #include "run_claim.hpp"
 #include "run_exchange.hpp"
 #include "jobs/job_run.hpp"
@@ -139,8 +140,9 @@ void finish_forgotten(JobRow& job, std::uint64_t slurm_job_id, const RunnerRecor
                now_us);
 }
 
-void forget_inputs(const NodeLayout& layout, const std::vector<std::string>& keys) {
-  for (const auto& key : keys) RunExchange(layout.job_exchange(key)).forget_inputs();
+void forget_inputs(const SlurmEnv& env, const std::vector<std::string>& keys) {
+  for (const auto& key : keys) RunExchange(env.layout().job_exchange(key)).forget_inputs();
+  queue_container_cleanups(env, keys);
 }
 
 void fold_runner_records(const SlurmEnv& env, const std::vector<std::int64_t>& clusters) {
@@ -165,7 +167,7 @@ void fold_runner_records(const SlurmEnv& env, const std::vector<std::int64_t>& c
       if (job->state == JobState::kSucceeded || job->state == JobState::kFailed) ended.push_back(key);
     }
   });
-  forget_inputs(env.layout(), ended);
+  forget_inputs(env, ended);
 }
 
 }  // namespace batchai::control_plane::jobs_detail

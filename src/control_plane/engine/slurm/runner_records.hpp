@@ -50,8 +50,9 @@ bool ended_by_itself(const std::string& slurm_state);
 // the runner's outcome when it recorded one, else lost.
 void finish_forgotten(JobRow& job, std::uint64_t slurm_job_id, const RunnerRecord& record, std::int64_t now_us);
 
-// After the transaction that ended the jobs `keys`: their inputs leave the shared folder.
-void forget_inputs(const NodeLayout& layout, const std::vector<std::string>& keys);
+// After the transaction that ended the jobs `keys`: their inputs leave the shared folder, and the
+// containers a dead batch step left on their nodes get a cleanup (container_cleanups.hpp).
+void forget_inputs(const detail::SlurmEnv& env, const std::vector<std::string>& keys);
 
 // Part of every reconcile of the named Slurm clusters, also while their controller is silent:
 // folds the records of their submitted, unfinished jobs (an end a signal caused waits for Slurm's

@@ -346,7 +346,7 @@ void refresh_slurm_jobs(const SlurmEnv& env, const std::vector<std::int64_t>& sc
       if (job->state == JobState::kSucceeded || job->state == JobState::kFailed) ended.push_back(job->key);
     }
   });
-  forget_inputs(env.layout(), ended);
+  forget_inputs(env, ended);
 }
 
 std::optional<slurm::JobInfo> cancel_slurm_job(const SlurmEnv& env, const JobRow& job, bool wait) {
@@ -404,7 +404,7 @@ void terminate_slurm_job(const SlurmEnv& env, const JobRow& job) {
       finish_job(*j, false, std::nullopt, job_error("JobTerminated", "The job was terminated by the user."), now);
     save_job(store, *j);
   });
-  forget_inputs(env.layout(), {job.key});
+  forget_inputs(env, {job.key});
 }
 
 }  // namespace batchai::control_plane::jobs_detail

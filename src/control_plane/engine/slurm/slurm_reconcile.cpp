@@ -7,6 +7,7 @@
 
 #include "batchai/common/ids.hpp"
 #include "batchai/common/log.hpp"
+#include "container_cleanups.hpp"
 #include "jobs/job_processes.hpp"
 #include "store/jobs.hpp"
 #include "runner_records.hpp"
@@ -159,6 +160,7 @@ void reconcile_slurm(const SlurmEnv& env, const std::vector<std::int64_t>& clust
     if (!budget.spent()) jobs_detail::refresh_slurm_jobs(env, clusters, budget);
     if (!budget.spent()) jobs_detail::submit_slurm_jobs(env, clusters, budget);
     if (!budget.spent()) run_queued_cancels(env, budget);
+    if (!budget.spent()) jobs_detail::run_container_cleanups(env, budget);
   } catch (const Error& e) {
     if (!is_silent_controller(e)) throw;
     record_silent_controller(env, e);

@@ -32,9 +32,10 @@ struct RunnerHost {
 // Returns the batch script's exit status: 0 when the job succeeded, its exit code (1..255) otherwise.
 int run_in_slurm_allocation(const RunnerHost& host, const std::string& job_key);
 
-// The batch script's last step, after the runner ended however it ended (SIGKILLed too): when the
-// job's containers are still recorded and no runner holds the run's lock, removes them on every
-// node of the allocation (bounded). 0 when none are left.
+// The batch script's last step, after the runner ended however it ended (SIGKILLed too), and the
+// whole script of a cleanup job the login host submits to the job's nodes when the batch step died
+// with its runner (container_cleanups.hpp): when the job's containers are still recorded and no
+// runner holds the run's lock, removes them on every node of the allocation (bounded). 0 when none are left.
 int clean_up_slurm_run(const RunnerHost& host, const std::string& job_key);
 
 // Wraps every task placed on a node other than `here` (preparation and main tasks) into an srun
