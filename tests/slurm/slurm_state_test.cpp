@@ -8,6 +8,8 @@
 
 #include "batchai/control_plane/dashboard_reads.hpp"
 #include "fake_slurm_fixture.hpp"
+#include "engine/slurm/container_cleanups.hpp"
+#include "engine/slurm/run_claim.hpp"
 #include "store/jobs.hpp"
 #include "store/slurm.hpp"
 
@@ -25,6 +27,25 @@ class SlurmState : public FakeSlurmTest {
   }
   std::optional<detail::SlurmJobRow> slurm_job(std::int64_t id) {
     return cp_->store().read([&] { return detail::load_slurm_job(cp_->store(), id); });
+  }
+  // A container job (Slurm job 42) whose batch step died: it ended FAILED with its containers'
+  // record still in its exchange folder. Returns that folder.
+  std::filesystem::path job_whose_step_left_containers(const std::string& name) {
+    cp_->jobs().create(custom_job_options(name, "sc"));
+    slurm_->queue[42] = "RUNNING";
+    EXPECT_EQ(show(name)["executionState"], "running");
+    const std::filesystem::path exchange = slurm_->work_dirs[42];
+    std::ofstream(exchange / "containers") << "batchai-" << job_key(name) << "-node1\n";  // as the runner records them
+    slurm_->queue[42] = "FAILED";
+    EXPECT_EQ(show(name)["executionState"], "failed");
+    return exchange;
+  }
+  std::optional<detail::SlurmCleanupRow> cleanup(const std::string& key) {
+    return cp_->store().read([&] { return detail::load_slurm_cleanup(cp_->store(), key); });
+  }
+  std::size_t sbatch_count() {
+    const auto commands = slurm_->commands();
+    return static_cast<std::size_t>(std::count_if(commands.begin(), commands.end(), [](const auto& c) { return c[0] == "sbatch"; }));
   }
 };
 
@@ -82,15 +103,9 @@ TEST_F(SlurmState, WhatSlurmSaidIsKeptInSlurmsTablesAndShown) {
 // record is gone the row goes, with nothing submitted.
 TEST_F(SlurmState, LeftContainersGetOneCleanupJobOnTheJobsNodes) {
   using namespace std::chrono_literals;
-  cp_->jobs().create(custom_job_options("job", "sc"));  // Slurm job 42
+  const std::filesystem::path exchange = job_whose_step_left_containers("job");
   const std::string key = job_key("job");
-  slurm_->queue[42] = "RUNNING";
-  EXPECT_EQ(show("job")["executionState"], "running");
-  const std::filesystem::path exchange = slurm_->work_dirs[42];
-  std::ofstream(exchange / "containers") << "batchai-" << key << "-node1\n";  // as the runner records them
-  slurm_->queue[42] = "FAILED";
-  EXPECT_EQ(show("job")["executionState"], "failed");
-  auto cleanup = [&] { return cp_->store().read([&] { return detail::load_slurm_cleanup(cp_->store(), key); }); };
+  auto cleanup = [&] { return this->cleanup(key); };
   ASSERT_TRUE(cleanup());
   EXPECT_EQ(cleanup()->node_list, "node1");
   EXPECT_EQ(cleanup()->attempts, 0);
@@ -135,6 +150,35 @@ TEST_F(SlurmState, LeftContainersGetOneCleanupJobOnTheJobsNodes) {
   EXPECT_EQ(cleanup(), std::nullopt);
   EXPECT_EQ(sbatches().size(), before + 2);
   EXPECT_EQ(cancels("44"), 0);
+}
+
+TEST_F(SlurmState, ALiveRunnersLockHoldsTheCleanupAndTwentyFailedTriesEndIt) {
+  using namespace std::chrono_literals;
+  const std::filesystem::path exchange = job_whose_step_left_containers("job");
+  const std::string key = job_key("job");
+  const std::size_t before = sbatch_count();
+  {
+    // A runner still holds the run's lock: it removes its own containers, no cleanup job goes.
+    jobs_detail::RunLock runner(exchange / "run.lock");
+    ASSERT_TRUE(runner.try_take());
+    clock_->advance(21s);
+    cp_->clusters().show(ws_, "sc");
+    EXPECT_EQ(sbatch_count(), before);
+    ASSERT_TRUE(cleanup(key));
+    EXPECT_EQ(cleanup(key)->attempts, 0);
+  }
+  // Gone: one try every 3 minutes while the record stays, 20 at most, then the row is dropped.
+  for (int i = 1; i <= jobs_detail::kCleanupMaxAttempts; ++i) {
+    clock_->advance(181s);
+    cp_->clusters().show(ws_, "sc");
+    ASSERT_EQ(sbatch_count(), before + static_cast<std::size_t>(i)) << "try " << i;
+  }
+  clock_->advance(181s);
+  cp_->clusters().show(ws_, "sc");
+  EXPECT_EQ(cleanup(key), std::nullopt);
+  clock_->advance(181s);
+  cp_->clusters().show(ws_, "sc");
+  EXPECT_EQ(sbatch_count(), before + jobs_detail::kCleanupMaxAttempts);
 }
 
 }  // namespace
