@@ -52,8 +52,10 @@ bool env_name_ok(const std::string& name) {
   return true;
 }
 
-void check_command(const std::string& field, const std::string& command, std::size_t min) {
-  if (command.size() < min || command.size() > kMaxCommand) refuse(field, "must have 1 to 65536 characters");
+// A command line bash -c runs; `may_be_empty` for an optional one.
+void check_command(const std::string& field, const std::string& command, bool may_be_empty) {
+  if ((command.empty() && !may_be_empty) || command.size() > kMaxCommand)
+    refuse(field, may_be_empty ? "must have at most 65536 characters" : "must have 1 to 65536 characters");
   for (char c : command)
     if (is_control(c) && c != '\n' && c != '\t')
       refuse(field, "must not contain control characters other than tab and newline");
@@ -117,8 +119,8 @@ BatchSubmission render_batch_job(const BatchJob& job) {
     if (value.size() > kMaxEnvValue || value.find('\0') != std::string::npos)
       refuse("the value of " + name, "must be at most 64 KiB without NUL characters");
   }
-  check_command("the command line", job.command_line, 1);
-  check_command("the cleanup command line", job.cleanup_command_line, 0);
+  check_command("the command line", job.command_line, false);
+  check_command("the cleanup command line", job.cleanup_command_line, true);
 
   BatchSubmission out;
   auto& o = out.sbatch_options;

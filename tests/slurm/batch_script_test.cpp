@@ -11,6 +11,7 @@
 
 #include "batchai/common/errors.hpp"
 #include "batchai/slurm/batch_script.hpp"
+#include "support/temp_dir.hpp"
 
 namespace batchai::slurm {
 namespace {
@@ -158,18 +159,13 @@ TEST(SlurmBatchScript, Refusals) {
 // Runs the script of `command` with a cleanup that writes a file; its exit status and whether the
 // cleanup ran.
 std::pair<int, bool> run_with_cleanup(const std::string& command) {
-  namespace fs = std::filesystem;
-  std::string dir_text = (fs::temp_directory_path() / "batchai-script-XXXXXX").string();
-  if (::mkdtemp(dir_text.data()) == nullptr) return {-1, false};
-  const fs::path dir = dir_text;
+  const test::TempDir dir("batchai-script");
   auto j = sample();
   j.command_line = command;
   j.cleanup_command_line = "echo cleaned > " + shell_quote((dir / "cleaned").string());
   std::ofstream(dir / "script.sh") << render_batch_job(j).script;
   const int raw = std::system(("bash " + shell_quote((dir / "script.sh").string())).c_str());
-  const bool cleaned = fs::exists(dir / "cleaned");
-  fs::remove_all(dir);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, cleaned};
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, std::filesystem::exists(dir / "cleaned")};
 }
 
 TEST(SlurmBatchScript, CleanupRunsHoweverTheCommandEnded) {
