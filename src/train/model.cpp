@@ -22,8 +22,9 @@ struct Model::Layer : LayerShape {
   LayerSpec spec;
   std::size_t w_off = 0, b_off = 0;
   Buffer y, dy, mask;
+  Layout x_layout = Layout::kNhwc, y_layout = Layout::kNhwc;  // x: the layer before's y
   ConvShape conv(int n) const {
-    return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0};
+    return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0, x_layout, y_layout};
   }
   DenseShape dense(int n) const { return DenseShape{n, ih * iw * ic, oc}; }
 };
@@ -55,6 +56,7 @@ Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int 
     throw InvalidArgument("the network must end in " + std::to_string(classes) + " outputs");
   }
   dlogits_ = layers_.back().dy;
+  plan_layouts();
   times_.resize(layers_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i) times_[i].name = layers_[i].spec.name;
 }
@@ -69,6 +71,19 @@ Model::~Model() {
   backend_.release(grads_);
   backend_.release(input_);
   backend_.release(labels_);
+}
+
+void Model::plan_layouts() {
+  // Only the chain the backend measured: the input's convolution, the next, then a pooling,
+  // which writes NHWC for everything after it.
+  if (layers_.size() < 3) return;
+  Layer &first = layers_[0], &second = layers_[1], &pool = layers_[2];
+  if (first.spec.kind != LayerKind::kConv || second.spec.kind != LayerKind::kConv ||
+      pool.spec.kind != LayerKind::kMaxPool) {
+    return;
+  }
+  if (!backend_.blocked_chain_pays(first.conv(max_batch_), second.conv(max_batch_))) return;
+  first.y_layout = second.x_layout = second.y_layout = pool.x_layout = Layout::kNchw16c;
 }
 
 void Model::init_glorot(std::uint64_t seed) {
@@ -156,7 +171,7 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
         backend_.dense_forward(l.dense(n), *in, params_, l.w_off, l.b_off, l.y, l.spec.relu);
         break;
       case LayerKind::kMaxPool:
-        backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.y);
+        backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.y);
         break;
       case LayerKind::kDropout: {
         Buffer out = view(l.y, n * l.out_size());
@@ -197,7 +212,7 @@ void Model::backward(int n) {
         backend_.dense_backward(l.dense(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off, l.spec.relu);
         break;
       case LayerKind::kMaxPool:
-        if (dx != nullptr) backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.y, l.dy, *dx);
+        if (dx != nullptr) backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, l.dy, *dx);
         break;
       case LayerKind::kDropout:
         if (dx != nullptr) {

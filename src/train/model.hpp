@@ -1,5 +1,6 @@
 // The trainer's model: a sequential stack of Conv2D / MaxPool2 / Dropout / Dense layers (as
-// network.hpp derives them) over NHWC activations, with its parameters and gradients in one
+// network.hpp derives them) over NHWC activations (a blocked chain where the backend gains by
+// it: plan_layouts), with its parameters and gradients in one
 // arena each, and every activation buffer allocated once for the largest batch.
 // Forward/backward run on a Backend; zeroing of gradients is explicit.
 #pragma once
@@ -72,6 +73,9 @@ class Model {
 
  private:
   struct Layer;
+  // Asks the backend whether the first layers run as a blocked chain (Backend::blocked_chain_pays)
+  // and sets their layouts.
+  void plan_layouts();
   BatchStats forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
                      std::uint64_t first_image_key, bool want_grad);
   void backward(int n);

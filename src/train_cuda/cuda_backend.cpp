@@ -22,6 +22,11 @@ void require(bool ok, const char* what) {
   if (!ok) throw Error(std::string("CUDA backend: ") + what + " (internal error: a buffer is too small)");
 }
 
+// This backend never agrees to a blocked chain (blocked_chain_pays), so it is given NHWC only.
+void require_nhwc(bool ok, const char* what) {
+  if (!ok) throw Error(std::string("CUDA backend: ") + what + " (internal error: activations not NHWC)");
+}
+
 // Releases must not throw (Model's destructor releases), so failures are reported, not raised.
 void warn_on_failure(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) std::fprintf(stderr, "batchai: warning: %s failed: %s\n", what, cudaGetErrorString(rc));
@@ -187,6 +192,7 @@ void CudaBackend::conv2d_forward(const train::ConvShape& s, const Buffer& x, con
   const std::size_t rows = static_cast<std::size_t>(s.n) * s.oh() * s.ow();
   const std::size_t in = static_cast<std::size_t>(s.n) * s.h * s.w * s.c;
   require(x.size >= in && y.size >= rows * s.out, "conv2d_forward");
+  require_nhwc(s.x_layout == train::Layout::kNhwc && s.y_layout == train::Layout::kNhwc, "conv2d_forward");
   require(w.size >= w_off + static_cast<std::size_t>(kkc) * s.out && w.size >= b_off + s.out, "conv2d_forward");
   CudnnConv& plan = conv(s);
   const float* filter = plan_filter(plan, s, w.data + w_off);
@@ -212,6 +218,7 @@ void CudaBackend::conv2d_backward(const train::ConvShape& s, const Buffer& x, co
   require(dy.size >= rows * s.out && y.size >= rows * s.out && x.size >= in, "conv2d_backward");
   require(dw.size >= w_off + static_cast<std::size_t>(kkc) * s.out && dw.size >= b_off + s.out, "conv2d_backward");
   require(dx == nullptr || dx->size >= in, "conv2d_backward");
+  require_nhwc(s.x_layout == train::Layout::kNhwc && s.y_layout == train::Layout::kNhwc, "conv2d_backward");
   CudnnConv& plan = conv(s);
   void* ws = workspace_.ensure(plan.workspace_bytes());
   kernels::column_sums_add(dy.data, relu ? y.data : nullptr, rows, s.out, dw.data + b_off,
@@ -269,15 +276,17 @@ void CudaBackend::dense_backward(const train::DenseShape& s, const Buffer& x, co
   }
 }
 
-void CudaBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) {
+void CudaBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, train::Layout x_layout, Buffer& y) {
+  require_nhwc(x_layout == train::Layout::kNhwc, "maxpool2_forward");
   require(x.size >= static_cast<std::size_t>(n) * h * w * c &&
               y.size >= static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c,
           "maxpool2_forward");
   kernels::maxpool2_forward(n, h, w, c, x.data, y.data, stream_);
 }
 
-void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y, const Buffer& dy,
-                                    Buffer& dx) {
+void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, train::Layout x_layout,
+                                    const Buffer& y, const Buffer& dy, Buffer& dx) {
+  require_nhwc(x_layout == train::Layout::kNhwc, "maxpool2_backward");
   require(dx.size >= static_cast<std::size_t>(n) * h * w * c &&
               dy.size >= static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c,
           "maxpool2_backward");

@@ -71,6 +71,26 @@ Floats run_all() {
   relu_mask_to_blocked16(dy32.data(), y32.data(), blocked.data(), 0, 2, 5, 32, true);
   relu_mask_to_blocked16(dy32.data(), y32.data(), copied.data(), 1, 2, 5, 32, false);
   keep(blocked), keep(copied);
+
+  // Pooling over x in nChw16c: 32 channels, odd sides.
+  const std::size_t in32 = static_cast<std::size_t>(kImages) * kH * kW * 32;
+  const std::size_t pooled32 = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * 32;
+  const Floats xb = grid_values(in32, rng);
+  Floats yb(pooled32), dyb = random_values(pooled32, rng, -1, 1), dxb(in32, 7.0f);
+  maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, 32);
+  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), dxb.data(), 0, kImages, kH, kW, 32);
+  keep(yb), keep(dxb);
+  return out;
+}
+
+// NHWC (n, h, w, c) into oneDNN's nChw16c: (n, c/16, h, w, 16).
+Floats to_nchw16c(const Floats& nhwc, int n, int h, int w, int c) {
+  Floats out(nhwc.size());
+  for (int i = 0; i < n; ++i)
+    for (int p = 0; p < h * w; ++p)
+      for (int ch = 0; ch < c; ++ch)
+        out[((static_cast<std::size_t>(i) * (c / 16) + ch / 16) * h * w + p) * 16 + ch % 16] =
+            nhwc[(static_cast<std::size_t>(i) * h * w + p) * c + ch];
   return out;
 }
 
@@ -125,6 +145,27 @@ TEST(CpuElementwise, TheBlockedMaskWritesOneDnnsNChw16c) {
     EXPECT_EQ(out[48 + 1], 0.0f) << isa;
     EXPECT_EQ(out[48 + 2], 118.0f) << isa;
     EXPECT_EQ(std::count(dy.begin(), dy.end(), 0.0f), 1) << isa << ": dy is left as it was";
+  }
+  select_elementwise_isa("");
+}
+
+TEST(CpuElementwise, BlockedPoolingIsTheNhwcPoolingOfTheSameImages) {
+  // Odd sides (a dropped row and column), ties, 48 channels (three blocks), in every variant.
+  constexpr int kImages = 2, kH = 9, kW = 7, kC = 48;
+  std::mt19937 rng(21);
+  const Floats x = grid_values(static_cast<std::size_t>(kImages) * kH * kW * kC, rng);
+  const std::size_t pooled = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * kC;
+  const Floats dy = random_values(pooled, rng, -1, 1);
+  for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
+    if (!select_elementwise_isa(isa)) continue;
+    Floats y(pooled), dx(x.size(), 7.0f), yb(pooled, 5.0f), dxb(x.size(), 7.0f);
+    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, kImages, kH, kW, kC);
+    const Floats xb = to_nchw16c(x, kImages, kH, kW, kC);
+    maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward_nchw16c(xb.data(), yb.data(), dy.data(), dxb.data(), 0, kImages, kH, kW, kC);
+    EXPECT_EQ(yb, y) << isa;
+    EXPECT_EQ(dxb, to_nchw16c(dx, kImages, kH, kW, kC)) << isa;
   }
   select_elementwise_isa("");
 }

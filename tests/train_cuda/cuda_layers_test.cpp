@@ -137,13 +137,13 @@ TEST_F(CudaVsCpu, MaxPoolMatchesCpuIncludingTies) {
     for (auto& v : xs) v = std::floor(v);
     auto x = make(xs);
     auto y = zeros(static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c);
-    cpu_->maxpool2_forward(n, h, w, c, *x.cpu, *y.cpu);
-    gpu_->maxpool2_forward(n, h, w, c, *x.gpu, *y.gpu);
+    cpu_->maxpool2_forward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu);
+    gpu_->maxpool2_forward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu);
     EXPECT_EQ(get(*gpu_, *y.gpu), get(*cpu_, *y.cpu));
     auto dy = make(random_vector(y.cpu->size, 16));
     auto dx = make(random_vector(x.cpu->size, 17));  // stale values must be overwritten
-    cpu_->maxpool2_backward(n, h, w, c, *x.cpu, *y.cpu, *dy.cpu, *dx.cpu);
-    gpu_->maxpool2_backward(n, h, w, c, *x.gpu, *y.gpu, *dy.gpu, *dx.gpu);
+    cpu_->maxpool2_backward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu, *dy.cpu, *dx.cpu);
+    gpu_->maxpool2_backward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu, *dy.gpu, *dx.gpu);
     EXPECT_EQ(get(*gpu_, *dx.gpu), get(*cpu_, *dx.cpu)) << "h=" << h;
   }
 }

@@ -1,7 +1,8 @@
 // The kernel seam of the trainer: every numeric operation of a training step, on buffers the
 // backend owns (host memory for the CPU backend, device memory for CUDA). Callers never
 // dereference a Buffer; host data crosses only through upload()/download(). Activations are
-// NHWC (channels_last, as Keras), weights in Keras layout, so Flatten is free.
+// NHWC (channels_last, as Keras) unless the Model and the backend agree on a blocked chain
+// (blocked_chain_pays), weights in Keras layout, so Flatten is free.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -13,12 +14,19 @@
 
 namespace batchai::train {
 
-// Conv2D with stride 1, square kernel, NHWC input (n, h, w, c) -> output (n, oh, ow, out).
+// How an activation (and its gradient) lies in its buffer. kNchw16c is oneDNN's blocked
+// layout: per image, the channels in blocks of 16 (c a multiple of 16), each block (h, w, 16).
+// Both take the same number of floats.
+enum class Layout { kNhwc, kNchw16c };
+
+// Conv2D with stride 1, square kernel, input (n, h, w, c) -> output (n, oh, ow, out), x and dx
+// in x_layout, y and dy in y_layout.
 struct ConvShape {
   int n = 0, h = 0, w = 0, c = 0;  // input
   int out = 0;                     // output channels
   int k = 3;                       // kernel size
   int pad = 0;                     // 1 for "same" with k=3, 0 for "valid"
+  Layout x_layout = Layout::kNhwc, y_layout = Layout::kNhwc;
   int oh() const { return h + 2 * pad - k + 1; }
   int ow() const { return w + 2 * pad - k + 1; }
 };
@@ -58,11 +66,20 @@ class Backend {
   virtual void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                               const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                               bool relu) = 0;
-  // 2x2 max pooling, stride 2, floor: x (n, h, w, c) -> y (n, h/2, w/2, c).
-  virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) = 0;
-  // dx = dy routed to the first maximum of each window (recomputed from x and y); other dx = 0.
-  virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
+  // 2x2 max pooling, stride 2, floor: x (n, h, w, c) in x_layout -> y (n, h/2, w/2, c) NHWC.
+  virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) = 0;
+  // dx (in x_layout) = dy routed to the first maximum of each window (recomputed from x and y);
+  // other dx = 0.
+  virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
                                  const Buffer& dy, Buffer& dx) = 0;
+  // Whether a first convolution `first` (its input the network's), the convolution `second` on
+  // its output and a 2x2 pooling on that run faster with the two convolutions' outputs (and
+  // gradients) in kNchw16c. The Model asks once and passes the layouts in ConvShape and to the
+  // pooling. A backend that answers false is never given any layout but kNhwc.
+  virtual bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
+    (void)first, (void)second;
+    return false;
+  }
   // Inverted dropout over images of `per_image` floats (x.size / per_image of them): mask = 0 or
   // 1/(1-rate); y = x * mask. Image j's draws come from counter_rng.hpp's image_stream(
   // layer_stream, first_image_key + j) alone. Backward: dx = dy * mask.
@@ -112,6 +129,6 @@ bool has_device_communicator();
 //   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 2;  // 2: Buffer carries its BufferKind
+inline constexpr int kCudaPluginAbi = 3;  // 2: Buffer carries its BufferKind; 3: activation layouts
 
 }  // namespace batchai::train

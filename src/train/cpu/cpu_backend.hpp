@@ -1,4 +1,4 @@
-// The CPU backend: NHWC activations throughout; convolutions on oneDNN's JIT kernels (bias and
+// The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions on oneDNN's JIT kernels (bias and
 // ReLU fused, primitives cached per shape); dense layers on oneDNN's kernels where oneDNN runs
 // AVX-512, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
 // element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the
@@ -44,9 +44,11 @@ class CpuBackend final : public Backend {
   void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                       const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                       bool relu) override;
-  void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Buffer& y) override;
-  void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, const Buffer& y,
+  void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) override;
+  void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
                          const Buffer& dy, Buffer& dx) override;
+  // On AVX-512 with oneDNN's JIT kernels for the chain's layouts (cpu_backend.cpp says why).
+  bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) override;
   void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
                        std::uint64_t first_image_key, std::size_t per_image) override;
   void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) override;
@@ -56,6 +58,8 @@ class CpuBackend final : public Backend {
                       float eps) override;
   void scale(Buffer& x, float factor) override;
   void set_threads(int threads) override;
+  // For benchmarks and tests: whether blocked_chain_pays may answer yes (the default).
+  void allow_blocked_chains(bool allow) { blocked_chains_ = allow; }
   // Per-operation timing for the benchmark's roofline; null (the default) times nothing.
   void set_profile(CpuProfile* profile) { profile_ = profile; }
   // "shape: kernels" for every convolution created so far, and what the dense layers run on.
@@ -95,7 +99,8 @@ class CpuBackend final : public Backend {
   dnnl::engine engine_;
   dnnl::stream stream_;
   bool dense_onednn_ = false;
-  std::map<std::tuple<int, int, int, int, int, int, bool>, std::unique_ptr<DnnlConv>> convs_;
+  bool blocked_chains_ = true;
+  std::map<std::tuple<int, int, int, int, int, int, bool, Layout, Layout>, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
   // The buffer last zeroed whole by fill() and the ranges of it written since (first_write).
   const float* zeroed_ = nullptr;

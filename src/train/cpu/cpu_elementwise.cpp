@@ -32,18 +32,23 @@ BATCHAI_INLINE void rmsprop_body(float* __restrict p, const float* __restrict g,
   }
 }
 
+// The pooling bodies take x (and dx) as `blocks` planes an image, each (h, w, lanes): NHWC is one
+// plane of all c channels, nChw16c c/16 planes of 16; y and dy are NHWC either way.
 BATCHAI_INLINE void maxpool2_forward_body(const float* __restrict x, float* __restrict y, int img_begin,
-                                          int img_end, int h, int w, int c) {
+                                          int img_end, int h, int w, int c, int blocks, int lanes) {
   const int ph = h / 2, pw = w / 2;
   for (int img = img_begin; img < img_end; ++img) {
-    for (int py = 0; py < ph; ++py) {
-      for (int px = 0; px < pw; ++px) {
-        const float* a = x + ((static_cast<std::size_t>(img) * h + 2 * py) * w + 2 * px) * c;
-        const float* b = a + c;
-        const float* d = a + static_cast<std::size_t>(w) * c;
-        const float* e = d + c;
-        float* o = y + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
-        for (int ch = 0; ch < c; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
+    for (int blk = 0; blk < blocks; ++blk) {
+      for (int py = 0; py < ph; ++py) {
+        for (int px = 0; px < pw; ++px) {
+          const float* a =
+              x + (((static_cast<std::size_t>(img) * blocks + blk) * h + 2 * py) * w + 2 * px) * lanes;
+          const float* b = a + lanes;
+          const float* d = a + static_cast<std::size_t>(w) * lanes;
+          const float* e = d + lanes;
+          float* o = y + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes;
+          for (int ch = 0; ch < lanes; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
+        }
       }
     }
   }
@@ -86,31 +91,33 @@ BATCHAI_INLINE void pool_window_plain(const float* a, const float* b, const floa
 template <class Window>
 BATCHAI_INLINE void maxpool2_backward_body(const float* __restrict x, const float* __restrict y,
                                            const float* __restrict dy, float* __restrict dx, int img_begin,
-                                           int img_end, int h, int w, int c, Window window) {
+                                           int img_end, int h, int w, int c, int blocks, int lanes, Window window) {
   // One pass: every window writes all four of its inputs; only the row/column a floor-pool
   // drops on odd sizes needs a separate zero fill.
   const int ph = h / 2, pw = w / 2;
-  const std::size_t row = static_cast<std::size_t>(w) * c;
+  const std::size_t row = static_cast<std::size_t>(w) * lanes;
   for (int img = img_begin; img < img_end; ++img) {
-    float* dimg = dx + static_cast<std::size_t>(img) * h * row;
-    if (h % 2 != 0) std::fill(dimg + (h - 1) * row, dimg + h * row, 0.0f);
-    for (int py = 0; py < ph; ++py) {
-      if (w % 2 != 0) {
-        std::fill(dimg + (2 * py) * row + (w - 1) * c, dimg + (2 * py) * row + w * c, 0.0f);
-        std::fill(dimg + (2 * py + 1) * row + (w - 1) * c, dimg + (2 * py + 1) * row + w * c, 0.0f);
-      }
-      for (int px = 0; px < pw; ++px) {
-        const std::size_t base =
-            (static_cast<std::size_t>(img) * h + 2 * py) * row + static_cast<std::size_t>(2 * px) * c;
-        const float* a = x + base;
-        const float* b = a + c;
-        const float* d = a + row;
-        float* da = dx + base;
-        float* db = da + c;
-        float* dd = da + row;
-        float* de = dd + c;
-        const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c;
-        window(a, b, d, d + c, y + o, dy + o, da, db, dd, de, c);
+    for (int blk = 0; blk < blocks; ++blk) {
+      const std::size_t plane = (static_cast<std::size_t>(img) * blocks + blk) * h * row;
+      float* dplane = dx + plane;
+      if (h % 2 != 0) std::fill(dplane + (h - 1) * row, dplane + h * row, 0.0f);
+      for (int py = 0; py < ph; ++py) {
+        if (w % 2 != 0) {
+          std::fill(dplane + (2 * py) * row + (w - 1) * lanes, dplane + (2 * py) * row + w * lanes, 0.0f);
+          std::fill(dplane + (2 * py + 1) * row + (w - 1) * lanes, dplane + (2 * py + 1) * row + w * lanes, 0.0f);
+        }
+        for (int px = 0; px < pw; ++px) {
+          const std::size_t base = plane + (2 * py) * row + static_cast<std::size_t>(2 * px) * lanes;
+          const float* a = x + base;
+          const float* b = a + lanes;
+          const float* d = a + row;
+          float* da = dx + base;
+          float* db = da + lanes;
+          float* dd = da + row;
+          float* de = dd + lanes;
+          const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes;
+          window(a, b, d, d + lanes, y + o, dy + o, da, db, dd, de, lanes);
+        }
       }
     }
   }
@@ -182,8 +189,8 @@ struct Kernels {
   const char* isa;
   void (*relu_mask)(float*, const float*, std::size_t, std::size_t);
   void (*rmsprop)(float*, const float*, float*, std::size_t, std::size_t, float, float, float);
-  void (*maxpool2_forward)(const float*, float*, int, int, int, int, int);
-  void (*maxpool2_backward)(const float*, const float*, const float*, float*, int, int, int, int, int);
+  void (*maxpool2_forward)(const float*, float*, int, int, int, int, int, int, int);
+  void (*maxpool2_backward)(const float*, const float*, const float*, float*, int, int, int, int, int, int, int);
   void (*dropout_forward)(const float*, float*, float*, std::size_t, std::size_t, std::size_t, float,
                           std::uint64_t, std::uint64_t, std::uint64_t);
   void (*multiply)(const float*, const float*, float*, std::size_t, std::size_t);
@@ -199,12 +206,12 @@ struct Kernels {
                     float eps) {                                                                                 \
     rmsprop_body(p, g, m, b, e, lr, rho, eps);                                                                   \
   }                                                                                                              \
-  attr void pool_fwd(const float* x, float* y, int i0, int i1, int h, int w, int c) {                            \
-    maxpool2_forward_body(x, y, i0, i1, h, w, c);                                                                \
+  attr void pool_fwd(const float* x, float* y, int i0, int i1, int h, int w, int c, int blocks, int lanes) {     \
+    maxpool2_forward_body(x, y, i0, i1, h, w, c, blocks, lanes);                                                 \
   }                                                                                                              \
   attr void pool_bwd(const float* x, const float* y, const float* dy, float* dx, int i0, int i1, int h, int w,   \
-                     int c) {                                                                                    \
-    maxpool2_backward_body(x, y, dy, dx, i0, i1, h, w, c, pool_window);                                          \
+                     int c, int blocks, int lanes) {                                                             \
+    maxpool2_backward_body(x, y, dy, dx, i0, i1, h, w, c, blocks, lanes, pool_window);                           \
   }                                                                                                              \
   attr void dropout_fwd(const float* x, float* y, float* m, std::size_t per, std::size_t i0, std::size_t i1,     \
                         float keep, std::uint64_t t, std::uint64_t s, std::uint64_t k) {                         \
@@ -287,12 +294,21 @@ void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t 
 }
 
 void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c) {
-  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c);
+  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, 1, c);
 }
 
 void maxpool2_backward(const float* x, const float* y, const float* dy, float* dx, int img_begin, int img_end,
                        int h, int w, int c) {
-  kernels().maxpool2_backward(x, y, dy, dx, img_begin, img_end, h, w, c);
+  kernels().maxpool2_backward(x, y, dy, dx, img_begin, img_end, h, w, c, 1, c);
+}
+
+void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c) {
+  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, c / 16, 16);
+}
+
+void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, float* dx, int img_begin,
+                               int img_end, int h, int w, int c) {
+  kernels().maxpool2_backward(x, y, dy, dx, img_begin, img_end, h, w, c, c / 16, 16);
 }
 
 void dropout_forward(const float* x, float* y, float* mask, std::size_t per_image, std::size_t img_begin,

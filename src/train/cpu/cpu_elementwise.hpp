@@ -34,6 +34,10 @@ void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int 
 // bottom-left, bottom-right), 0 elsewhere and on the row/column a floor-pool drops.
 void maxpool2_backward(const float* x, const float* y, const float* dy, float* dx, int img_begin, int img_end,
                        int h, int w, int c);
+// The same with x and dx in oneDNN's nChw16c (c a multiple of 16); y and dy NHWC.
+void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
+void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, float* dx, int img_begin,
+                               int img_end, int h, int w, int c);
 
 // Inverted dropout over images [img_begin, img_end) of `per_image` floats each: mask = 0 where
 // counter_rng.hpp's dropout_drops(image_stream(layer_stream, first_key + j), f, threshold), else

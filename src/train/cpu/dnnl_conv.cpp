@@ -12,18 +12,29 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-// Blocked mode pays where oneDNN's NHWC weight-gradient kernels are slow: few input channels,
-// whole 16-channel blocks of output, AVX-512.
-bool wants_blocked(const ConvShape& s) { return s.c < 16 && s.out % 16 == 0 && onednn_runs_avx512(); }
+memory::format_tag tag_of(Layout layout) { return layout == Layout::kNchw16c ? tag::nChw16c : tag::nhwc; }
+
+// The blocked weight gradient pays where oneDNN's NHWC weight-gradient kernels are slow: few
+// input channels, whole 16-channel blocks of output, AVX-512.
+bool wants_blocked_weight_gradient(const ConvShape& s) {
+  return s.x_layout == Layout::kNhwc && s.y_layout == Layout::kNhwc && s.c < 16 && s.out % 16 == 0 &&
+         onednn_runs_avx512();
+}
+
+bool is_jit(const char* impl) { return std::string(impl).rfind("jit", 0) == 0 || std::string(impl).rfind("brg", 0) == 0; }
 
 }  // namespace
 
 DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : shape_(s), engine_(engine) {
   const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
   const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
-  const memory::desc src_md(src, dt::f32, tag::nhwc), dst_md(dst, dt::f32, tag::nhwc);
+  const memory::desc x_md(src, dt::f32, tag_of(s.x_layout)), y_md(dst, dt::f32, tag_of(s.y_layout));
+  const memory::desc nchw_md(src, dt::f32, tag::nchw);
   const memory::desc any_w(wei, dt::f32, tag::any), bias_md(bias, dt::f32, tag::x);
   user_w_md_ = memory::desc(wei, dt::f32, tag::hwio);
+  user_x_md_ = x_md;
+  if (s.x_layout == Layout::kNhwc && s.y_layout == Layout::kNchw16c) mode_ = Mode::kNchwInput;
+  const memory::desc& fwd_x = mode_ == Mode::kNchwInput ? nchw_md : x_md;
   dnnl::primitive_attr attr;
   if (relu) {
     dnnl::post_ops ops;
@@ -32,33 +43,35 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
   }
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                      src_md, any_w, bias_md, dst_md, strides, pad, pad),
+                                      fwd_x, any_w, bias_md, y_md, strides, pad, pad),
       attr, engine);
+  // dx is written in x's own layout.
   bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
-      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, src_md, any_w, dst_md, strides,
+      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, any_w, y_md, strides,
                                             pad, pad),
       engine, fwd_pd_);
   bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, src_md, any_w, bias_md,
-                                               dst_md, strides, pad, pad),
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, fwd_x, any_w, bias_md, y_md,
+                                               strides, pad, pad),
       engine, fwd_pd_);
-  if (wants_blocked(s)) {
-    const memory::desc x_md(src, dt::f32, tag::nchw), dy_md(dst, dt::f32, tag::nChw16c);
+  if (wants_blocked_weight_gradient(s)) {
+    const memory::desc dy_md(dst, dt::f32, tag::nChw16c);
     const auto hint = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                        x_md, any_w, bias_md, dy_md, strides, pad, pad),
+                                        nchw_md, any_w, bias_md, dy_md, strides, pad, pad),
         engine);
     const auto pd = dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md, any_w, bias_md, dy_md,
-                                                 strides, pad, pad),
+        dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, nchw_md, any_w, bias_md,
+                                                 dy_md, strides, pad, pad),
         engine, hint);
-    // Only a JIT kernel is worth it: oneDNN's reference fallback is a hundred times slower.
-    if (std::string(pd.impl_info_str()).rfind("jit", 0) == 0) {
-      blocked_ = true;
+    if (is_jit(pd.impl_info_str())) {
+      mode_ = Mode::kBlockedWeightGradient;
       bwd_weights_pd_ = pd;
-      x_nchw_ = memory(x_md, engine);
-      x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, src_md, engine, x_md));
     }
+  }
+  if (mode_ != Mode::kAsGiven) {
+    x_nchw_ = memory(nchw_md, engine);
+    x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, x_md, engine, nchw_md));
   }
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
@@ -78,10 +91,22 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
       dnnl::reorder::primitive_desc(engine, bwd_weights_pd_.diff_weights_desc(), engine, user_w_md_, sum_attr));
 }
 
+bool DnnlConv::jit(bool with_data_gradient) const {
+  return is_jit(fwd_pd_.impl_info_str()) && is_jit(bwd_weights_pd_.impl_info_str()) &&
+         (!with_data_gradient || is_jit(bwd_data_pd_.impl_info_str()));
+}
+
+const float* DnnlConv::kernel_x(dnnl::stream& stream, const float* x, bool forward) {
+  if (mode_ == Mode::kAsGiven || (forward && mode_ != Mode::kNchwInput)) return x;
+  memory user_x = wrap(user_x_md_, engine_, x);
+  x_to_nchw_.execute(stream, user_x, x_nchw_);
+  return static_cast<const float*>(x_nchw_.get_data_handle());
+}
+
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
-  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, x)},
+  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, kernel_x(stream, x, true))},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
                         {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
@@ -89,17 +114,7 @@ void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, con
 }
 
 void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const float* dy) {
-  if (blocked_) {
-    memory user_x = wrap(fwd_pd_.src_desc(), engine_, x);
-    x_to_nchw_.execute(stream, user_x, x_nchw_);
-    bwd_weights_.execute(stream, {{DNNL_ARG_SRC, x_nchw_},
-                                  {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
-                                  {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
-                                  {DNNL_ARG_DIFF_BIAS, db_}});
-    stream.wait();
-    return;
-  }
-  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
+  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, kernel_x(stream, x, false))},
                                 {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
                                 {DNNL_ARG_DIFF_BIAS, db_}});

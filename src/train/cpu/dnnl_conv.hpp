@@ -1,7 +1,7 @@
-// oneDNN convolution for the CPU backend: NHWC activations in and out (the layout the rest of
-// the model keeps), weights taken from the arena in Keras (kh, kw, in, out) = oneDNN "hwio" and
-// reordered each step into the blocked format the JIT kernels want; bias + ReLU fused as a
-// post-op. Primitives are created once per shape and reused.
+// oneDNN convolution for the CPU backend: activations in the layouts ConvShape gives (NHWC, or
+// nChw16c in a blocked chain), weights taken from the arena in Keras (kh, kw, in, out) = oneDNN
+// "hwio" and reordered each step into the blocked format the JIT kernels want; bias + ReLU fused
+// as a post-op. Primitives are created once per shape and layouts, and reused.
 #pragma once
 #include <string>
 
@@ -17,13 +17,16 @@ class DnnlConv {
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
   // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU, and
-  // in blocked mode be in oneDNN's nChw16c (relu_mask_to_blocked16).
+  // when dy_to_blocked() be in oneDNN's nChw16c (relu_mask_to_blocked16).
   void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
-  // Blocked mode, for a convolution of few input channels (the first layer): its weight gradient
-  // runs the JIT kernel on an NCHW copy of x and on dy in nChw16c: 0.24-0.32 instead of 0.37-0.55
-  // ms for 3 -> 32 channels at 32x32 in the step (train_bench --roofline, under load), where NHWC
-  // gets oneDNN's slower kernels.
-  bool blocked() const { return blocked_; }
+  // For a convolution of few input channels (the first layer) with NHWC x and y: its weight
+  // gradient runs the JIT kernel on an NCHW copy of x and on dy in nChw16c, which the caller
+  // writes: 0.24-0.32 instead of 0.37-0.55 ms for 3 -> 32 channels at 32x32 in the step
+  // (train_bench --roofline, under load), where NHWC gets oneDNN's slower kernels.
+  bool dy_to_blocked() const { return mode_ == Mode::kBlockedWeightGradient; }
+  // Whether oneDNN chose JIT kernels (not its reference ones, a hundred times slower) for the
+  // forward and weight gradient, and for the data gradient when `with_data_gradient`.
+  bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
   // dx = dL/dx.
@@ -40,9 +43,14 @@ class DnnlConv {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
-  bool blocked_ = false;
-  dnnl::memory::desc user_w_md_;  // hwio
-  dnnl::memory x_nchw_;  // blocked mode only
+  // How the kernels read x: as given, or an NCHW copy (NHWC x with a nChw16c y has only
+  // reference kernels; so has the weight gradient of few channels with NHWC dy).
+  enum class Mode { kAsGiven, kBlockedWeightGradient, kNchwInput };
+  Mode mode_ = Mode::kAsGiven;
+  // x in NCHW for the kernels that read it so (forward in kNchwInput, weight gradient in both).
+  const float* kernel_x(dnnl::stream& stream, const float* x, bool forward);
+  dnnl::memory::desc user_w_md_, user_x_md_;  // hwio; x as the caller lays it out
+  dnnl::memory x_nchw_;
   dnnl::reorder x_to_nchw_;
   // Forward and backward-data kernels may want different blocked weight formats.
   dnnl::memory w_fwd_, w_bwd_, dw_blocked_, db_;

@@ -4,7 +4,9 @@
 // faster is the anchor), per-layer times and peak RSS. --roofline adds the per-layer, per-phase
 // table against the sgemm and each layer's limit (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--roofline [--limit-reps 20]]
-//        (--variants: --roofline, also printing every format variant the limits tried)
+//                    [--no-blocked-chain]
+//        (--variants: --roofline, also printing every format variant the limits tried;
+//         --no-blocked-chain: every activation NHWC, as before the blocked chain, for a side-by-side run)
 #include <cblas.h>
 #include <sys/resource.h>
 
@@ -108,9 +110,13 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20;
-  bool roofline = false;
+  bool roofline = false, blocked_chain = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--no-blocked-chain") {
+      blocked_chain = false;
+      continue;
+    }
     if (a == "--roofline" || a == "--variants") {
       roofline = true;
       batchai::bench::show_variants(a == "--variants");
@@ -152,13 +158,14 @@ int main(int argc, char** argv) {
   for (auto& b : data.images) b = static_cast<std::uint8_t>(rng());
   for (auto& l : data.labels) l = static_cast<std::uint8_t>(rng() % 10);
 
+  auto* cpu = dynamic_cast<bt::cpu::CpuBackend*>(backend.get());
+  if (cpu != nullptr) cpu->allow_blocked_chains(blocked_chain);
   bt::Model model(*backend, bt::tutorial_network(), batch);
   model.init_glorot(1);
   bt::RmsProp opt(model, bt::RmsPropConfig{});
   bt::BatchPrefetcher prefetch(data, bt::AugmentConfig{}, 7, batch);
   std::vector<int> order(data.count);
   std::iota(order.begin(), order.end(), 0);
-  auto* cpu = dynamic_cast<bt::cpu::CpuBackend*>(backend.get());
   bt::cpu::CpuProfile profile;
 
   auto indices = [&](int step) { return order.data() + (step * batch) % (data.count - batch); };
