@@ -1,6 +1,8 @@
 // Batch preparation and Keras-style augmentation (see augment.hpp).
 #include "augment.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,8 +55,9 @@ void prepare_batch(const Dataset& data, const int* indices, int n, const Augment
   }
 }
 
-BatchPrefetcher::BatchPrefetcher(const Dataset& data, AugmentConfig config, std::uint64_t seed, int max_batch)
-    : data_(data), config_(config), seed_(seed), max_batch_(max_batch) {
+BatchPrefetcher::BatchPrefetcher(const Dataset& data, AugmentConfig config, std::uint64_t seed, int max_batch,
+                                 PrepareOn where)
+    : data_(data), config_(config), seed_(seed), max_batch_(max_batch), where_(where) {
   for (int s = 0; s < 2; ++s) {
     x_[s].resize(static_cast<std::size_t>(max_batch) * kCifarImageBytes);
     labels_[s].resize(static_cast<std::size_t>(max_batch));
@@ -71,6 +74,11 @@ void BatchPrefetcher::request(const int* indices, int n, std::uint64_t first_key
   n_ = std::min(n, max_batch_);
   indices_.assign(indices, indices + n_);
   const int slot = slot_;
+  if (where_ == PrepareOn::kOnTeam) {
+    first_key_ = first_key;
+    requested_ = true;
+    return;
+  }
   pending_ = std::async(std::launch::async, [this, slot, first_key] {
     prepare_batch(data_, indices_.data(), n_, config_, seed_, first_key, x_[slot].data(), labels_[slot].data());
   });
@@ -78,6 +86,19 @@ void BatchPrefetcher::request(const int* indices, int n, std::uint64_t first_key
 
 void BatchPrefetcher::wait(const float** x, const float** labels, int* n) {
   if (pending_.valid()) pending_.get();
+  if (requested_) {
+    requested_ = false;
+    float* xs = x_[slot_].data();
+    float* ys = labels_[slot_].data();
+    // Images are independent (each draws from its own key), so any split gives the same batch.
+    const int parts = std::max(1, std::min(omp_get_max_threads(), n_));
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int p = 0; p < parts; ++p) {
+      const int b = n_ * p / parts, e = n_ * (p + 1) / parts;
+      prepare_batch(data_, indices_.data() + b, e - b, config_, seed_, first_key_ + static_cast<std::uint64_t>(b),
+                    xs + static_cast<std::size_t>(b) * kCifarImageBytes, ys + b);
+    }
+  }
   *x = x_[slot_].data();
   *labels = labels_[slot_].data();
   *n = n_;

@@ -182,7 +182,8 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
   ProgressPrinter printer(out, terminal, o.progress_interval_s, root && !o.quiet);
   AugmentConfig augment;
   augment.enabled = o.augmentation;
-  BatchPrefetcher prefetch(data.train, augment, o.seed, o.batch_size);
+  BatchPrefetcher prefetch(data.train, augment, o.seed, o.batch_size,
+                           backend->computes_on_host() ? PrepareOn::kOnTeam : PrepareOn::kAhead);
 
   TrainResult result;
   Score val;
@@ -207,7 +208,7 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
         PhaseScope phase(phases, Phase::kData);
         prefetch.wait(&x, &y, &n);
       }
-      if (s + 1 < steps) request(s + 1);  // the helper prepares the next batch meanwhile
+      if (s + 1 < steps) request(s + 1);  // prepared meanwhile, or at the next wait (PrepareOn)
       BatchStats st;
       {
         ScopedSpan span(tl, "forward_backward");

@@ -43,6 +43,7 @@ class CudaBackend final : public train::Backend {
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
   std::string name() const override { return "cuda"; }
+  bool computes_on_host() const override { return false; }
 
   train::Buffer allocate(std::size_t count) override;
   void release(train::Buffer& buffer) override;

@@ -74,5 +74,46 @@ TEST(Augment, EveryValueIsAStoredPixel) {
             std::vector<float>(x.begin() + kCifarImageBytes, x.begin() + 2 * kCifarImageBytes));
 }
 
+// Prepared on the team at the wait or on a helper thread ahead, every batch is the same, images
+// and labels, including a short last batch; and one preparation follows each request.
+TEST(Augment, BatchesAreTheSameWhereverTheyArePrepared) {
+  Dataset data;
+  data.count = 3;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<std::uint8_t> image = coded_image();
+    data.images.insert(data.images.end(), image.begin(), image.end());
+    data.labels.push_back(static_cast<std::uint8_t>(4 + i));
+  }
+  data.images[kCifarImageBytes + 5] ^= 0x55;  // the images differ
+  std::vector<int> order(41);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i * 7 % 3);
+  auto batches = [&](PrepareOn where) {
+    BatchPrefetcher prefetch(data, AugmentConfig{}, 9, 16, where);
+    std::vector<std::vector<float>> out;
+    const int sizes[] = {16, 16, 9};  // 41 images: the last batch holds the remainder
+    int at = 0;
+    prefetch.request(order.data(), sizes[0], 0);
+    for (int b = 0; b < 3; ++b) {
+      const float *x = nullptr, *y = nullptr;
+      int n = 0;
+      prefetch.wait(&x, &y, &n);
+      EXPECT_EQ(n, sizes[b]);
+      std::vector<float> got(x, x + static_cast<std::size_t>(n) * kCifarImageBytes);
+      got.insert(got.end(), y, y + n);
+      out.push_back(got);
+      at += n;
+      if (b + 1 < 3) prefetch.request(order.data() + at, sizes[b + 1], static_cast<std::uint64_t>(at));
+    }
+    return out;
+  };
+  const auto ahead = batches(PrepareOn::kAhead), on_team = batches(PrepareOn::kOnTeam);
+  ASSERT_EQ(ahead.size(), 3u);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(on_team[b], ahead[b]) << "batch " << b;
+  std::vector<float> first(static_cast<std::size_t>(16) * kCifarImageBytes), labels(16);
+  prepare_batch(data, order.data(), 16, AugmentConfig{}, 9, 0, first.data(), labels.data());
+  first.insert(first.end(), labels.begin(), labels.end());
+  EXPECT_EQ(on_team[0], first);
+}
+
 }  // namespace
 }  // namespace batchai::train

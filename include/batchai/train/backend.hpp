@@ -40,6 +40,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // Whether the step computes on the host's cores (the CPU backend): then the next batch is
+  // prepared inside the step on the same threads, not beside it (augment.hpp's PrepareOn).
+  virtual bool computes_on_host() const = 0;
 
   // Memory. allocate() returns zeroed memory tagged with where it lives (kDevice for device
   // backends); release() accepts what allocate() returned.

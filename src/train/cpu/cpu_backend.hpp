@@ -27,6 +27,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(int threads);
   ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
+  bool computes_on_host() const override { return true; }
 
   Buffer allocate(std::size_t count) override;
   void release(Buffer& buffer) override;

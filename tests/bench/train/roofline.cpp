@@ -34,9 +34,10 @@ struct Printer {
                 gflops > 0 ? std::to_string(static_cast<int>(gflops + 0.5)).c_str() : "",
                 gflops > 0 ? (std::to_string(static_cast<int>(100 * gflops / in.sgemm_gflops + 0.5)) + "%").c_str() : "");
     if (limit != nullptr) {
-      std::printf(" %.3f | %.2f | %s |\n", 1e3 * limit->seconds, s / limit->seconds, limit->impl.c_str());
+      std::printf(" %.3f | %.2f | %.3f | %.2f | %s |\n", 1e3 * limit->seconds, s / limit->seconds,
+                  1e3 * limit->cold_seconds, s / limit->cold_seconds, limit->impl.c_str());
     } else {
-      std::printf(" | | |\n");
+      std::printf(" | | | | |\n");
     }
   }
 };
@@ -48,8 +49,9 @@ void print_roofline(const RooflineInput& in) {
   const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   const std::vector<bt::LayerShape> shapes = bt::infer_shapes(in.specs, 32, 32, 3);
   Printer out{in};
-  std::printf("\n| layer | phase | ms/step (median) | GFLOP/s | share of sgemm | limit ms | x limit | limit kernel (fastest oneDNN primitive alone) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| layer | phase | ms/step (median) | GFLOP/s | share of sgemm | limit ms | x limit | limit ms, "
+              "caches evicted | x that | limit kernel (fastest oneDNN primitive alone, operands in cache) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (std::size_t i = 0; i < in.specs.size(); ++i) {
     const bt::LayerSpec& spec = in.specs[i];
     const bt::LayerShape& l = shapes[i];
@@ -97,13 +99,13 @@ void print_roofline(const RooflineInput& in) {
   }
   for (const auto& x : in.extra) {
     if (x.on_path) out.accounted += x.seconds_per_step;
-    std::printf("| %s | %s | %.3f | | | | | %s |\n", x.name.c_str(), x.phase.c_str(), 1e3 * x.seconds_per_step,
+    std::printf("| %s | %s | %.3f | | | | | | | %s |\n", x.name.c_str(), x.phase.c_str(), 1e3 * x.seconds_per_step,
                 x.note.c_str());
   }
-  std::printf("| the rest (step minus the rows above on its path) | | %.3f | | | | | |\n",
+  std::printf("| the rest (step minus the rows above on its path) | | %.3f | | | | | | | |\n",
               1e3 * (in.step_seconds - out.accounted));
   const double gflops = in.step_flops / in.step_seconds / 1e9;
-  std::printf("| **whole step** | | %.3f | %.0f | %.0f%% | | | |\n", 1e3 * in.step_seconds, gflops,
+  std::printf("| **whole step** | | %.3f | %.0f | %.0f%% | | | | | |\n", 1e3 * in.step_seconds, gflops,
               100 * gflops / in.sgemm_gflops);
 }
 

@@ -4,9 +4,10 @@
 // faster is the anchor), per-layer times and peak RSS. --roofline adds the per-layer, per-phase
 // table against the sgemm and each layer's limit (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--roofline [--limit-reps 20]]
-//                    [--no-blocked-chain]
+//                    [--no-blocked-chain] [--prepare-ahead]
 //        (--variants: --roofline, also printing every format variant the limits tried;
-//         --no-blocked-chain: every activation NHWC, as before the blocked chain, for a side-by-side run)
+//         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
+//         batch prepared on a helper thread as before; each for a side-by-side run)
 #include <cblas.h>
 #include <sys/resource.h>
 
@@ -110,9 +111,13 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20;
-  bool roofline = false, blocked_chain = true;
+  bool roofline = false, blocked_chain = true, prepare_ahead = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--prepare-ahead") {
+      prepare_ahead = true;
+      continue;
+    }
     if (a == "--no-blocked-chain") {
       blocked_chain = false;
       continue;
@@ -163,7 +168,8 @@ int main(int argc, char** argv) {
   bt::Model model(*backend, bt::tutorial_network(), batch);
   model.init_glorot(1);
   bt::RmsProp opt(model, bt::RmsPropConfig{});
-  bt::BatchPrefetcher prefetch(data, bt::AugmentConfig{}, 7, batch);
+  bt::BatchPrefetcher prefetch(data, bt::AugmentConfig{}, 7, batch,
+                               prepare_ahead ? bt::PrepareOn::kAhead : bt::PrepareOn::kOnTeam);
   std::vector<int> order(data.count);
   std::iota(order.begin(), order.end(), 0);
   bt::cpu::CpuProfile profile;
@@ -231,7 +237,7 @@ int main(int argc, char** argv) {
     std::sort(step_s.begin(), step_s.end());
     in.sgemm_gflops = anchor, in.step_seconds = step_s[step_s.size() / 2], in.step_flops = flops * batch;
     in.profile = &profile;
-    // Augmentation runs on the prefetch thread; timed here alone on this thread.
+    // Augmentation timed here alone on this thread (in the step it runs on the team or the helper).
     std::vector<float> bx(static_cast<std::size_t>(batch) * bt::kCifarImageBytes), by(batch);
     const double augment_s = batchai::bench::median_seconds(limit_reps, [&] {
       bt::prepare_batch(data, order.data(), batch, bt::AugmentConfig{}, 7, 0, bx.data(), by.data());
@@ -242,8 +248,10 @@ int main(int argc, char** argv) {
       backend->download(slot.data(), model.grads(), slot.size());
       backend->scale(model.grads(), 1.0f);
     });
-    in.extra = {{"augmentation (prepare_batch)", "prefetch", augment_s, false, "off the step's path: helper thread"},
-                {"waiting for the prefetched batch", "data", wait_s / steps, true, ""},
+    in.extra = {{"augmentation (prepare_batch), one thread alone", "prepare", augment_s, false,
+                 prepare_ahead ? "beside the step: helper thread" : "inside the row below, split over the team"},
+                {prepare_ahead ? "waiting for the prefetched batch" : "preparing the batch on the team", "data",
+                 wait_s / steps, true, ""},
                 {"requesting the next batch", "data", copy_s / steps, true, ""},
                 {"allreduce hand-off: arena copy + scale", "allreduce", handoff_s, false,
                  "2+ ranks only; not in a 1-rank step"}};
