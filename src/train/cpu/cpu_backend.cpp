@@ -179,24 +179,20 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   DnnlConv& c = conv(s, relu);
   std::vector<float> nhwc_dy;  // blocked mode with an input gradient: dy as that reads it
   {
-    ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
-    // dy and y share a layout, so the mask is the same pass in either. When dy goes to the
-    // blocked layout the mask goes with it, in place; dy is masked in NHWC first (and kept)
-    // only where an input gradient reads it.
-    if (relu && (dx != nullptr || !c.dy_to_blocked())) {
-      ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
-      mask_relu(dy, y, count);
-    }
+    // The ReLU's backward (Keras' Activation layer, fused here). dy and y share a layout, so
+    // the mask is one pass in either. When dy goes to the blocked layout the mask goes with it,
+    // in place; dy is masked in NHWC first (and kept) only where an input gradient reads it.
+    ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
+    if (relu && (dx != nullptr || !c.dy_to_blocked())) mask_relu(dy, y, count);
     if (c.dy_to_blocked()) {
-      ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
       if (dx != nullptr) nhwc_dy.assign(dy.data, dy.data + count);
       to_blocked_in_place(s, dy, y, relu && dx == nullptr);
     }
+  }
+  {
     // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
-    {
-      ProfileScope primitive(profile_, "conv", profile_ ? conv_shape_label(s) : "", "primitive", conv_flops(s));
-      c.backward_weights(stream_, x.data, dy.data);
-    }
+    ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
+    c.backward_weights(stream_, x.data, dy.data);
     c.accumulate_weights(stream_, dw.data + w_off, dw.data + b_off);
   }
   if (dx != nullptr) {

@@ -64,9 +64,12 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
   const int parts = blas_parts(s);
   float* dkernel = dw.data + w_off;
   float* dbias = dw.data + b_off;
+  if (relu) {
+    ProfileScope mask(profile_, "dense", profile_ ? dense_shape_label(s) : "", "relu-mask");
+    mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
+  }
   {
     ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-weights", dense_flops(s));
-    if (relu) mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
     // dW = x^T dy into a slot still zero since the arena's zeroing, else dW += x^T dy.
     const float beta = first_write(dw, w_off, static_cast<std::size_t>(s.in) * s.out) ? 0.0f : 1.0f;
     if (dense_onednn_) {

@@ -28,7 +28,7 @@ struct Printer {
     // Medians, not means: a loaded machine takes whole time slices away from some calls.
     const double per_step = static_cast<double>(e->calls) / in.steps;
     const double s = e->median() * per_step;
-    if (phase.front() != '(') accounted += s;  // "(of which ...)" rows are inside the row above
+    accounted += s;
     const double gflops = e->flops > 0 ? e->flops * per_step / s / 1e9 : 0.0;
     std::printf("| %s | %s | %.3f | %s | %s |", layer.c_str(), phase.c_str(), 1e3 * s,
                 gflops > 0 ? std::to_string(static_cast<int>(gflops + 0.5)).c_str() : "",
@@ -63,8 +63,7 @@ void print_roofline(const RooflineInput& in) {
         out.row(spec.name, "fwd", find(p, "conv", label, "fwd"), &lim.forward);
         out.row(spec.name, "bwd-data", find(p, "conv", label, "bwd-data"), &lim.backward_data);
         out.row(spec.name, "bwd-weights", find(p, "conv", label, "bwd-weights"), &lim.backward_weights);
-        out.row(spec.name, "(of which ReLU mask)", find(p, "conv", label, "relu-mask"), nullptr);
-        out.row(spec.name, "(of which the primitive)", find(p, "conv", label, "primitive"), &lim.backward_weights);
+        out.row(spec.name, "ReLU mask (its activation's backward)", find(p, "conv", label, "relu-mask"), nullptr);
         break;
       }
       case bt::LayerKind::kDense: {
@@ -74,6 +73,7 @@ void print_roofline(const RooflineInput& in) {
         out.row(spec.name, "fwd", find(p, "dense", label, "fwd"), &lim.forward);
         out.row(spec.name, "bwd-data", find(p, "dense", label, "bwd-data"), &lim.backward_data);
         out.row(spec.name, "bwd-weights", find(p, "dense", label, "bwd-weights"), &lim.backward_weights);
+        out.row(spec.name, "ReLU mask (its activation's backward)", find(p, "dense", label, "relu-mask"), nullptr);
         break;
       }
       case bt::LayerKind::kMaxPool: {
