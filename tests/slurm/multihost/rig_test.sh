@@ -114,9 +114,11 @@ check_rig() {
   [[ "$state" == *'*' ]] && ok "h3 cut off: '$state' (not responding) after $((SECONDS - t0)) s" ||
     bad "h3 cut off but still '$state' after 60 s"
   "$RIG" mend "$BASE" h3
+  # A mend can land just as SlurmdTimeout (30 s) marks the host DOWN; it then comes back only
+  # when slurmctld next pings its down hosts (seen: later than 60 s with the whole suite running).
   t0=$SECONDS
-  while state=$(node_state h3); [ "$state" != idle ] && [ $((SECONDS - t0)) -lt 60 ]; do sleep 1; done
-  [ "$state" = idle ] && ok "h3 mended: idle again after $((SECONDS - t0)) s" || bad "h3 mended but '$state' after 60 s"
+  while state=$(node_state h3); [ "$state" != idle ] && [ $((SECONDS - t0)) -lt 150 ]; do sleep 1; done
+  [ "$state" = idle ] && ok "h3 mended: idle again after $((SECONDS - t0)) s" || bad "h3 mended but '$state' after 150 s"
   finish
 }
 
