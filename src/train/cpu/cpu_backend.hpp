@@ -1,9 +1,9 @@
-// The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions on oneDNN's JIT kernels (bias and
-// ReLU fused, primitives cached per shape); dense layers on oneDNN's kernels where oneDNN runs
-// AVX-512, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
-// element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the
-// one oneDNN uses) runs all of it, so no two thread pools fight over the cores. Buffers are
-// allocated once, 64-byte aligned, and reused.
+// The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions
+// on oneDNN's JIT kernels (bias and ReLU fused, primitives cached per shape and layouts); dense
+// layers on oneDNN's kernels where oneDNN runs AVX-512, else on OpenBLAS sgemm split by output
+// columns (cpu_dense.cpp); everything else on element-wise kernels chosen per ISA at run time
+// (cpu_elementwise.hpp). One OpenMP team (the one oneDNN uses) runs all of it, so no two thread
+// pools fight over the cores. Buffers are allocated once, 64-byte aligned, and reused.
 #pragma once
 #include <functional>
 #include <map>

@@ -37,9 +37,13 @@ std::string formats_of(const memory::desc& md) {
 bool g_show_variants = false;
 
 void keep_faster(PhaseLimit& best, double seconds, double cold_seconds, const std::string& impl) {
-  if (g_show_variants) std::printf("   variant %.3f ms (evicted %.3f ms) %s\n", seconds * 1e3, cold_seconds * 1e3, impl.c_str());
+  if (g_show_variants) {
+    std::printf("   variant %.3f ms (evicted %.3f ms) %s\n", seconds * 1e3, cold_seconds * 1e3, impl.c_str());
+  }
   if (best.impl.empty() || seconds < best.seconds) best.seconds = seconds, best.impl = impl;
-  if (best.cold_impl.empty() || cold_seconds < best.cold_seconds) best.cold_seconds = cold_seconds, best.cold_impl = impl;
+  if (best.cold_impl.empty() || cold_seconds < best.cold_seconds) {
+    best.cold_seconds = cold_seconds, best.cold_impl = impl;
+  }
 }
 
 // Writes and reads back 64 MB, twice a large L3 (32 MB on the Zen 5 measured), so that what a
