@@ -141,6 +141,12 @@ void CudaBackend::release(Buffer& buffer) {
   buffer = Buffer{};
 }
 
+void CudaBackend::upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c,
+                                train::Layout layout) {
+  require_nhwc(layout == train::Layout::kNhwc, "upload_images");
+  upload(dst, host_nhwc, static_cast<std::size_t>(n) * h * w * c, 0);
+}
+
 void CudaBackend::upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) {
   if (offset + count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
   if (count == 0) return;

@@ -48,6 +48,8 @@ class CudaBackend final : public train::Backend {
   train::Buffer allocate(std::size_t count) override;
   void release(train::Buffer& buffer) override;
   void upload(train::Buffer& dst, const float* host, std::size_t count, std::size_t offset) override;
+  void upload_images(train::Buffer& dst, const float* host_nhwc, int n, int h, int w, int c,
+                     train::Layout layout) override;
   void download(float* host, const train::Buffer& src, std::size_t count, std::size_t offset) override;
   void fill(train::Buffer& dst, float value) override;
 

@@ -23,14 +23,15 @@ std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, flo
 
 testing::Vec as_vec(const std::vector<float>& v) { return testing::Vec(v.begin(), v.end()); }
 
-// conv(3 -> 32, same) -> conv(32 -> 32, valid) -> 2x2 pooling on 4 images of 12x12, run in the
-// given layouts; returns the pooled output, then both convolutions' weight gradients.
+// conv(3 -> 32, same) -> conv(32 -> 32, valid) -> 2x2 pooling on 4 images of 12x12, the input
+// uploaded in `input`, the activations between in `between`; returns the pooled output, then both
+// convolutions' weight gradients.
 struct ChainRun {
   std::vector<float> pooled, dw1, dw2;
 };
 
-ChainRun run_chain(Backend& be, Layout between) {
-  const ConvShape first{4, 12, 12, 3, 32, 3, 1, Layout::kNhwc, between};
+ChainRun run_chain(Backend& be, Layout input, Layout between) {
+  const ConvShape first{4, 12, 12, 3, 32, 3, 1, input, between};
   const ConvShape second{4, 12, 12, 32, 32, 3, 0, between, between};
   const int ph = second.oh() / 2, pw = second.ow() / 2;
   const std::size_t w1 = 9u * 3 * 32 + 32, w2 = 9u * 32 * 32 + 32;
@@ -42,7 +43,9 @@ ChainRun run_chain(Backend& be, Layout between) {
     be.upload(b, v.data(), v.size());
     return b;
   };
-  Buffer x = put(random_floats(x_size, rng, 0, 1));
+  Buffer x = be.allocate(x_size);
+  const std::vector<float> x_nhwc = random_floats(x_size, rng, 0, 1);
+  be.upload_images(x, x_nhwc.data(), 4, 12, 12, 3, input);
   Buffer params = put(random_floats(w1 + w2, rng, -0.3f, 0.3f));
   Buffer grads = be.allocate(w1 + w2);
   Buffer a = be.allocate(y1), da = be.allocate(y1), b = be.allocate(y2), db = be.allocate(y2);
@@ -67,11 +70,16 @@ TEST(BlockedChain, TheLayersComputeWhatTheNhwcLayersCompute) {
   if (!be.blocked_chain_pays(ConvShape{4, 12, 12, 3, 32, 3, 1}, ConvShape{4, 12, 12, 32, 32, 3, 0})) {
     GTEST_SKIP() << "this CPU's oneDNN takes no blocked chain";
   }
-  const ChainRun nhwc = run_chain(be, Layout::kNhwc), blocked = run_chain(be, Layout::kNchw16c);
-  EXPECT_LT(testing::relative_error(blocked.pooled, as_vec(nhwc.pooled)), 1e-6);
-  EXPECT_LT(testing::relative_error(blocked.dw2, as_vec(nhwc.dw2)), 1e-5);
-  EXPECT_LT(testing::relative_error(blocked.dw1, as_vec(nhwc.dw1)), 1e-5);
-  EXPECT_GT(testing::relative_error(blocked.dw1, testing::Vec(blocked.dw1.size(), 0.0)), 0.5);  // not all zero
+  const ChainRun nhwc = run_chain(be, Layout::kNhwc, Layout::kNhwc);
+  // The chain's input as the Model gives it (channels-first) and as NHWC (copied for the kernels).
+  for (const Layout input : {Layout::kNchw, Layout::kNhwc}) {
+    const ChainRun blocked = run_chain(be, input, Layout::kNchw16c);
+    const char* name = input == Layout::kNchw ? "NCHW input" : "NHWC input";
+    EXPECT_LT(testing::relative_error(blocked.pooled, as_vec(nhwc.pooled)), 1e-6) << name;
+    EXPECT_LT(testing::relative_error(blocked.dw2, as_vec(nhwc.dw2)), 1e-5) << name;
+    EXPECT_LT(testing::relative_error(blocked.dw1, as_vec(nhwc.dw1)), 1e-5) << name;
+    EXPECT_GT(testing::relative_error(blocked.dw1, testing::Vec(blocked.dw1.size(), 0.0)), 0.5) << name;
+  }
 }
 
 bool chained(const cpu::CpuBackend& be) {

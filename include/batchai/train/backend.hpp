@@ -15,9 +15,10 @@
 namespace batchai::train {
 
 // How an activation (and its gradient) lies in its buffer. kNchw16c is oneDNN's blocked
-// layout: per image, the channels in blocks of 16 (c a multiple of 16), each block (h, w, 16).
-// Both take the same number of floats.
-enum class Layout { kNhwc, kNchw16c };
+// layout: per image, the channels in blocks of 16 (c a multiple of 16), each block (h, w, 16);
+// kNchw is plain channels-first, the input of a blocked chain (upload_images writes it). All
+// take the same number of floats.
+enum class Layout { kNhwc, kNchw16c, kNchw };
 
 // Conv2D with stride 1, square kernel, input (n, h, w, c) -> output (n, oh, ow, out), x and dx
 // in x_layout, y and dy in y_layout.
@@ -50,6 +51,8 @@ class Backend {
   virtual void release(Buffer& buffer) = 0;
   virtual void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset = 0) = 0;
   virtual void download(float* host, const Buffer& src, std::size_t count, std::size_t offset = 0) = 0;
+  // Uploads n images of (h, w, c), NHWC on the host, into dst in `layout` (kNhwc or kNchw).
+  virtual void upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c, Layout layout) = 0;
   // Between fill(grads, 0) and the backward calls that add into grads, write grads only through
   // the backend (the CPU backend remembers the zeroing and lets a first write overwrite).
   virtual void fill(Buffer& dst, float value) = 0;

@@ -132,6 +132,26 @@ void CpuBackend::upload(Buffer& dst, const float* host, std::size_t count, std::
   std::memcpy(dst.data + offset, host, count * sizeof(float));
 }
 
+void CpuBackend::upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c, Layout layout) {
+  const std::size_t hw = static_cast<std::size_t>(h) * w, count = static_cast<std::size_t>(n) * hw * c;
+  if (layout == Layout::kNhwc) return upload(dst, host_nhwc, count, 0);
+  if (layout != Layout::kNchw) throw Error("upload of images in a blocked layout (internal error)");
+  if (count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
+  forget_zeroed(dst.data, count);
+  // Transposed in the copy the upload makes anyway: the blocked chain's first convolution then
+  // reads the batch as it is, in its forward and its weight gradient.
+  ProfileScope timed(profile_, "upload", profile_ ? std::to_string(count) : "", "copy");
+  for_ranges(static_cast<std::size_t>(n), images_per_part(hw * c), 1, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      const float* in = host_nhwc + i * hw * c;
+      float* out = dst.data + i * hw * c;
+      for (int ch = 0; ch < c; ++ch) {
+        for (std::size_t p = 0; p < hw; ++p) out[ch * hw + p] = in[p * c + ch];
+      }
+    }
+  });
+}
+
 void CpuBackend::download(float* host, const Buffer& src, std::size_t count, std::size_t offset) {
   if (offset + count > src.size) throw Error("download past the end of a backend buffer (internal error)");
   std::memcpy(host, src.data + offset, count * sizeof(float));
@@ -216,6 +236,12 @@ void CpuBackend::to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffe
   });
 }
 
+void CpuBackend::check_pooling_layout(Layout x_layout, int c) {
+  if (x_layout == Layout::kNchw || (x_layout == Layout::kNchw16c && c % 16 != 0)) {
+    throw Error("pooling of " + std::to_string(c) + " channels in that layout (internal error)");
+  }
+}
+
 bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
   // Measured on AVX-512 for 3 -> 32 -> 32 channels at 32x32 (docs/measurements/
   // 2026-12-trainer-avx512.md): the first convolution's blocked kernels and the pooling's
@@ -225,6 +251,7 @@ bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& sec
     return false;
   }
   ConvShape a = first, b = second;
+  a.x_layout = Layout::kNchw;
   a.y_layout = b.x_layout = b.y_layout = Layout::kNchw16c;
   return DnnlConv(engine_, a, true).jit(false) && DnnlConv(engine_, b, true).jit(true);
 }
@@ -232,7 +259,7 @@ bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& sec
 void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "fwd");
   const bool blocked = x_layout == Layout::kNchw16c;
-  if (blocked && c % 16 != 0) throw Error("blocked pooling of " + std::to_string(c) + " channels (internal error)");
+  check_pooling_layout(x_layout, c);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     const int b = static_cast<int>(i0), e = static_cast<int>(i1);
     if (blocked) {
@@ -247,7 +274,7 @@ void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, 
                                    const Buffer& dy, Buffer& dx) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
   const bool blocked = x_layout == Layout::kNchw16c;
-  if (blocked && c % 16 != 0) throw Error("blocked pooling of " + std::to_string(c) + " channels (internal error)");
+  check_pooling_layout(x_layout, c);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     const int b = static_cast<int>(i0), e = static_cast<int>(i1);
     if (blocked) {

@@ -33,6 +33,7 @@ class CpuBackend final : public Backend {
   void release(Buffer& buffer) override;
   void upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) override;
   void download(float* host, const Buffer& src, std::size_t count, std::size_t offset) override;
+  void upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c, Layout layout) override;
   void fill(Buffer& dst, float value) override;
 
   void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -78,6 +79,8 @@ class CpuBackend final : public Backend {
   // Images (or rows) of `floats_per_image` that make a part worth its thread.
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
+  // The pooling reads NHWC, or nChw16c of whole 16-channel blocks; throws for anything else.
+  static void check_pooling_layout(Layout x_layout, int c);
   // A blocked convolution's dy (DnnlConv::blocked), NHWC, into nChw16c in place, masked by y when
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.

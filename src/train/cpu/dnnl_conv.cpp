@@ -12,7 +12,14 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-memory::format_tag tag_of(Layout layout) { return layout == Layout::kNchw16c ? tag::nChw16c : tag::nhwc; }
+memory::format_tag tag_of(Layout layout) {
+  switch (layout) {
+    case Layout::kNchw16c: return tag::nChw16c;
+    case Layout::kNchw: return tag::nchw;
+    case Layout::kNhwc: break;
+  }
+  return tag::nhwc;
+}
 
 // The blocked weight gradient pays where oneDNN's NHWC weight-gradient kernels are slow: few
 // input channels, whole 16-channel blocks of output, AVX-512.
