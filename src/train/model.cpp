@@ -83,7 +83,7 @@ void Model::plan_layouts() {
     return;
   }
   if (!backend_.blocked_chain_pays(first.conv(max_batch_), second.conv(max_batch_))) return;
-  first.x_layout = input_layout_ = Layout::kNchw;  // the batch goes up channels-first
+  first.x_layout = Layout::kNchw;  // the batch goes up channels-first
   first.y_layout = second.x_layout = second.y_layout = pool.x_layout = Layout::kNchw16c;
 }
 
@@ -158,7 +158,7 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
     throw InvalidArgument("batch of " + std::to_string(n) + " images does not fit the model's batch size " +
                           std::to_string(max_batch_));
   }
-  backend_.upload_images(input_, x, n, h_, w_, c_, input_layout_);
+  backend_.upload_images(input_, x, n, h_, w_, c_, layers_.front().x_layout);
   backend_.upload(labels_, labels, static_cast<std::size_t>(n));
   const Buffer* in = &input_;
   for (std::size_t i = 0; i < layers_.size(); ++i) {

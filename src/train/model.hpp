@@ -86,7 +86,6 @@ class Model {
   ParamTable table_;
   Buffer params_, grads_, input_, labels_, dlogits_;
   std::vector<Layer> layers_;
-  Layout input_layout_ = Layout::kNhwc;  // of input_; x is given NHWC either way
   bool timing_ = false;
   std::vector<LayerTime> times_;
 };

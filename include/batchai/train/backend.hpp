@@ -80,8 +80,9 @@ class Backend {
                                  const Buffer& dy, Buffer& dx) = 0;
   // Whether a first convolution `first` (its input the network's), the convolution `second` on
   // its output and a 2x2 pooling on that run faster with the two convolutions' outputs (and
-  // gradients) in kNchw16c. The Model asks once and passes the layouts in ConvShape and to the
-  // pooling. A backend that answers false is never given any layout but kNhwc.
+  // gradients) in kNchw16c and the first's input in kNchw. The Model asks once and passes the
+  // layouts in ConvShape, to the pooling and to upload_images. A backend that answers false is
+  // never given any layout but kNhwc.
   virtual bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
     (void)first, (void)second;
     return false;

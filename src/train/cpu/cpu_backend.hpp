@@ -81,7 +81,7 @@ class CpuBackend final : public Backend {
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
   // The pooling reads NHWC, or nChw16c of whole 16-channel blocks; throws for anything else.
   static void check_pooling_layout(Layout x_layout, int c);
-  // A blocked convolution's dy (DnnlConv::blocked), NHWC, into nChw16c in place, masked by y when
+  // A convolution's dy (DnnlConv::dy_to_blocked), NHWC, into nChw16c in place, masked by y when
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.
   void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);

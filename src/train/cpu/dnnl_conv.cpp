@@ -40,9 +40,6 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
   const memory::desc nchw_md(src, dt::f32, tag::nchw);
   const memory::desc any_w(wei, dt::f32, tag::any), bias_md(bias, dt::f32, tag::x);
   user_w_md_ = memory::desc(wei, dt::f32, tag::hwio);
-  user_x_md_ = x_md;
-  if (s.x_layout == Layout::kNhwc && s.y_layout == Layout::kNchw16c) mode_ = Mode::kNchwInput;
-  const memory::desc& fwd_x = mode_ == Mode::kNchwInput ? nchw_md : x_md;
   dnnl::primitive_attr attr;
   if (relu) {
     dnnl::post_ops ops;
@@ -51,15 +48,14 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
   }
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                      fwd_x, any_w, bias_md, y_md, strides, pad, pad),
+                                      x_md, any_w, bias_md, y_md, strides, pad, pad),
       attr, engine);
-  // dx is written in x's own layout.
   bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
       dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, any_w, y_md, strides,
                                             pad, pad),
       engine, fwd_pd_);
   bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, fwd_x, any_w, bias_md, y_md,
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md, any_w, bias_md, y_md,
                                                strides, pad, pad),
       engine, fwd_pd_);
   if (wants_blocked_weight_gradient(s)) {
@@ -73,13 +69,11 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
                                                  dy_md, strides, pad, pad),
         engine, hint);
     if (is_jit(pd.impl_info_str())) {
-      mode_ = Mode::kBlockedWeightGradient;
+      dy_to_blocked_ = true;
       bwd_weights_pd_ = pd;
+      x_nchw_ = memory(nchw_md, engine);
+      x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, x_md, engine, nchw_md));
     }
-  }
-  if (mode_ != Mode::kAsGiven) {
-    x_nchw_ = memory(nchw_md, engine);
-    x_to_nchw_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, x_md, engine, nchw_md));
   }
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
@@ -104,17 +98,10 @@ bool DnnlConv::jit(bool with_data_gradient) const {
          (!with_data_gradient || is_jit(bwd_data_pd_.impl_info_str()));
 }
 
-const float* DnnlConv::kernel_x(dnnl::stream& stream, const float* x, bool forward) {
-  if (mode_ == Mode::kAsGiven || (forward && mode_ != Mode::kNchwInput)) return x;
-  memory user_x = wrap(user_x_md_, engine_, x);
-  x_to_nchw_.execute(stream, user_x, x_nchw_);
-  return static_cast<const float*>(x_nchw_.get_data_handle());
-}
-
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
-  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, kernel_x(stream, x, true))},
+  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, x)},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
                         {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
@@ -122,7 +109,12 @@ void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, con
 }
 
 void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const float* dy) {
-  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, kernel_x(stream, x, false))},
+  if (dy_to_blocked_) {
+    memory user_x = wrap(fwd_pd_.src_desc(), engine_, x);
+    x_to_nchw_.execute(stream, user_x, x_nchw_);
+    x = static_cast<const float*>(x_nchw_.get_data_handle());
+  }
+  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
                                 {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
                                 {DNNL_ARG_DIFF_BIAS, db_}});

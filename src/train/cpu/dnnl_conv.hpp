@@ -23,7 +23,7 @@ class DnnlConv {
   // gradient runs the JIT kernel on an NCHW copy of x and on dy in nChw16c, which the caller
   // writes: 0.24-0.32 instead of 0.37-0.55 ms for 3 -> 32 channels at 32x32 in the step
   // (train_bench --roofline, under load), where NHWC gets oneDNN's slower kernels.
-  bool dy_to_blocked() const { return mode_ == Mode::kBlockedWeightGradient; }
+  bool dy_to_blocked() const { return dy_to_blocked_; }
   // Whether oneDNN chose JIT kernels (not its reference ones, a hundred times slower) for the
   // forward and weight gradient, and for the data gradient when `with_data_gradient`.
   bool jit(bool with_data_gradient) const;
@@ -43,14 +43,9 @@ class DnnlConv {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
-  // How the kernels read x: as given, or an NCHW copy (NHWC x with a nChw16c y has only
-  // reference kernels; so has the weight gradient of few channels with NHWC dy).
-  enum class Mode { kAsGiven, kBlockedWeightGradient, kNchwInput };
-  Mode mode_ = Mode::kAsGiven;
-  // x in NCHW for the kernels that read it so (forward in kNchwInput, weight gradient in both).
-  const float* kernel_x(dnnl::stream& stream, const float* x, bool forward);
-  dnnl::memory::desc user_w_md_, user_x_md_;  // hwio; x as the caller lays it out
-  dnnl::memory x_nchw_;
+  bool dy_to_blocked_ = false;
+  dnnl::memory::desc user_w_md_;  // hwio
+  dnnl::memory x_nchw_;  // dy_to_blocked() only: the weight gradient's copy of x
   dnnl::reorder x_to_nchw_;
   // Forward and backward-data kernels may want different blocked weight formats.
   dnnl::memory w_fwd_, w_bwd_, dw_blocked_, db_;
