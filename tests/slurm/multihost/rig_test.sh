@@ -141,13 +141,18 @@ nothing_left() {
 
 # The fixture's cleanup: stops the rig in a hard state (a job on every host, h2 cut off), then checks.
 stop_rig() {
-  local ns="" hash="" h id
+  local ns="" hash="" h id f kind fd pins=()
   if [ -f "$BASE/rig.env" ]; then
     # shellcheck disable=SC1091
     . "$BASE/rig.env"
     export SLURM_CONF
     hash=${RIG_BRIDGE#rb}
     for h in $RIG_HOSTS; do ns+="$(on "$h" readlink /proc/self/ns/net /proc/self/ns/mnt)"$'\n'; done
+    # Pinned until the check is done: a freed namespace's number can go to a new one (another
+    # test's container running `sleep`), whose processes would then look left behind.
+    for f in "$BASE"/run/keeper-h*.pid; do
+      for kind in net mnt; do exec {fd}<"/proc/$(cat "$f")/ns/$kind" && pins+=("$fd"); done
+    done 2>/dev/null
     id=$(timeout 10 sbatch --parsable -N3 -o /dev/null --wrap 'srun sleep 300' 2>/dev/null) &&
       for _ in $(seq 1 50); do [ "$(squeue -h -j "$id" -o %T 2>/dev/null)" = RUNNING ] && break; sleep 0.2; done
     "$RIG" cut "$BASE" h2 || true
@@ -157,6 +162,7 @@ stop_rig() {
   "$RIG" stop "$BASE" > /dev/null && ok "stop again (idempotent)" || bad "a second stop failed"
   [ -n "$ns" ] || { "$RIG" check "$BASE" || exit $?; }
   nothing_left "$ns" "$hash"
+  for fd in "${pins[@]}"; do exec {fd}<&-; done
   finish
 }
 
