@@ -23,6 +23,9 @@ struct Model::Layer : LayerShape {
   std::size_t w_off = 0, b_off = 0;
   Buffer y, dy, mask;
   Layout x_layout = Layout::kNhwc, y_layout = Layout::kNhwc;  // x: the layer before's y
+  // A pooling's backward also does its neighbours' (plan_fusions): the ReLU's of the layer before
+  // (relu_of_x) and a dropout's after it (takes_dropout); on those two, backward_in_pool.
+  bool relu_of_x = false, takes_dropout = false, backward_in_pool = false;
   ConvShape conv(int n) const {
     return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0, x_layout, y_layout};
   }
@@ -57,6 +60,7 @@ Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int 
   }
   dlogits_ = layers_.back().dy;
   plan_layouts();
+  plan_fusions();
   times_.resize(layers_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i) times_[i].name = layers_[i].spec.name;
 }
@@ -85,6 +89,21 @@ void Model::plan_layouts() {
   if (!backend_.blocked_chain_pays(first.conv(max_batch_), second.conv(max_batch_))) return;
   first.x_layout = Layout::kNchw;  // the batch goes up channels-first
   first.y_layout = second.x_layout = second.y_layout = pool.x_layout = Layout::kNchw16c;
+}
+
+void Model::plan_fusions() {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& pool = layers_[i];
+    if (pool.spec.kind != LayerKind::kMaxPool) continue;
+    if (i > 0 && layers_[i - 1].spec.relu) {  // a convolution's or a dense layer's
+      pool.relu_of_x = true;
+      layers_[i - 1].backward_in_pool = true;
+    }
+    if (i + 1 < layers_.size() && layers_[i + 1].spec.kind == LayerKind::kDropout) {
+      pool.takes_dropout = true;
+      layers_[i + 1].backward_in_pool = true;
+    }
+  }
 }
 
 void Model::init_glorot(std::uint64_t seed) {
@@ -134,9 +153,10 @@ std::vector<float> Model::logits(int n) const {
 
 BatchStats Model::train_batch(const float* x, const float* labels, int n, bool dropout,
                               std::uint64_t dropout_seed, std::uint64_t first_image_key) {
-  zero_grads();
+  backend_.zero_gradients(grads_);
   BatchStats stats = forward(x, labels, n, dropout, dropout_seed, first_image_key, true);
   backward(n);
+  backend_.settle_gradients(grads_);
   return stats;
 }
 
@@ -206,17 +226,28 @@ void Model::backward(int n) {
     Buffer* dx = i == 0 ? nullptr : &layers_[i - 1].dy;
     const auto t0 = timing_ ? Clock::now() : Clock::time_point{};
     switch (l.spec.kind) {
+      // A layer whose ReLU (or, a dropout, whose whole backward) the pooling after or before it did.
       case LayerKind::kConv:
-        backend_.conv2d_backward(l.conv(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off, l.spec.relu);
+        backend_.conv2d_backward(l.conv(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off,
+                                 l.spec.relu && !l.backward_in_pool);
         break;
       case LayerKind::kDense:
-        backend_.dense_backward(l.dense(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off, l.spec.relu);
+        backend_.dense_backward(l.dense(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off,
+                                l.spec.relu && !l.backward_in_pool);
         break;
       case LayerKind::kMaxPool:
-        if (dx != nullptr) backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, l.dy, *dx);
+        if (dx != nullptr) {
+          // With a dropout after it, dy is the dropout's, which this multiplies by its mask.
+          const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
+          const Layer* dropout = l.takes_dropout ? &layers_[i + 1] : nullptr;
+          const Buffer mask = dropout != nullptr ? view(dropout->mask, pooled) : Buffer{};
+          const PoolBackwardFusion fused{dropout != nullptr ? &mask : nullptr, l.relu_of_x};
+          backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, view(dropout ? dropout->dy : l.dy, pooled),
+                                     fused, *dx);
+        }
         break;
       case LayerKind::kDropout:
-        if (dx != nullptr) {
+        if (dx != nullptr && !l.backward_in_pool) {
           Buffer out = view(*dx, n * l.out_size());
           backend_.dropout_backward(view(l.dy, out.size), view(l.mask, out.size), out);
         }

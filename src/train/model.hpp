@@ -76,6 +76,9 @@ class Model {
   // Asks the backend whether the first layers run as a blocked chain (Backend::blocked_chain_pays)
   // and sets their layouts.
   void plan_layouts();
+  // Lets each pooling's backward do the backward of the ReLU before it and of a dropout after it
+  // (backend.hpp's PoolBackwardFusion): two passes over memory fewer.
+  void plan_fusions();
   BatchStats forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
                      std::uint64_t first_image_key, bool want_grad);
   void backward(int n);

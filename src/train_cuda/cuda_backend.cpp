@@ -291,12 +291,15 @@ void CudaBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, 
 }
 
 void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, train::Layout x_layout,
-                                    const Buffer& y, const Buffer& dy, Buffer& dx) {
+                                    const Buffer& y, const Buffer& dy, const train::PoolBackwardFusion& fused,
+                                    Buffer& dx) {
   require_nhwc(x_layout == train::Layout::kNhwc, "maxpool2_backward");
-  require(dx.size >= static_cast<std::size_t>(n) * h * w * c &&
-              dy.size >= static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c,
+  const std::size_t pooled = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
+  require(dx.size >= static_cast<std::size_t>(n) * h * w * c && dy.size >= pooled &&
+              (fused.dy_mask == nullptr || fused.dy_mask->size >= pooled),
           "maxpool2_backward");
-  kernels::maxpool2_backward(n, h, w, c, x.data, y.data, dy.data, dx.data, stream_);
+  kernels::maxpool2_backward(n, h, w, c, x.data, y.data, dy.data, fused.dy_mask ? fused.dy_mask->data : nullptr,
+                             fused.relu_of_x, dx.data, stream_);
 }
 
 void CudaBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,

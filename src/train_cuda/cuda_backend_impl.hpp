@@ -66,7 +66,8 @@ class CudaBackend final : public train::Backend {
   void maxpool2_forward(int n, int h, int w, int c, const train::Buffer& x, train::Layout x_layout,
                         train::Buffer& y) override;
   void maxpool2_backward(int n, int h, int w, int c, const train::Buffer& x, train::Layout x_layout,
-                         const train::Buffer& y, const train::Buffer& dy, train::Buffer& dx) override;
+                         const train::Buffer& y, const train::Buffer& dy, const train::PoolBackwardFusion& fused,
+                         train::Buffer& dx) override;
   void dropout_forward(const train::Buffer& x, train::Buffer& y, train::Buffer& mask, float rate,
                        std::uint64_t layer_stream, std::uint64_t first_image_key, std::size_t per_image) override;
   void dropout_backward(const train::Buffer& dy, const train::Buffer& mask, train::Buffer& dx) override;

@@ -164,7 +164,7 @@ __global__ void maxpool_forward_kernel(int n, int h, int w, int c, const float* 
 
 // Windows do not overlap (stride 2), so each thread owns its four dx cells.
 __global__ void maxpool_backward_kernel(int n, int h, int w, int c, const float* x, const float* y,
-                                        const float* dy, float* dx) {
+                                        const float* dy, const float* dy_mask, bool relu_of_x, float* dx) {
   const int ph = h / 2, pw = w / 2;
   const std::size_t count = static_cast<std::size_t>(n) * ph * pw * c;
   BATCHAI_GRID_STRIDE(o, count) {
@@ -178,10 +178,12 @@ __global__ void maxpool_backward_kernel(int n, int h, int w, int c, const float*
     const std::size_t offs[4] = {base, base + c, base + static_cast<std::size_t>(w) * c,
                                  base + static_cast<std::size_t>(w) * c + c};
     const float m = y[o];
+    float g = dy_mask != nullptr ? dy[o] * dy_mask[o] : dy[o];
+    if (relu_of_x && !(m > 0.0f)) g = 0.0f;
     bool routed = false;
     for (std::size_t q : offs) {
       const bool hit = !routed && x[q] == m;
-      dx[q] = hit ? dy[o] : 0.0f;
+      dx[q] = hit ? g : 0.0f;
       routed = routed || hit;
     }
   }
@@ -335,15 +337,16 @@ void maxpool2_forward(int n, int h, int w, int c, const float* x, float* y, cuda
   BATCHAI_CUDA_CHECK_LAUNCH("maxpool2_forward");
 }
 
-void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy, float* dx,
-                       cudaStream_t stream) {
+void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy,
+                       const float* dy_mask, bool relu_of_x, float* dx, cudaStream_t stream) {
   // Odd trailing rows/columns belong to no window: zero everything, then route.
   if ((h % 2) != 0 || (w % 2) != 0) {
     BATCHAI_CUDA_CHECK(cudaMemsetAsync(dx, 0, sizeof(float) * n * h * w * c, stream));
   }
   const std::size_t count = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
   if (count == 0) return;
-  maxpool_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(n, h, w, c, x, y, dy, dx);
+  maxpool_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(n, h, w, c, x, y, dy, dy_mask, relu_of_x,
+                                                                      dx);
   BATCHAI_CUDA_CHECK_LAUNCH("maxpool2_backward");
 }
 

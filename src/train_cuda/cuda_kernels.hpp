@@ -36,11 +36,12 @@ void batched_transpose(const float* a, int batch, int rows, int cols, float* b, 
 void filter_to_kcrs(const float* keras, int k, int c, int out, float* kcrs, cudaStream_t stream);
 void filter_add_from_kcrs(const float* kcrs, int k, int c, int out, float* keras, cudaStream_t stream);
 
-// 2x2 max pooling, stride 2, floor, NHWC; backward routes dy to the first maximum (a, b, d, e
-// order as the CPU backend) and zeroes the rest of dx.
+// 2x2 max pooling, stride 2, floor, NHWC; backward routes g to the first maximum (a, b, d, e
+// order as the CPU backend) and zeroes the rest of dx: g = dy (times dy_mask unless null), 0 where
+// relu_of_x and the maximum is not > 0 (backend.hpp's PoolBackwardFusion).
 void maxpool2_forward(int n, int h, int w, int c, const float* x, float* y, cudaStream_t stream);
-void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy, float* dx,
-                       cudaStream_t stream);
+void maxpool2_backward(int n, int h, int w, int c, const float* x, const float* y, const float* dy,
+                       const float* dy_mask, bool relu_of_x, float* dx, cudaStream_t stream);
 
 // Dropout over images of per_image floats, drawn as counter_rng.hpp says (mask = 0 or keep);
 // y = x * mask.

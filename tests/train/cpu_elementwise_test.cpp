@@ -44,8 +44,11 @@ Floats run_all() {
 
   Floats y(pooled), dy = random_values(pooled, rng, -1, 1), dx(in, 7.0f);
   maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
-  maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, kImages, kH, kW, kC);
+  maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC);
   keep(y), keep(dx);
+  const Floats dy_mask = grid_values(pooled, rng);
+  maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, dx.data(), 0, kImages, kH, kW, kC);
+  keep(dx);
 
   Floats g = random_values(1003, rng, -1e-2f, 1e-2f), p = random_values(1003, rng, -1, 1), m(1003, 0.0f);
   for (int step = 0; step < 3; ++step) rmsprop(p.data(), g.data(), m.data(), 0, p.size(), 1e-4f, 0.9f, 1e-7f);
@@ -78,8 +81,12 @@ Floats run_all() {
   const Floats xb = grid_values(in32, rng);
   Floats yb(pooled32), dyb = random_values(pooled32, rng, -1, 1), dxb(in32, 7.0f);
   maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, 32);
-  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), dxb.data(), 0, kImages, kH, kW, 32);
+  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, 32);
   keep(yb), keep(dxb);
+  const Floats dyb_mask = grid_values(pooled32, rng);
+  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), dyb_mask.data(), true, dxb.data(), 0, kImages, kH, kW,
+                            32);
+  keep(dxb);
   return out;
 }
 
@@ -120,7 +127,7 @@ TEST(CpuElementwise, PoolingRoutesToTheFirstMaximumOfATie) {
     Floats y(2), dx(8, 9.0f);
     const Floats dy = {10.0f, 20.0f};
     maxpool2_forward(x.data(), y.data(), 0, 1, 2, 2, 2);
-    maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, 1, 2, 2, 2);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, 1, 2, 2, 2);
     EXPECT_EQ(y, (Floats{3.0f, 2.0f})) << isa;
     EXPECT_EQ(dx, (Floats{0.0f, 20.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f})) << isa;
   }
@@ -160,12 +167,53 @@ TEST(CpuElementwise, BlockedPoolingIsTheNhwcPoolingOfTheSameImages) {
     if (!select_elementwise_isa(isa)) continue;
     Floats y(pooled), dx(x.size(), 7.0f), yb(pooled, 5.0f), dxb(x.size(), 7.0f);
     maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
-    maxpool2_backward(x.data(), y.data(), dy.data(), dx.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC);
     const Floats xb = to_nchw16c(x, kImages, kH, kW, kC);
     maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, kC);
-    maxpool2_backward_nchw16c(xb.data(), yb.data(), dy.data(), dxb.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward_nchw16c(xb.data(), yb.data(), dy.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, kC);
     EXPECT_EQ(yb, y) << isa;
     EXPECT_EQ(dxb, to_nchw16c(dx, kImages, kH, kW, kC)) << isa;
+  }
+  select_elementwise_isa("");
+}
+
+TEST(CpuElementwise, PoolingBackwardDoesTheDropoutAfterAndTheReluBeforeAsTheirOwnPassesWould) {
+  // The Model lets the pooling's backward do both (model.cpp's plan_fusions): dx must be what the
+  // dropout's backward (dy * mask), the routing and the ReLU's mask (x > 0) give one after the
+  // other, bit for bit, with windows whose maximum is negative or zero, in both layouts.
+  constexpr int kImages = 2, kH = 9, kW = 7, kC = 32;
+  std::mt19937 rng(23);
+  const Floats x = grid_values(static_cast<std::size_t>(kImages) * kH * kW * kC, rng);
+  const std::size_t pooled = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * kC;
+  const Floats dy = random_values(pooled, rng, -1, 1);
+  Floats dy_mask(pooled);
+  for (auto& m : dy_mask) m = rng() % 4 == 0 ? 0.0f : 4.0f / 3.0f;
+  const Floats xb = to_nchw16c(x, kImages, kH, kW, kC);
+  for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
+    if (!select_elementwise_isa(isa)) continue;
+    Floats y(pooled), g(pooled), separate(x.size(), 7.0f), fused(x.size(), 7.0f);
+    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
+    multiply(dy.data(), dy_mask.data(), g.data(), 0, pooled);
+    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, separate.data(), 0, kImages, kH, kW, kC);
+    relu_mask(separate.data(), x.data(), 0, separate.size());
+    maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, fused.data(), 0, kImages, kH, kW, kC);
+    EXPECT_EQ(fused, separate) << isa;
+    ASSERT_GT(std::count(separate.begin(), separate.end(), 0.0f), std::count(y.begin(), y.end(), 0.0f)) << isa;
+
+    Floats fused_blocked(x.size(), 7.0f), dropout_only(x.size(), 7.0f), routed(x.size(), 7.0f);
+    maxpool2_backward_nchw16c(xb.data(), y.data(), dy.data(), dy_mask.data(), true, fused_blocked.data(), 0, kImages,
+                              kH, kW, kC);
+    EXPECT_EQ(fused_blocked, to_nchw16c(separate, kImages, kH, kW, kC)) << isa;
+    // Each fusion alone.
+    maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), false, dropout_only.data(), 0, kImages, kH, kW,
+                      kC);
+    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC);
+    EXPECT_EQ(dropout_only, routed) << isa;
+    Floats relu_only(x.size(), 7.0f);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, true, relu_only.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC);
+    relu_mask(routed.data(), x.data(), 0, routed.size());
+    EXPECT_EQ(relu_only, routed) << isa;
   }
   select_elementwise_isa("");
 }

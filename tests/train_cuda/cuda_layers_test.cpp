@@ -132,8 +132,9 @@ TEST_F(CudaVsCpu, DenseForwardBackwardMatchCpu) {
 TEST_F(CudaVsCpu, MaxPoolMatchesCpuIncludingTies) {
   for (const int h : {8, 7}) {
     const int n = 3, w = h + 2, c = 5;
-    // Values from a small set so windows contain ties: the first maximum must get the gradient.
-    auto xs = random_vector(static_cast<std::size_t>(n) * h * w * c, 15, 0.0f, 4.0f);
+    // Values from a small set so windows contain ties (the first maximum must get the gradient)
+    // and maxima not > 0 (which the fused ReLU's backward zeroes).
+    auto xs = random_vector(static_cast<std::size_t>(n) * h * w * c, 15, -2.0f, 4.0f);
     for (auto& v : xs) v = std::floor(v);
     auto x = make(xs);
     auto y = zeros(static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c);
@@ -142,9 +143,17 @@ TEST_F(CudaVsCpu, MaxPoolMatchesCpuIncludingTies) {
     EXPECT_EQ(get(*gpu_, *y.gpu), get(*cpu_, *y.cpu));
     auto dy = make(random_vector(y.cpu->size, 16));
     auto dx = make(random_vector(x.cpu->size, 17));  // stale values must be overwritten
-    cpu_->maxpool2_backward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu, *dy.cpu, *dx.cpu);
-    gpu_->maxpool2_backward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu, *dy.gpu, *dx.gpu);
-    EXPECT_EQ(get(*gpu_, *dx.gpu), get(*cpu_, *dx.cpu)) << "h=" << h;
+    auto mask = make(random_vector(y.cpu->size, 18, 0.0f, 2.0f));
+    for (const bool with_mask : {false, true}) {
+      for (const bool relu_of_x : {false, true}) {
+        const train::PoolBackwardFusion on_cpu{with_mask ? mask.cpu : nullptr, relu_of_x};
+        const train::PoolBackwardFusion on_gpu{with_mask ? mask.gpu : nullptr, relu_of_x};
+        cpu_->maxpool2_backward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu, *dy.cpu, on_cpu, *dx.cpu);
+        gpu_->maxpool2_backward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu, *dy.gpu, on_gpu, *dx.gpu);
+        EXPECT_EQ(get(*gpu_, *dx.gpu), get(*cpu_, *dx.cpu))
+            << "h=" << h << " mask " << with_mask << " relu " << relu_of_x;
+      }
+    }
   }
 }
 

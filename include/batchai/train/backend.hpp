@@ -37,6 +37,15 @@ struct DenseShape {
   int n = 0, in = 0, out = 0;
 };
 
+// The neighbours' backward passes a pooling's backward does on the way, so that they need no pass
+// over memory of their own (the same floats as separate passes): a dropout's right after the
+// pooling (g = dy * dy_mask, its mask) and the ReLU's whose output x is (a routed gradient kept
+// only where the window's maximum is > 0, which is where x > 0 at the maximum).
+struct PoolBackwardFusion {
+  const Buffer* dy_mask = nullptr;
+  bool relu_of_x = false;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -53,9 +62,13 @@ class Backend {
   virtual void download(float* host, const Buffer& src, std::size_t count, std::size_t offset = 0) = 0;
   // Uploads n images of (h, w, c), NHWC on the host, into dst in `layout` (kNhwc or kNchw).
   virtual void upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c, Layout layout) = 0;
-  // Between fill(grads, 0) and the backward calls that add into grads, write grads only through
-  // the backend (the CPU backend remembers the zeroing and lets a first write overwrite).
   virtual void fill(Buffer& dst, float value) = 0;
+  // Zeroes a gradient arena for the backward calls that add into it, then settles it once they are
+  // done: a backend may defer the zeroing to each slot's first write (the CPU backend: a write that
+  // overwrites, no pass of its own) and zero in settle whatever no call wrote. In between, grads
+  // is written only by the backward calls and read by nobody.
+  virtual void zero_gradients(Buffer& grads) { fill(grads, 0.0f); }
+  virtual void settle_gradients(Buffer& grads) { (void)grads; }
 
   // y = act(conv(x, w) + b); act = ReLU when `relu`. `w` (k, k, c, out), `b` (out).
   virtual void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -74,10 +87,10 @@ class Backend {
                               bool relu) = 0;
   // 2x2 max pooling, stride 2, floor: x (n, h, w, c) in x_layout -> y (n, h/2, w/2, c) NHWC.
   virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) = 0;
-  // dx (in x_layout) = dy routed to the first maximum of each window (recomputed from x and y);
-  // other dx = 0.
+  // dx (in x_layout) = g routed to the first maximum of each window (recomputed from x and y);
+  // other dx = 0. g = dy, with the backward passes `fused` names done on the way (see there).
   virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
-                                 const Buffer& dy, Buffer& dx) = 0;
+                                 const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) = 0;
   // Whether a first convolution `first` (its input the network's), the convolution `second` on
   // its output and a 2x2 pooling on that run faster with the two convolutions' outputs (and
   // gradients) in kNchw16c and the first's input in kNchw. The Model asks once and passes the
@@ -136,6 +149,7 @@ bool has_device_communicator();
 //   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 3;  // 2: Buffer carries its BufferKind; 3: activation layouts
+inline constexpr int kCudaPluginAbi = 4;  // 2: Buffer carries its BufferKind; 3: activation layouts; 4: pooling
+                                         // backward fusions
 
 }  // namespace batchai::train

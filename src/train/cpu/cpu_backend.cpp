@@ -120,14 +120,14 @@ Buffer CpuBackend::allocate(std::size_t count) {
 }
 
 void CpuBackend::release(Buffer& buffer) {
-  forget_zeroed(buffer.data, buffer.size);
+  settle_overlapping(buffer.data, buffer.size);
   ::operator delete[](buffer.data, kAlign);
   buffer = Buffer{};
 }
 
 void CpuBackend::upload(Buffer& dst, const float* host, std::size_t count, std::size_t offset) {
   if (offset + count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
-  forget_zeroed(dst.data + offset, count);
+  settle_overlapping(dst.data + offset, count);
   ProfileScope timed(profile_, "upload", profile_ ? std::to_string(count) : "", "copy");
   std::memcpy(dst.data + offset, host, count * sizeof(float));
 }
@@ -137,7 +137,7 @@ void CpuBackend::upload_images(Buffer& dst, const float* host_nhwc, int n, int h
   if (layout == Layout::kNhwc) return upload(dst, host_nhwc, count, 0);
   if (layout != Layout::kNchw) throw Error("upload of images in a blocked layout (internal error)");
   if (count > dst.size) throw Error("upload past the end of a backend buffer (internal error)");
-  forget_zeroed(dst.data, count);
+  settle_overlapping(dst.data, count);
   // Transposed in the copy the upload makes anyway: the blocked chain's first convolution then
   // reads the batch as it is, in its forward and its weight gradient.
   ProfileScope timed(profile_, "upload", profile_ ? std::to_string(count) : "", "copy");
@@ -154,23 +154,50 @@ void CpuBackend::upload_images(Buffer& dst, const float* host_nhwc, int n, int h
 
 void CpuBackend::download(float* host, const Buffer& src, std::size_t count, std::size_t offset) {
   if (offset + count > src.size) throw Error("download past the end of a backend buffer (internal error)");
+  settle_overlapping(src.data + offset, count);
   std::memcpy(host, src.data + offset, count * sizeof(float));
 }
 
 void CpuBackend::fill(Buffer& dst, float value) {
-  // The gradient arena is zeroed every step (5 MB for the tutorial's network): on the team.
-  ProfileScope timed(profile_, "fill", profile_ ? std::to_string(dst.size) : "", "zero");
+  settle_overlapping(dst.data, dst.size);
+  ProfileScope timed(profile_, "fill", profile_ ? std::to_string(dst.size) : "", "fill");
   for_ranges(dst.size, kMinFloatsPerPart, 16,
              [&](std::size_t b, std::size_t e) { std::fill(dst.data + b, dst.data + e, value); });
-  forget_zeroed(dst.data, dst.size);
-  if (value == 0.0f && dst.size > 0) {
-    zeroed_ = dst.data;
-    zeroed_size_ = dst.size;
+}
+
+void CpuBackend::zero_gradients(Buffer& grads) {
+  // Deferred: every weight gradient's first write overwrites its slot (first_write), so the 5 MB
+  // arena of the tutorial's network is never zeroed as a whole (a pass over memory each step).
+  settle_overlapping(grads.data, grads.size);
+  unzeroed_ = grads;
+  written_.clear();
+}
+
+void CpuBackend::settle_gradients(Buffer& grads) { settle_overlapping(grads.data, grads.size); }
+
+void CpuBackend::settle_overlapping(const float* data, std::size_t count) {
+  const float* arena = unzeroed_.data;
+  if (arena == nullptr || data == nullptr || data >= arena + unzeroed_.size || data + count <= arena) return;
+  // Zero what no backward call wrote (nothing, when every layer wrote its slots).
+  std::sort(written_.begin(), written_.end());
+  std::size_t at = 0;
+  auto zero_to = [&](std::size_t end) {
+    if (end > at) {
+      ProfileScope timed(profile_, "fill", profile_ ? std::to_string(end - at) : "", "zero");
+      std::fill(unzeroed_.data + at, unzeroed_.data + end, 0.0f);
+    }
+  };
+  for (const auto& [b, e] : written_) {
+    zero_to(b);
+    at = std::max(at, e);
   }
+  zero_to(unzeroed_.size);
+  unzeroed_ = Buffer{};
+  written_.clear();
 }
 
 bool CpuBackend::first_write(const Buffer& dw, std::size_t off, std::size_t count) {
-  if (zeroed_ == nullptr || dw.data != zeroed_ || off + count > zeroed_size_) return false;
+  if (unzeroed_.data == nullptr || dw.data != unzeroed_.data || off + count > unzeroed_.size) return false;
   const std::size_t end = off + count;
   for (const auto& [b, e] : written_) {
     if (off < e && b < end) return false;  // written since the zeroing: add to what is there
@@ -179,11 +206,8 @@ bool CpuBackend::first_write(const Buffer& dw, std::size_t off, std::size_t coun
   return true;
 }
 
-void CpuBackend::forget_zeroed(const float* data, std::size_t count) {
-  if (zeroed_ == nullptr || data == nullptr || data >= zeroed_ + zeroed_size_ || data + count <= zeroed_) return;
-  zeroed_ = nullptr;
-  zeroed_size_ = 0;
-  written_.clear();
+void CpuBackend::zero_if_first_write(Buffer& dw, std::size_t off, std::size_t count) {
+  if (first_write(dw, off, count)) std::fill(dw.data + off, dw.data + off + count, 0.0f);
 }
 
 void CpuBackend::conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
@@ -212,6 +236,8 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   {
     // The ReLU belongs to the forward primitive only; backward takes the already-masked dy.
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
+    zero_if_first_write(dw, w_off, static_cast<std::size_t>(s.k) * s.k * s.c * s.out);
+    zero_if_first_write(dw, b_off, static_cast<std::size_t>(s.out));
     c.backward_weights(stream_, x.data, dy.data);
     c.accumulate_weights(stream_, dw.data + w_off, dw.data + b_off);
   }
@@ -271,16 +297,17 @@ void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, L
 }
 
 void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
-                                   const Buffer& dy, Buffer& dx) {
+                                   const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
   const bool blocked = x_layout == Layout::kNchw16c;
+  const float* dy_mask = fused.dy_mask != nullptr ? fused.dy_mask->data : nullptr;
   check_pooling_layout(x_layout, c);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     const int b = static_cast<int>(i0), e = static_cast<int>(i1);
     if (blocked) {
-      cpu::maxpool2_backward_nchw16c(x.data, y.data, dy.data, dx.data, b, e, h, w, c);
+      cpu::maxpool2_backward_nchw16c(x.data, y.data, dy.data, dy_mask, fused.relu_of_x, dx.data, b, e, h, w, c);
     } else {
-      cpu::maxpool2_backward(x.data, y.data, dy.data, dx.data, b, e, h, w, c);
+      cpu::maxpool2_backward(x.data, y.data, dy.data, dy_mask, fused.relu_of_x, dx.data, b, e, h, w, c);
     }
   });
 }
@@ -321,6 +348,8 @@ void CpuBackend::softmax_cross_entropy(int n, int classes, const Buffer& logits,
 
 void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
                                 float eps) {
+  settle_overlapping(grads.data, grads.size);
+  settle_overlapping(params.data, params.size);
   ProfileScope timed(profile_, "rmsprop", profile_ ? std::to_string(params.size) : "", "update");
   for_ranges(params.size, kMinFloatsPerPart, 16, [&](std::size_t b, std::size_t e) {
     rmsprop(params.data, grads.data, ms.data, b, e, lr, rho, eps);
@@ -328,7 +357,7 @@ void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms,
 }
 
 void CpuBackend::scale(Buffer& x, float factor) {
-  forget_zeroed(x.data, x.size);
+  settle_overlapping(x.data, x.size);
   ProfileScope timed(profile_, "scale", profile_ ? std::to_string(x.size) : "", "allreduce");
   for (std::size_t i = 0; i < x.size; ++i) x.data[i] *= factor;
 }

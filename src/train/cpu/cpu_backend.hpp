@@ -35,6 +35,8 @@ class CpuBackend final : public Backend {
   void download(float* host, const Buffer& src, std::size_t count, std::size_t offset) override;
   void upload_images(Buffer& dst, const float* host_nhwc, int n, int h, int w, int c, Layout layout) override;
   void fill(Buffer& dst, float value) override;
+  void zero_gradients(Buffer& grads) override;
+  void settle_gradients(Buffer& grads) override;
 
   void conv2d_forward(const ConvShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                       std::size_t b_off, Buffer& y, bool relu) override;
@@ -48,7 +50,7 @@ class CpuBackend final : public Backend {
                       bool relu) override;
   void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) override;
   void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
-                         const Buffer& dy, Buffer& dx) override;
+                         const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) override;
   // On AVX-512 with oneDNN's JIT kernels for the chain's layouts (cpu_backend.cpp says why).
   bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) override;
   void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
@@ -85,13 +87,15 @@ class CpuBackend final : public Backend {
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.
   void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);
-  // Whether [off, off + count) of `dw` still holds the zeros of the last fill(dw, 0) over the
-  // whole buffer, no backward pass having written it since; records the write. A weight
-  // gradient's first write after the arena's zeroing then overwrites instead of adding (for
-  // dense_1 a GEMM with beta 0 skips reading 4.7 MB of zeros: 0.24 instead of 0.56 ms).
+  // Whether [off, off + count) of `dw` is the arena zero_gradients() left unzeroed, no backward
+  // pass having written it since; records the write. A weight gradient's first write then
+  // overwrites instead of adding (dense_1: a GEMM with beta 0, which also skips reading 4.7 MB of
+  // zeros), or zeroes its slot first (zero_if_first_write: the small slots, bit for bit as before).
   bool first_write(const Buffer& dw, std::size_t off, std::size_t count);
-  // Forgets the zeroing when [data, data + count) overlaps the zeroed buffer.
-  void forget_zeroed(const float* data, std::size_t count);
+  void zero_if_first_write(Buffer& dw, std::size_t off, std::size_t count);
+  // Settles the deferred zeroing when [data, data + count) overlaps the arena: anything that
+  // reads or writes it other than through first_write (upload, download, the optimizer...).
+  void settle_overlapping(const float* data, std::size_t count);
   // Whether oneDNN runs AVX-512 here (then the dense layers use its kernels).
   static bool dense_on_onednn();
   int blas_parts(const DenseShape& s) const;
@@ -106,9 +110,9 @@ class CpuBackend final : public Backend {
   bool blocked_chains_ = true;
   std::map<std::tuple<int, int, int, int, int, int, bool, Layout, Layout>, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
-  // The buffer last zeroed whole by fill() and the ranges of it written since (first_write).
-  const float* zeroed_ = nullptr;
-  std::size_t zeroed_size_ = 0;
+  // The arena whose zeroing zero_gradients() deferred and the ranges of it written since
+  // (first_write); null when none is pending.
+  Buffer unzeroed_;
   std::vector<std::pair<std::size_t, std::size_t>> written_;
   std::vector<float> image_scratch_;  // one image a thread, for to_blocked_in_place
 };

@@ -70,8 +70,9 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
   }
   {
     ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-weights", dense_flops(s));
-    // dW = x^T dy into a slot still zero since the arena's zeroing, else dW += x^T dy.
+    // dW = x^T dy into a slot whose zeroing was deferred (zero_gradients), else dW += x^T dy.
     const float beta = first_write(dw, w_off, static_cast<std::size_t>(s.in) * s.out) ? 0.0f : 1.0f;
+    zero_if_first_write(dw, b_off, static_cast<std::size_t>(s.out));
     if (dense_onednn_) {
       // db += column sums of dy.
       dnnl_gemm(true, false, s.in, s.out, s.n, x.data, s.in, dy.data, s.out, beta, dkernel, s.out);

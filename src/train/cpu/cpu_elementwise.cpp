@@ -54,11 +54,21 @@ BATCHAI_INLINE void maxpool2_forward_body(const float* __restrict x, float* __re
   }
 }
 
+// What a pooling's backward also does (cpu_elementwise.hpp): dy times a following dropout's mask
+// (gm, or null), and the backward of the ReLU whose output x is (kept where the maximum is > 0).
+struct PoolFusion {
+  const float* gm;
+  bool relu;
+};
+
 // One window's channels: dy to the first of a, b, d, e (the window's inputs) equal to m.
 BATCHAI_INLINE void pool_window_plain(const float* a, const float* b, const float* d, const float* e, const float* m,
-                                      const float* g, float* da, float* db, float* dd, float* de, int c) {
+                                      const float* g, const float* gm, bool relu, float* da, float* db, float* dd,
+                                      float* de, int c) {
   for (int ch = 0; ch < c; ++ch) {
-    const float v = m[ch], gv = g[ch];
+    const float v = m[ch];
+    float gv = gm != nullptr ? g[ch] * gm[ch] : g[ch];
+    if (relu && !(v > 0.0f)) gv = 0.0f;
     const bool ha = a[ch] == v, hb = !ha && b[ch] == v, hd = !ha && !hb && d[ch] == v;
     const bool he = !ha && !hb && !hd;
     (void)e;
@@ -71,12 +81,15 @@ BATCHAI_INLINE void pool_window_plain(const float* a, const float* b, const floa
 
 // The same, 16 channels a step with AVX-512 masks (the compiler does not vectorize the above).
 [[gnu::target("avx512f,avx512dq,avx512bw,avx512vl")]] inline void pool_window_avx512(
-    const float* a, const float* b, const float* d, const float* e, const float* m, const float* g, float* da,
-    float* db, float* dd, float* de, int c) {
+    const float* a, const float* b, const float* d, const float* e, const float* m, const float* g, const float* gm,
+    bool relu, float* da, float* db, float* dd, float* de, int c) {
   (void)e;
   for (int ch = 0; ch < c; ch += 16) {
     const __mmask16 live = c - ch >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (c - ch)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(live, m + ch), gv = _mm512_maskz_loadu_ps(live, g + ch);
+    const __m512 v = _mm512_maskz_loadu_ps(live, m + ch);
+    __m512 gv = _mm512_maskz_loadu_ps(live, g + ch);
+    if (gm != nullptr) gv = _mm512_mul_ps(gv, _mm512_maskz_loadu_ps(live, gm + ch));
+    if (relu) gv = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), gv);
     const __mmask16 ha = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, a + ch), v, _CMP_EQ_OQ);
     const __mmask16 hb = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, b + ch), v, _CMP_EQ_OQ) & ~ha;
     const __mmask16 hd = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, d + ch), v, _CMP_EQ_OQ) & ~ha & ~hb;
@@ -90,8 +103,9 @@ BATCHAI_INLINE void pool_window_plain(const float* a, const float* b, const floa
 
 template <class Window>
 BATCHAI_INLINE void maxpool2_backward_body(const float* __restrict x, const float* __restrict y,
-                                           const float* __restrict dy, float* __restrict dx, int img_begin,
-                                           int img_end, int h, int w, int c, int blocks, int lanes, Window window) {
+                                           const float* __restrict dy, PoolFusion fused, float* __restrict dx,
+                                           int img_begin, int img_end, int h, int w, int c, int blocks, int lanes,
+                                           Window window) {
   // One pass: every window writes all four of its inputs; only the row/column a floor-pool
   // drops on odd sizes needs a separate zero fill.
   const int ph = h / 2, pw = w / 2;
@@ -116,7 +130,8 @@ BATCHAI_INLINE void maxpool2_backward_body(const float* __restrict x, const floa
           float* dd = da + row;
           float* de = dd + lanes;
           const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes;
-          window(a, b, d, d + lanes, y + o, dy + o, da, db, dd, de, lanes);
+          window(a, b, d, d + lanes, y + o, dy + o, fused.gm != nullptr ? fused.gm + o : nullptr, fused.relu, da, db,
+                 dd, de, lanes);
         }
       }
     }
@@ -190,7 +205,8 @@ struct Kernels {
   void (*relu_mask)(float*, const float*, std::size_t, std::size_t);
   void (*rmsprop)(float*, const float*, float*, std::size_t, std::size_t, float, float, float);
   void (*maxpool2_forward)(const float*, float*, int, int, int, int, int, int, int);
-  void (*maxpool2_backward)(const float*, const float*, const float*, float*, int, int, int, int, int, int, int);
+  void (*maxpool2_backward)(const float*, const float*, const float*, PoolFusion, float*, int, int, int, int, int, int,
+                            int);
   void (*dropout_forward)(const float*, float*, float*, std::size_t, std::size_t, std::size_t, float,
                           std::uint64_t, std::uint64_t, std::uint64_t);
   void (*multiply)(const float*, const float*, float*, std::size_t, std::size_t);
@@ -209,9 +225,9 @@ struct Kernels {
   attr void pool_fwd(const float* x, float* y, int i0, int i1, int h, int w, int c, int blocks, int lanes) {     \
     maxpool2_forward_body(x, y, i0, i1, h, w, c, blocks, lanes);                                                 \
   }                                                                                                              \
-  attr void pool_bwd(const float* x, const float* y, const float* dy, float* dx, int i0, int i1, int h, int w,   \
-                     int c, int blocks, int lanes) {                                                             \
-    maxpool2_backward_body(x, y, dy, dx, i0, i1, h, w, c, blocks, lanes, pool_window);                           \
+  attr void pool_bwd(const float* x, const float* y, const float* dy, PoolFusion f, float* dx, int i0, int i1,   \
+                     int h, int w, int c, int blocks, int lanes) {                                               \
+    maxpool2_backward_body(x, y, dy, f, dx, i0, i1, h, w, c, blocks, lanes, pool_window);                        \
   }                                                                                                              \
   attr void dropout_fwd(const float* x, float* y, float* m, std::size_t per, std::size_t i0, std::size_t i1,     \
                         float keep, std::uint64_t t, std::uint64_t s, std::uint64_t k) {                         \
@@ -297,18 +313,19 @@ void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int 
   kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, 1, c);
 }
 
-void maxpool2_backward(const float* x, const float* y, const float* dy, float* dx, int img_begin, int img_end,
-                       int h, int w, int c) {
-  kernels().maxpool2_backward(x, y, dy, dx, img_begin, img_end, h, w, c, 1, c);
+void maxpool2_backward(const float* x, const float* y, const float* dy, const float* dy_mask, bool relu_of_x,
+                       float* dx, int img_begin, int img_end, int h, int w, int c) {
+  kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c, 1, c);
 }
 
 void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c) {
   kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, c / 16, 16);
 }
 
-void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, float* dx, int img_begin,
-                               int img_end, int h, int w, int c) {
-  kernels().maxpool2_backward(x, y, dy, dx, img_begin, img_end, h, w, c, c / 16, 16);
+void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, const float* dy_mask,
+                               bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c) {
+  kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c, c / 16,
+                              16);
 }
 
 void dropout_forward(const float* x, float* y, float* mask, std::size_t per_image, std::size_t img_begin,

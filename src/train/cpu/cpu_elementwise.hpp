@@ -30,14 +30,17 @@ void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t 
 
 // 2x2 max pooling, stride 2, floor, NHWC, over images [img_begin, img_end) of (h, w, c).
 void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
-// dx = dy at the first maximum of each window (x == y there, in the order top-left, top-right,
-// bottom-left, bottom-right), 0 elsewhere and on the row/column a floor-pool drops.
-void maxpool2_backward(const float* x, const float* y, const float* dy, float* dx, int img_begin, int img_end,
-                       int h, int w, int c);
+// dx = g at the first maximum of each window (x == y there, in the order top-left, top-right,
+// bottom-left, bottom-right), 0 elsewhere and on the row/column a floor-pool drops. g = dy, or
+// dy * dy_mask when dy_mask is not null (a dropout after the pooling: its backward, the same
+// product); when relu_of_x (x is a ReLU's output), g = 0 where the window's maximum is not > 0
+// (the ReLU's backward: x > 0 at the maximum exactly when the maximum is > 0).
+void maxpool2_backward(const float* x, const float* y, const float* dy, const float* dy_mask, bool relu_of_x,
+                       float* dx, int img_begin, int img_end, int h, int w, int c);
 // The same with x and dx in oneDNN's nChw16c (c a multiple of 16); y and dy NHWC.
 void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
-void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, float* dx, int img_begin,
-                               int img_end, int h, int w, int c);
+void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, const float* dy_mask,
+                               bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c);
 
 // Inverted dropout over images [img_begin, img_end) of `per_image` floats each: mask = 0 where
 // counter_rng.hpp's dropout_drops(image_stream(layer_stream, first_key + j), f, threshold), else
