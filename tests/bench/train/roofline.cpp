@@ -94,7 +94,11 @@ void print_roofline(const RooflineInput& in) {
     if (e.op == "loss") out.row("softmax + cross-entropy", e.phase, &e, nullptr);
     if (e.op == "rmsprop") out.row("RMSprop (" + e.shape + " weights)", e.phase, &e, nullptr);
     if (e.op == "scale") out.row("allreduce hand-off: scale by 1/ranks", e.phase, &e, nullptr);
-    if (e.op == "fill") out.row("gradient arena zeroed (" + e.shape + " floats)", e.phase, &e, nullptr);
+    if (e.op == "fill") {
+      // "zero": the part of the gradient arena no layer wrote (its zeroing is deferred to the writes).
+      const std::string what = e.phase == "zero" ? "gradient arena, slots no layer wrote, zeroed (" : "buffer filled (";
+      out.row(what + e.shape + " floats)", e.phase, &e, nullptr);
+    }
     if (e.op == "upload") out.row("batch upload (" + e.shape + " floats)", e.phase, &e, nullptr);
   }
   for (const auto& x : in.extra) {
