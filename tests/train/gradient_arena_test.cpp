@@ -1,12 +1,14 @@
 // The CPU backend defers the gradient arena's zeroing (Backend::zero_gradients): each slot's first
 // write overwrites it, and settle_gradients zeroes what nothing wrote. Whatever the arena held
-// before, the gradients must be those of an arena zeroed first, bit for bit.
+// before, the gradients must be those of an arena zeroed first, bit for bit. And a convolution's
+// backward whose ReLU the pooling did runs on the forward's primitives.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cpu/cpu_backend.hpp"
@@ -106,6 +108,19 @@ TEST(GradientArena, TheModelsStepIgnoresWhatTheArenaHeld) {
   std::fill(model.grads().data, model.grads().data + model.grads().size, kStale);
   model.train_batch(images.data(), labels.data(), 4, false, 0, 0);
   EXPECT_TRUE(same_bits(model.get_grads(), first));
+}
+
+TEST(GradientArena, TheBackwardOfAConvolutionWhosePoolingMaskedItUsesTheForwardsPrimitives) {
+  // conv2d_2 and conv2d_4 leave their ReLU's backward to the pooling (relu = false in their
+  // backward): still one oneDNN convolution a layer, not a second set built for the backward.
+  cpu::CpuBackend be(2);
+  Model model(be, tutorial_network(), 2);
+  model.init_glorot(7);
+  const std::vector<float> images(2u * 32 * 32 * 3, 0.5f), labels = {1, 2};
+  model.train_batch(images.data(), labels.data(), 2, true, 1, 0);
+  int convolutions = 0;
+  for (const std::string& k : be.kernels()) convolutions += k.rfind("conv ", 0) == 0;
+  EXPECT_EQ(convolutions, 4);
 }
 
 }  // namespace

@@ -89,6 +89,16 @@ DnnlConv& CpuBackend::conv(const ConvShape& s, bool relu) {
   return *it->second;
 }
 
+DnnlConv& CpuBackend::conv_for_backward(const ConvShape& s, bool relu) {
+  // The forward's instance, whichever ReLU it fused: `relu` here is only whether the backward
+  // masks dy, which the pooling after the layer may have done (PoolBackwardFusion).
+  for (const bool fused : {relu, !relu}) {
+    auto it = convs_.find(std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, fused, s.x_layout, s.y_layout));
+    if (it != convs_.end()) return *it->second;
+  }
+  return conv(s, relu);
+}
+
 std::vector<std::string> CpuBackend::kernels() const {
   std::vector<std::string> out;
   for (const auto& entry : convs_) {
@@ -220,7 +230,7 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
                                  const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                  bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
-  DnnlConv& c = conv(s, relu);
+  DnnlConv& c = conv_for_backward(s, relu);
   std::vector<float> nhwc_dy;  // blocked mode with an input gradient: dy as that reads it
   {
     // The ReLU's backward (Keras' Activation layer, fused here). dy and y share a layout, so

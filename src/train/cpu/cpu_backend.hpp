@@ -102,6 +102,7 @@ class CpuBackend final : public Backend {
   DnnlDenseData& dense_data(const DenseShape& s);
   static constexpr std::size_t kMinFloatsPerPart = 32768;
   DnnlConv& conv(const ConvShape& s, bool relu);
+  DnnlConv& conv_for_backward(const ConvShape& s, bool relu);
   int threads_ = 1;
   CpuProfile* profile_ = nullptr;
   dnnl::engine engine_;
