@@ -1,7 +1,7 @@
 // The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions
 // on oneDNN's JIT kernels (bias and ReLU fused, primitives cached per shape and layouts); dense
-// layers on oneDNN's kernels where oneDNN runs AVX-512, else on OpenBLAS sgemm split by output
-// columns (cpu_dense.cpp); everything else on element-wise kernels chosen per ISA at run time
+// layers on oneDNN's kernels where oneDNN runs AVX-512 or OpenBLAS runs kernels older than
+// AVX2, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on element-wise kernels chosen per ISA at run time
 // (cpu_elementwise.hpp). One OpenMP team (the one oneDNN uses) runs all of it, so no two thread
 // pools fight over the cores. Buffers are allocated once, 64-byte aligned, and reused.
 #pragma once
@@ -21,6 +21,9 @@
 #include "cpu/dnnl_dense.hpp"
 
 namespace batchai::train::cpu {
+
+// Whether OpenBLAS's core (openblas_get_corename()) is one of its targets with AVX2 kernels.
+bool openblas_core_runs_avx2(const std::string& core);
 
 class CpuBackend final : public Backend {
  public:
@@ -96,7 +99,8 @@ class CpuBackend final : public Backend {
   // Settles the deferred zeroing when [data, data + count) overlaps the arena: anything that
   // reads or writes it other than through first_write (upload, download, the optimizer...).
   void settle_overlapping(const float* data, std::size_t count);
-  // Whether oneDNN runs AVX-512 here (then the dense layers use its kernels).
+  // Whether the dense layers run on oneDNN: where it runs AVX-512, or AVX2 where OpenBLAS's
+  // kernels are older (openblas_core_runs_avx2).
   static bool dense_on_onednn();
   int blas_parts(const DenseShape& s) const;
   DnnlDenseData& dense_data(const DenseShape& s);

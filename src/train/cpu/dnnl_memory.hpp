@@ -17,4 +17,11 @@ inline bool onednn_runs_avx512() {
   return (isa & avx512) == avx512;
 }
 
+// Whether oneDNN runs at least its AVX2 kernels here.
+inline bool onednn_runs_avx2() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx2 = static_cast<unsigned>(dnnl::cpu_isa::avx2);
+  return (isa & avx2) == avx2;
+}
+
 }  // namespace batchai::train::cpu
