@@ -156,13 +156,24 @@ TEST(CpuElementwise, TheBlockedMaskWritesOneDnnsNChw16c) {
   select_elementwise_isa("");
 }
 
+// Two images of 9x7 (odd sides: a dropped row and column) and c channels on the coarse grid (ties,
+// zeros, negative maxima), and a random gradient of their pooling.
+struct PoolingCase {
+  static constexpr int kImages = 2, kH = 9, kW = 7;
+  std::mt19937 rng;
+  std::size_t pooled;
+  Floats x, dy;
+  PoolingCase(int c, unsigned seed)
+      : rng(seed), pooled(static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * c),
+        x(grid_values(static_cast<std::size_t>(kImages) * kH * kW * c, rng)), dy(random_values(pooled, rng, -1, 1)) {}
+};
+
 TEST(CpuElementwise, BlockedPoolingIsTheNhwcPoolingOfTheSameImages) {
-  // Odd sides (a dropped row and column), ties, 48 channels (three blocks), in every variant.
-  constexpr int kImages = 2, kH = 9, kW = 7, kC = 48;
-  std::mt19937 rng(21);
-  const Floats x = grid_values(static_cast<std::size_t>(kImages) * kH * kW * kC, rng);
-  const std::size_t pooled = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * kC;
-  const Floats dy = random_values(pooled, rng, -1, 1);
+  // 48 channels (three blocks), in every variant.
+  constexpr int kC = 48, kImages = PoolingCase::kImages, kH = PoolingCase::kH, kW = PoolingCase::kW;
+  PoolingCase pc(kC, 21);
+  const Floats &x = pc.x, &dy = pc.dy;
+  const std::size_t pooled = pc.pooled;
   for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
     if (!select_elementwise_isa(isa)) continue;
     Floats y(pooled), dx(x.size(), 7.0f), yb(pooled, 5.0f), dxb(x.size(), 7.0f);
@@ -181,13 +192,12 @@ TEST(CpuElementwise, PoolingBackwardDoesTheDropoutAfterAndTheReluBeforeAsTheirOw
   // The Model lets the pooling's backward do both (model.cpp's plan_fusions): dx must be what the
   // dropout's backward (dy * mask), the routing and the ReLU's mask (x > 0) give one after the
   // other, bit for bit, with windows whose maximum is negative or zero, in both layouts.
-  constexpr int kImages = 2, kH = 9, kW = 7, kC = 32;
-  std::mt19937 rng(23);
-  const Floats x = grid_values(static_cast<std::size_t>(kImages) * kH * kW * kC, rng);
-  const std::size_t pooled = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * kC;
-  const Floats dy = random_values(pooled, rng, -1, 1);
+  constexpr int kC = 32, kImages = PoolingCase::kImages, kH = PoolingCase::kH, kW = PoolingCase::kW;
+  PoolingCase pc(kC, 23);
+  const Floats &x = pc.x, &dy = pc.dy;
+  const std::size_t pooled = pc.pooled;
   Floats dy_mask(pooled);
-  for (auto& m : dy_mask) m = rng() % 4 == 0 ? 0.0f : 4.0f / 3.0f;
+  for (auto& m : dy_mask) m = pc.rng() % 4 == 0 ? 0.0f : 4.0f / 3.0f;
   const Floats xb = to_nchw16c(x, kImages, kH, kW, kC);
   for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
     if (!select_elementwise_isa(isa)) continue;
