@@ -241,9 +241,9 @@ void Model::backward(int n) {
           const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
           const Layer* dropout = l.takes_dropout ? &layers_[i + 1] : nullptr;
           const Buffer mask = dropout != nullptr ? view(dropout->mask, pooled) : Buffer{};
+          const Buffer dy = view(dropout != nullptr ? dropout->dy : l.dy, pooled);
           const PoolBackwardFusion fused{dropout != nullptr ? &mask : nullptr, l.relu_of_x};
-          backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, view(dropout ? dropout->dy : l.dy, pooled),
-                                     fused, *dx);
+          backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, dy, fused, *dx);
         }
         break;
       case LayerKind::kDropout:

@@ -79,8 +79,12 @@ void CpuBackend::mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const
   for_ranges(count, kMinFloatsPerPart, 16, [&](std::size_t b, std::size_t e) { relu_mask(dy.data, y.data, b, e); });
 }
 
+CpuBackend::ConvKey CpuBackend::conv_key(const ConvShape& s, bool relu) {
+  return std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, relu, s.x_layout, s.y_layout);
+}
+
 DnnlConv& CpuBackend::conv(const ConvShape& s, bool relu) {
-  auto key = std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, relu, s.x_layout, s.y_layout);
+  const ConvKey key = conv_key(s, relu);
   auto it = convs_.find(key);
   if (it == convs_.end()) {
     if (s.k != 3) throw InvalidArgument("the CPU backend supports 3x3 convolutions only");
@@ -93,7 +97,7 @@ DnnlConv& CpuBackend::conv_for_backward(const ConvShape& s, bool relu) {
   // The forward's instance, whichever ReLU it fused: `relu` here is only whether the backward
   // masks dy, which the pooling after the layer may have done (PoolBackwardFusion).
   for (const bool fused : {relu, !relu}) {
-    auto it = convs_.find(std::make_tuple(s.n, s.h, s.w, s.c, s.out, s.pad, fused, s.x_layout, s.y_layout));
+    auto it = convs_.find(conv_key(s, fused));
     if (it != convs_.end()) return *it->second;
   }
   return conv(s, relu);
@@ -359,7 +363,6 @@ void CpuBackend::softmax_cross_entropy(int n, int classes, const Buffer& logits,
 void CpuBackend::rmsprop_update(Buffer& params, const Buffer& grads, Buffer& ms, float lr, float rho,
                                 float eps) {
   settle_overlapping(grads.data, grads.size);
-  settle_overlapping(params.data, params.size);
   ProfileScope timed(profile_, "rmsprop", profile_ ? std::to_string(params.size) : "", "update");
   for_ranges(params.size, kMinFloatsPerPart, 16, [&](std::size_t b, std::size_t e) {
     rmsprop(params.data, grads.data, ms.data, b, e, lr, rho, eps);

@@ -1,9 +1,10 @@
 // The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions
 // on oneDNN's JIT kernels (bias and ReLU fused, primitives cached per shape and layouts); dense
 // layers on oneDNN's kernels where oneDNN runs AVX-512 or OpenBLAS runs kernels older than
-// AVX2, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on element-wise kernels chosen per ISA at run time
-// (cpu_elementwise.hpp). One OpenMP team (the one oneDNN uses) runs all of it, so no two thread
-// pools fight over the cores. Buffers are allocated once, 64-byte aligned, and reused.
+// AVX2, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
+// element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the
+// one oneDNN uses) runs all of it, so no two thread pools fight over the cores. Buffers are
+// allocated once, 64-byte aligned, and reused.
 #pragma once
 #include <functional>
 #include <map>
@@ -105,6 +106,9 @@ class CpuBackend final : public Backend {
   int blas_parts(const DenseShape& s) const;
   DnnlDenseData& dense_data(const DenseShape& s);
   static constexpr std::size_t kMinFloatsPerPart = 32768;
+  // Convolutions by shape, layouts and the forward's fused ReLU; the backward takes the forward's.
+  using ConvKey = std::tuple<int, int, int, int, int, int, bool, Layout, Layout>;
+  static ConvKey conv_key(const ConvShape& s, bool relu);
   DnnlConv& conv(const ConvShape& s, bool relu);
   DnnlConv& conv_for_backward(const ConvShape& s, bool relu);
   int threads_ = 1;
@@ -113,7 +117,7 @@ class CpuBackend final : public Backend {
   dnnl::stream stream_;
   bool dense_onednn_ = false;
   bool blocked_chains_ = true;
-  std::map<std::tuple<int, int, int, int, int, int, bool, Layout, Layout>, std::unique_ptr<DnnlConv>> convs_;
+  std::map<ConvKey, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
   // The arena whose zeroing zero_gradients() deferred and the ranges of it written since
   // (first_write); null when none is pending.

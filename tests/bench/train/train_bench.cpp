@@ -1,8 +1,9 @@
 // Training-step benchmark of the CPU backend at the tutorial's batch size: images/s for the
 // whole step (batch preparation with augmentation, forward, backward, RMSprop), achieved
 // GFLOP/s against this machine's sgemm rate measured here (OpenBLAS and oneDNN, 1024^3, oneDNN
-// before and after the steps; the fastest median is the anchor), per-layer times and peak RSS. --roofline adds the per-layer, per-phase
-// table against the sgemm and each layer's limit (roofline.hpp) and the ISAs that ran.
+// before and after the steps; the fastest median is the anchor), per-layer times and peak RSS.
+// --roofline adds the per-layer, per-phase table against the sgemm and each layer's limit
+// (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--roofline [--limit-reps 20]]
 //                    [--no-blocked-chain] [--prepare-ahead]
 //        (--variants: --roofline, also printing every format variant the limits tried;
