@@ -4,6 +4,7 @@
 // as a post-op. Primitives are created once per shape and layouts, and reused.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <dnnl.hpp>
 
@@ -29,7 +30,7 @@ class DnnlConv {
   bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
-  // dx = dL/dx.
+  // dx = dL/dx (on AVX-512 as a forward convolution of dy: see data_as_forward_).
   void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
   // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
   std::string kernels() const;
@@ -43,6 +44,13 @@ class DnnlConv {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
+  // The data gradient as a forward convolution of dy (data_gradient_as_forward in the .cpp): the
+  // kernel mirrored with its channels swapped, w_swapped_ in hwio (k, k, out, c), padding k-1-pad.
+  bool data_as_forward_ = false;
+  dnnl::convolution_forward::primitive_desc data_fwd_pd_;
+  dnnl::convolution_forward data_fwd_;
+  std::vector<float> w_swapped_;
+  dnnl::memory::desc swapped_md_;
   bool dy_to_blocked_ = false;
   dnnl::memory::desc user_w_md_;  // hwio
   dnnl::memory x_nchw_;  // dy_to_blocked() only: the weight gradient's copy of x

@@ -2,9 +2,12 @@
 // whole step (batch preparation with augmentation, forward, backward, RMSprop), achieved
 // GFLOP/s against this machine's sgemm rate measured here (OpenBLAS and oneDNN, 1024^3, oneDNN
 // before and after the steps; the fastest median is the anchor), per-layer times and peak RSS.
+// On a shared host whose speed changes from second to second, the share also comes per window:
+// after every --window steps, three sgemm calls, and each window's steps against that sgemm.
 // --roofline adds the per-layer, per-phase table against the sgemm and each layer's limit
 // (roofline.hpp) and the ISAs that ran.
-// Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--roofline [--limit-reps 20]]
+// Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--window 10]
+//                    [--roofline [--limit-reps 20]]
 //                    [--no-blocked-chain] [--prepare-ahead]
 //        (--variants: --roofline, also printing every format variant the limits tried;
 //         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
@@ -44,14 +47,14 @@ struct Rate {
   double median = 0.0, best = 0.0;  // GFLOP/s
 };
 
-// sgemm rate over 15 calls of m x n x k: OpenBLAS on `threads` threads, or oneDNN's (on the
-// OpenMP team).
-Rate sgemm_rate(int m, int n, int k, int threads, bool onednn) {
+// sgemm rate over `calls` calls (after one to warm up) of m x n x k: OpenBLAS on `threads`
+// threads, or oneDNN's (on the OpenMP team).
+Rate sgemm_rate(int m, int n, int k, int threads, bool onednn, int calls = 15) {
   openblas_set_num_threads(threads);
   std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(k) * n, 0.25f),
       c(static_cast<std::size_t>(m) * n);
   std::vector<double> t;
-  for (int r = 0; r < 16; ++r) {
+  for (int r = 0; r <= calls; ++r) {
     const auto t0 = Clock::now();
     if (onednn) {
       dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
@@ -102,6 +105,11 @@ double train_flops_per_image(const std::vector<bt::LayerSpec>& specs, double* fo
   return total;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 long peak_rss_mb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -111,7 +119,7 @@ long peak_rss_mb() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20;
+  int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20, window = 10;
   bool roofline = false, blocked_chain = true, prepare_ahead = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -138,13 +146,14 @@ int main(int argc, char** argv) {
     else if (a == "--steps") steps = v;
     else if (a == "--warmup") warmup = v;
     else if (a == "--limit-reps") limit_reps = v;
+    else if (a == "--window") window = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
     }
   }
-  if (threads < 1 || batch < 1 || steps < 1 || warmup < 0 || limit_reps < 1) {
-    std::fprintf(stderr, "threads, batch, steps and --limit-reps must be positive\n");
+  if (threads < 1 || batch < 1 || steps < 1 || warmup < 0 || limit_reps < 1 || window < 1) {
+    std::fprintf(stderr, "threads, batch, steps, --window and --limit-reps must be positive\n");
     return 2;
   }
   const std::string load_before = loadavg();
@@ -178,6 +187,10 @@ int main(int argc, char** argv) {
   prefetch.request(indices(0), batch, 0);
   double train_s = 0, wait_s = 0, copy_s = 0;
   std::vector<double> step_s;
+  // Per window: its steps' seconds and the sgemm right after them (the window's anchor).
+  std::vector<double> window_shares, window_s;
+  double fwd_flops = 0;
+  const double flops = train_flops_per_image(bt::tutorial_network(), &fwd_flops);
   for (int step = 0; step < warmup + steps; ++step) {
     if (step == warmup) {
       model.enable_timing(true);
@@ -198,6 +211,13 @@ int main(int argc, char** argv) {
       train_s += step_s.back();
       wait_s += std::chrono::duration<double>(t1 - t0).count();
       copy_s += std::chrono::duration<double>(t2 - t1).count();
+      if (step_s.size() % static_cast<std::size_t>(window) == 0) {
+        const double s_sum = std::accumulate(step_s.end() - window, step_s.end(), 0.0);
+        const Rate r = sgemm_rate(1024, 1024, 1024, threads, true, 3);
+        backend->set_threads(threads);  // OpenBLAS back to one thread per caller
+        window_shares.push_back(flops * batch * window / s_sum / 1e9 / r.median);
+        window_s.push_back(s_sum / window);
+      }
     }
   }
   if (cpu != nullptr) cpu->set_profile(nullptr);
@@ -205,8 +225,6 @@ int main(int argc, char** argv) {
   // 150-250 GFLOP/s in consecutive runs on a 2-vCPU Xeon), and the higher one is the machine's.
   const Rate dnnl_after = sgemm_rate(1024, 1024, 1024, threads, true);
   const double anchor = std::max({blas.median, dnnl.median, dnnl_after.median});
-  double fwd_flops = 0;
-  const double flops = train_flops_per_image(bt::tutorial_network(), &fwd_flops);
   const double ips = steps * batch / train_s;
   std::printf("train_bench: batch %d, %d threads, %d steps (after %d warm-up)\n", batch, threads, steps, warmup);
   std::printf("sgemm 1024^3, median (best) of 15: OpenBLAS %.1f (%.1f) GFLOP/s, oneDNN %.1f (%.1f) GFLOP/s, "
@@ -220,6 +238,13 @@ int main(int argc, char** argv) {
               "call)\n",
               1e3 * train_s / steps, ips, ips * flops / 1e9, 100.0 * ips * flops / 1e9 / anchor,
               100.0 * ips * flops / 1e9 / fastest);
+  if (!window_shares.empty()) {
+    const auto [lo, hi] = std::minmax_element(window_shares.begin(), window_shares.end());
+    std::printf("windows of %d steps, each against 3 oneDNN sgemm calls right after it: share median %.0f%% "
+                "(%.0f-%.0f%%) over %zu windows; window step ms median %.2f\n",
+                window, 100.0 * median(window_shares), 100.0 * *lo, 100.0 * *hi, window_shares.size(),
+                1e3 * median(window_s));
+  }
   {
     std::vector<double> sorted = step_s;
     std::sort(sorted.begin(), sorted.end());
