@@ -73,11 +73,14 @@ TEST(GradcheckLayers, ConvSameRelu) { check_conv(ConvShape{3, 5, 6, 3, 4, 3, 1},
 TEST(GradcheckLayers, ConvValidRelu) { check_conv(ConvShape{2, 6, 5, 4, 5, 3, 0}, true, 2); }
 TEST(GradcheckLayers, ConvValidLinearOneThread) { check_conv(ConvShape{2, 5, 5, 2, 3, 3, 0}, false, 1); }
 // Few input channels and 32 out, as the tutorial's first layer: on AVX-512 its weight gradient
-// runs in oneDNN's blocked layout, dy masked and reordered in place (with 16 out, oneDNN picked
-// no JIT kernel for these small images and the blocked path was not taken).
+// runs the backend's own kernel with the ReLU's mask folded in (few_channel_weight_gradient.hpp).
 TEST(GradcheckLayers, ConvFirstLayerRelu) { check_conv(ConvShape{3, 6, 5, 3, 32, 3, 1}, true, 2, false); }
 TEST(GradcheckLayers, ConvFirstLayerLinear) { check_conv(ConvShape{2, 5, 6, 3, 32, 3, 1}, false, 1, false); }
 TEST(GradcheckLayers, ConvFewChannelsWithInputGradient) { check_conv(ConvShape{2, 5, 5, 3, 32, 3, 1}, true, 2); }
+TEST(GradcheckLayers, ConvOneChannelValidRelu) { check_conv(ConvShape{3, 6, 7, 1, 16, 3, 0}, true, 2, false); }
+TEST(GradcheckLayers, ConvFourChannelsSameRelu) { check_conv(ConvShape{2, 5, 4, 4, 48, 3, 1}, true, 2, false); }
+// Five channels: past the kernel's registers, oneDNN's blocked weight gradient takes it.
+TEST(GradcheckLayers, ConvFiveChannelsSameRelu) { check_conv(ConvShape{2, 5, 5, 5, 32, 3, 1}, true, 2, false); }
 
 void check_dense(const DenseShape& s, bool relu) {
   Fixture f;

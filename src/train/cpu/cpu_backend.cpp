@@ -14,6 +14,7 @@
 #include "batchai/train/softmax_xent_row.hpp"
 #include "cpu/cpu_elementwise.hpp"
 #include "cpu/dnnl_memory.hpp"
+#include "cpu/few_channel_weight_gradient.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -235,6 +236,23 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
                                  bool relu) {
   const std::size_t count = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
   DnnlConv& c = conv_for_backward(s, relu);
+  if (few_channel_weight_gradient_applies(s)) {
+    // The ReLU's backward inside the weight gradient, unless an input gradient needs dy masked.
+    const bool mask_first = relu && dx != nullptr;
+    if (mask_first) {
+      ProfileScope mask(profile_, "conv", profile_ ? conv_shape_label(s) : "", "relu-mask");
+      mask_relu(dy, y, count);
+    }
+    {
+      ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
+      few_channel_weights(s, x, dy, relu && !mask_first ? &y : nullptr, dw, w_off, b_off);
+    }
+    if (dx != nullptr) {
+      ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-data", conv_flops(s));
+      c.backward_data(stream_, w.data + w_off, dy.data, dx->data);
+    }
+    return;
+  }
   std::vector<float> nhwc_dy;  // blocked mode with an input gradient: dy as that reads it
   {
     // The ReLU's backward (Keras' Activation layer, fused here). dy and y share a layout, so
@@ -258,6 +276,29 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
   if (dx != nullptr) {
     ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-data", conv_flops(s));
     c.backward_data(stream_, w.data + w_off, nhwc_dy.empty() ? dy.data : nhwc_dy.data(), dx->data);
+  }
+}
+
+void CpuBackend::few_channel_weights(const ConvShape& s, const Buffer& x, const Buffer& dy, const Buffer* y,
+                                     Buffer& dw, std::size_t w_off, std::size_t b_off) {
+  // Each thread sums its images into its own kernel and bias; the parts are then added in order.
+  const std::size_t kernel = static_cast<std::size_t>(s.k) * s.k * s.c * s.out, sums = kernel + s.out;
+  const std::size_t per_part = sums + few_channel_scratch_floats(s);
+  const int parts = std::clamp(threads_, 1, s.n);
+  part_scratch_.resize(static_cast<std::size_t>(parts) * per_part);
+  run(parts, [&](int part) {
+    int i0, i1;
+    split(s.n, parts, part, i0, i1);
+    float* mine = part_scratch_.data() + static_cast<std::size_t>(part) * per_part;
+    few_channel_weight_gradient(s, x.data, dy.data, y != nullptr ? y->data : nullptr, i0, i1, mine + sums, mine,
+                                mine + kernel);
+  });
+  zero_if_first_write(dw, w_off, kernel);
+  zero_if_first_write(dw, b_off, static_cast<std::size_t>(s.out));
+  for (int part = 0; part < parts; ++part) {
+    const float* sum = part_scratch_.data() + static_cast<std::size_t>(part) * per_part;
+    for (std::size_t j = 0; j < kernel; ++j) dw.data[w_off + j] += sum[j];
+    for (int j = 0; j < s.out; ++j) dw.data[b_off + j] += sum[kernel + j];
   }
 }
 

@@ -91,6 +91,10 @@ class CpuBackend final : public Backend {
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.
   void to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffer& y, bool relu);
+  // dw and db += a few-channel convolution's weight gradient (few_channel_weight_gradient.hpp),
+  // dy masked by y where y is given.
+  void few_channel_weights(const ConvShape& s, const Buffer& x, const Buffer& dy, const Buffer* y, Buffer& dw,
+                           std::size_t w_off, std::size_t b_off);
   // Whether [off, off + count) of `dw` is the arena zero_gradients() left unzeroed, no backward
   // pass having written it since; records the write. A weight gradient's first write then
   // overwrites instead of adding (dense_1: a GEMM with beta 0, which also skips reading 4.7 MB of
@@ -124,6 +128,7 @@ class CpuBackend final : public Backend {
   Buffer unzeroed_;
   std::vector<std::pair<std::size_t, std::size_t>> written_;
   std::vector<float> image_scratch_;  // one image a thread, for to_blocked_in_place
+  std::vector<float> part_scratch_;   // a thread's sums and padded image, for few_channel_weights
 };
 
 }  // namespace batchai::train::cpu

@@ -68,8 +68,6 @@ dnnl::primitive_attr relu_attr(bool relu) {
 }
 
 // Times one primitive on memories made from its own descriptors (one per argument listed) and
-// keeps it in `best` when it is the faster.
-// Times one primitive on memories made from its own descriptors (one per argument listed) and
 // keeps it in `best` when it is the faster; then each further implementation oneDNN offers for
 // the same descriptors (next_impl), so the limit is the fastest of them all.
 template <class Pd, class Primitive>
@@ -129,6 +127,17 @@ LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& s, boo
     time_primitive<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>(
         best.backward_data, reps, engine, stream, bwd_d_pd,
         {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, "");
+    // The data gradient as a forward convolution of dy (the CPU backend's way on AVX-512): the
+    // kernel mirrored with its channels swapped, padding k - 1 - pad.
+    const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
+    const auto as_fwd_pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, direct, dst_md,
+                                        memory::desc(swapped, dt::f32, tag::any), src_md, strides, full_pad,
+                                        full_pad),
+        engine);
+    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        best.backward_data, reps, engine, stream, as_fwd_pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+        " as forward");
     const auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
         dnnl::convolution_backward_weights::desc(direct, src_md, w_md, b_md, dst_md, strides, pad, pad), engine,
         fwd_pd);
