@@ -11,6 +11,17 @@
 #include "cpu/cpu_backend.hpp"
 
 namespace batchai::train {
+
+void Backend::dense_backward_data(const DenseShape&, const Buffer&, std::size_t, const Buffer&, Buffer&, Buffer*,
+                                  Buffer&, std::size_t, bool) {
+  throw Error(name() + " backend: no dense backward without its weight gradient (internal error)");
+}
+
+void Backend::rmsprop_dense_from_factors(const DenseShape&, const Buffer&, const Buffer&, Buffer&, Buffer&,
+                                         std::size_t, std::size_t, float, float, float) {
+  throw Error(name() + " backend: no dense update from the gradient's factors (internal error)");
+}
+
 namespace {
 BackendFactory& cuda_factory() {
   static BackendFactory factory = nullptr;

@@ -1,6 +1,7 @@
 // The sequential model: buffer allocation over the inferred shapes, Glorot init, forward and backward.
 #include "model.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -143,7 +144,10 @@ std::vector<float> Model::get_grads() const {
   return host;
 }
 
-void Model::zero_grads() { backend_.fill(grads_, 0.0f); }
+void Model::zero_grads() {
+  backend_.fill(grads_, 0.0f);
+  folded_.clear();
+}
 
 std::vector<float> Model::logits(int n) const {
   std::vector<float> host(static_cast<std::size_t>(n) * classes_);
@@ -154,8 +158,10 @@ std::vector<float> Model::logits(int n) const {
 BatchStats Model::train_batch(const float* x, const float* labels, int n, bool dropout,
                               std::uint64_t dropout_seed, std::uint64_t first_image_key) {
   backend_.zero_gradients(grads_);
+  folded_.clear();
   BatchStats stats = forward(x, labels, n, dropout, dropout_seed, first_image_key, true);
   backward(n);
+  std::reverse(folded_.begin(), folded_.end());  // backward went from the last layer
   backend_.settle_gradients(grads_);
   return stats;
 }
@@ -232,6 +238,12 @@ void Model::backward(int n) {
                                  l.spec.relu && !l.backward_in_pool);
         break;
       case LayerKind::kDense:
+        if (fold_dense_ && backend_.dense_rmsprop_folds(l.dense(n))) {
+          backend_.dense_backward_data(l.dense(n), params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off,
+                                       l.spec.relu && !l.backward_in_pool);
+          folded_.push_back(FoldedDense{l.dense(n), &x, &l.dy, l.w_off, l.b_off});
+          break;
+        }
         backend_.dense_backward(l.dense(n), x, params_, l.w_off, l.y, l.dy, dx, grads_, l.b_off,
                                 l.spec.relu && !l.backward_in_pool);
         break;

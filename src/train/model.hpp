@@ -63,6 +63,20 @@ class Model {
   // Logits of the last forward pass (n x classes), for tests.
   std::vector<float> logits(int n) const;
 
+  // A run of one rank, where no allreduce stands between train_batch and the optimizer, may leave
+  // dense layers' weight gradients as their factors (Backend::dense_rmsprop_folds): those layers'
+  // slots of grads() are then unspecified, and the optimizer updates them from folded_dense()
+  // before the next train_batch. Off by default.
+  void fold_dense_gradients(bool on) { fold_dense_ = on; }
+  struct FoldedDense {
+    DenseShape shape;
+    const Buffer* x;   // the layer's input
+    const Buffer* dy;  // the gradient at its output, masked by its ReLU
+    std::size_t w_off, b_off;
+  };
+  // The layers the last train_batch folded, in arena order (none after zero_grads()).
+  const std::vector<FoldedDense>& folded_dense() const { return folded_; }
+
   // Per-layer forward+backward seconds accumulated since the last reset (for the benchmark).
   struct LayerTime {
     std::string name;
@@ -89,6 +103,8 @@ class Model {
   ParamTable table_;
   Buffer params_, grads_, input_, labels_, dlogits_;
   std::vector<Layer> layers_;
+  bool fold_dense_ = false;
+  std::vector<FoldedDense> folded_;
   bool timing_ = false;
   std::vector<LayerTime> times_;
 };

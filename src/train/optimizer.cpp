@@ -11,8 +11,30 @@ RmsProp::RmsProp(Model& model, RmsPropConfig config)
 RmsProp::~RmsProp() { model_.backend().release(ms_); }
 
 void RmsProp::step() {
-  model_.backend().rmsprop_update(model_.params(), model_.grads(), ms_, static_cast<float>(lr_at(iterations_)),
-                                  static_cast<float>(config_.rho), static_cast<float>(config_.epsilon));
+  Backend& backend = model_.backend();
+  const float lr = static_cast<float>(lr_at(iterations_)), rho = static_cast<float>(config_.rho);
+  const float eps = static_cast<float>(config_.epsilon);
+  // The arena between the folded layers (Model::fold_dense_gradients) as usual; each folded
+  // layer, its kernel then its bias, from its gradient's factors.
+  auto range = [](const Buffer& b, std::size_t begin, std::size_t end) {
+    return Buffer{b.data + begin, end - begin, b.kind};
+  };
+  auto update = [&](std::size_t begin, std::size_t end) {
+    if (end <= begin) return;
+    Buffer p = range(model_.params(), begin, end), m = range(ms_, begin, end);
+    backend.rmsprop_update(p, range(model_.grads(), begin, end), m, lr, rho, eps);
+  };
+  std::size_t at = 0;
+  for (const Model::FoldedDense& f : model_.folded_dense()) {
+    const std::size_t kernel_end = f.w_off + static_cast<std::size_t>(f.shape.in) * f.shape.out;
+    if (f.w_off < at || f.b_off != kernel_end) {
+      throw Error("folded dense layers out of arena order (internal error)");
+    }
+    update(at, f.w_off);
+    backend.rmsprop_dense_from_factors(f.shape, *f.x, *f.dy, model_.params(), ms_, f.w_off, f.b_off, lr, rho, eps);
+    at = f.b_off + static_cast<std::size_t>(f.shape.out);
+  }
+  update(at, model_.param_count());
   ++iterations_;
 }
 

@@ -27,7 +27,8 @@ class RmsProp {
 
   // Learning rate for update number t (t = 0 for the first update).
   double lr_at(std::uint64_t t) const { return config_.lr / (1.0 + config_.decay * static_cast<double>(t)); }
-  // Applies the model's current gradients; then iterations() grows by one.
+  // Applies the model's current gradients (those left folded as well: Model::folded_dense());
+  // then iterations() grows by one.
   void step();
   std::uint64_t iterations() const { return iterations_; }
   const RmsPropConfig& config() const { return config_; }

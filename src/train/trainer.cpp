@@ -138,6 +138,9 @@ TrainResult train_run(const TrainOptions& options, const RunChoices& choices, Co
 
   auto backend = backend_for(o, choices);
   Model model(*backend, tutorial_network(), o.batch_size);
+  // One rank: nothing stands between the backward pass and the update, so dense layers may be
+  // updated from their gradients' factors (Model::fold_dense_gradients).
+  model.fold_dense_gradients(size == 1);
   comm.check_agreement(static_cast<long long>(model.param_count()), "the parameter count");
   const BufferKind grad_buffers = model.grads().kind;
   comm.check_agreement(grad_buffers == BufferKind::kDevice ? 1 : 0, "whether gradients live on a device (--backend)");

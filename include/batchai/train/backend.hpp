@@ -85,6 +85,22 @@ class Backend {
   virtual void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                               const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                               bool relu) = 0;
+  // A run of one rank, where no allreduce stands between the backward pass and the update, may
+  // update a dense layer straight from the factors of its gradient (x, and dy masked by the ReLU),
+  // never storing the gradient. dense_rmsprop_folds says for which shapes the backend can. The
+  // layer's backward is then dense_backward_data: dy masked by the ReLU when `relu`, dx unless
+  // null, and the layer's slots of dw left as they are (unspecified) in place of its gradient;
+  // after it, rmsprop_dense_from_factors updates the kernel (w_off) and bias (b_off) as
+  // rmsprop_update would with that gradient.
+  virtual bool dense_rmsprop_folds(const DenseShape& s) {
+    (void)s;
+    return false;
+  }
+  virtual void dense_backward_data(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& y,
+                                   Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off, bool relu);
+  virtual void rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x, const Buffer& dy, Buffer& params,
+                                          Buffer& ms, std::size_t w_off, std::size_t b_off, float lr, float rho,
+                                          float eps);
   // 2x2 max pooling, stride 2, floor: x (n, h, w, c) in x_layout -> y (n, h/2, w/2, c) NHWC.
   virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) = 0;
   // dx (in x_layout) = g routed to the first maximum of each window (recomputed from x and y);
@@ -149,7 +165,7 @@ bool has_device_communicator();
 //   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 4;  // 2: Buffer carries its BufferKind; 3: activation layouts; 4: pooling
-                                         // backward fusions
+inline constexpr int kCudaPluginAbi = 5;  // 2: Buffer carries its BufferKind; 3: activation layouts; 4: pooling
+                                         // backward fusions; 5: dense updates from the gradient's factors
 
 }  // namespace batchai::train

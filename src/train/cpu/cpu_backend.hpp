@@ -52,6 +52,13 @@ class CpuBackend final : public Backend {
   void dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                       const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                       bool relu) override;
+  // Where oneDNN runs AVX-512 (dense_rmsprop.hpp).
+  bool dense_rmsprop_folds(const DenseShape& s) override;
+  void dense_backward_data(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& y, Buffer& dy,
+                           Buffer* dx, Buffer& dw, std::size_t b_off, bool relu) override;
+  void rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x, const Buffer& dy, Buffer& params,
+                                  Buffer& ms, std::size_t w_off, std::size_t b_off, float lr, float rho,
+                                  float eps) override;
   void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) override;
   void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
                          const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) override;
@@ -108,6 +115,9 @@ class CpuBackend final : public Backend {
   // kernels are older (openblas_core_runs_avx2).
   static bool dense_on_onednn();
   int blas_parts(const DenseShape& s) const;
+  // dense_backward's parts: the ReLU's mask on dy, and dx.
+  void dense_relu_mask(const DenseShape& s, Buffer& dy, const Buffer& y);
+  void dense_input_gradient(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& dy, Buffer& dx);
   DnnlDenseData& dense_data(const DenseShape& s);
   static constexpr std::size_t kMinFloatsPerPart = 32768;
   // Convolutions by shape, layouts and the forward's fused ReLU; the backward takes the forward's.
@@ -129,6 +139,7 @@ class CpuBackend final : public Backend {
   std::vector<std::pair<std::size_t, std::size_t>> written_;
   std::vector<float> image_scratch_;  // one image a thread, for to_blocked_in_place
   std::vector<float> part_scratch_;   // a thread's sums and padded image, for few_channel_weights
+  std::vector<float> factor_scratch_;  // x transposed and the bias gradient, for rmsprop_dense_from_factors
 };
 
 }  // namespace batchai::train::cpu

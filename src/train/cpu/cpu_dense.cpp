@@ -12,6 +12,7 @@
 #include "batchai/common/errors.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_elementwise.hpp"
+#include "cpu/dense_rmsprop.hpp"
 #include "cpu/dnnl_memory.hpp"
 
 extern "C" char* openblas_get_corename(void);
@@ -75,16 +76,34 @@ void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffe
   });
 }
 
+void CpuBackend::dense_relu_mask(const DenseShape& s, Buffer& dy, const Buffer& y) {
+  ProfileScope mask(profile_, "dense", profile_ ? dense_shape_label(s) : "", "relu-mask");
+  mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
+}
+
+void CpuBackend::dense_input_gradient(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& dy,
+                                      Buffer& dx) {
+  ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-data", dense_flops(s));
+  if (dense_onednn_) {
+    dense_data(s).backward_data(stream_, w.data + w_off, dy.data, dx.data);
+    return;
+  }
+  const int parts = blas_parts(s);
+  run(parts, [&](int part) {
+    int i0, i1;
+    split(s.in, parts, part, i0, i1);
+    blas_gemm(false, true, s.n, i1 - i0, s.out, dy.data, s.out, w.data + w_off + static_cast<std::size_t>(i0) * s.out,
+              s.out, 0.0f, dx.data + i0, s.in);
+  });
+}
+
 void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buffer& w, std::size_t w_off,
                                 const Buffer& y, Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off,
                                 bool relu) {
   const int parts = blas_parts(s);
   float* dkernel = dw.data + w_off;
   float* dbias = dw.data + b_off;
-  if (relu) {
-    ProfileScope mask(profile_, "dense", profile_ ? dense_shape_label(s) : "", "relu-mask");
-    mask_relu(dy, y, static_cast<std::size_t>(s.n) * s.out);
-  }
+  if (relu) dense_relu_mask(s, dy, y);
   {
     ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-weights", dense_flops(s));
     // dW = x^T dy into a slot whose zeroing was deferred (zero_gradients), else dW += x^T dy.
@@ -103,18 +122,45 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
       });
     }
   }
-  if (dx == nullptr) return;
-  ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-data", dense_flops(s));
-  if (dense_onednn_) {
-    dense_data(s).backward_data(stream_, w.data + w_off, dy.data, dx->data);
-    return;
-  }
-  run(parts, [&](int part) {
-    int i0, i1;
-    split(s.in, parts, part, i0, i1);
-    blas_gemm(false, true, s.n, i1 - i0, s.out, dy.data, s.out, w.data + w_off + static_cast<std::size_t>(i0) * s.out,
-              s.out, 0.0f, dx->data + i0, s.in);
+  if (dx != nullptr) dense_input_gradient(s, w, w_off, dy, *dx);
+}
+
+bool CpuBackend::dense_rmsprop_folds(const DenseShape& s) { return dense_onednn_ && dense_rmsprop_applies(s.out); }
+
+void CpuBackend::dense_backward_data(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& y,
+                                     Buffer& dy, Buffer* dx, Buffer& dw, std::size_t b_off, bool relu) {
+  if (!dense_rmsprop_folds(s)) throw Error("dense backward without its weight gradient here (internal error)");
+  if (relu) dense_relu_mask(s, dy, y);
+  // The slots stay as they are: marked written, so that settling the arena does not zero them.
+  first_write(dw, w_off, static_cast<std::size_t>(s.in) * s.out);
+  first_write(dw, b_off, static_cast<std::size_t>(s.out));
+  if (dx != nullptr) dense_input_gradient(s, w, w_off, dy, *dx);
+}
+
+void CpuBackend::rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x, const Buffer& dy, Buffer& params,
+                                            Buffer& ms, std::size_t w_off, std::size_t b_off, float lr, float rho,
+                                            float eps) {
+  if (!dense_rmsprop_folds(s)) throw Error("dense update from the gradient's factors here (internal error)");
+  ProfileScope timed(profile_, "rmsprop", profile_ ? dense_shape_label(s) : "", "update-from-factors",
+                     dense_flops(s));
+  // x transposed, so that a kernel row's factors are contiguous; then the bias gradient, summed
+  // over the batch in order as add_column_sums does in dense_backward.
+  const std::size_t xt_size = static_cast<std::size_t>(s.in) * s.n;
+  factor_scratch_.assign(xt_size + s.out, 0.0f);
+  float* xt = factor_scratch_.data();
+  float* dbias = xt + xt_size;
+  for_ranges(static_cast<std::size_t>(s.in), 256, 16, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) {
+      for (int b = 0; b < s.n; ++b) xt[i * s.n + b] = x.data[static_cast<std::size_t>(b) * s.in + i];
+    }
   });
+  run(std::clamp(threads_, 1, s.in), [&](int part) {
+    int r0, r1;
+    split(s.in, std::clamp(threads_, 1, s.in), part, r0, r1);
+    dense_rmsprop_rows(xt, dy.data, s.n, s.out, r0, r1, params.data + w_off, ms.data + w_off, lr, rho, eps);
+  });
+  add_column_sums(dy.data, s.n, s.out, s.out, dbias);
+  rmsprop(params.data + b_off, dbias, ms.data + b_off, 0, static_cast<std::size_t>(s.out), lr, rho, eps);
 }
 
 DnnlDenseData& CpuBackend::dense_data(const DenseShape& s) {

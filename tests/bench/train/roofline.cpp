@@ -92,7 +92,12 @@ void print_roofline(const RooflineInput& in) {
   }
   for (const auto& e : p.entries()) {
     if (e.op == "loss") out.row("softmax + cross-entropy", e.phase, &e, nullptr);
-    if (e.op == "rmsprop") out.row("RMSprop (" + e.shape + " weights)", e.phase, &e, nullptr);
+    if (e.op == "rmsprop") {
+      const bool folded = e.phase == "update-from-factors";
+      const std::string what = folded ? "dense " + e.shape + ": weight gradient and RMSprop in one pass"
+                                      : "RMSprop (" + e.shape + " weights)";
+      out.row(what, e.phase, &e, nullptr);
+    }
     if (e.op == "scale") out.row("allreduce hand-off: scale by 1/ranks", e.phase, &e, nullptr);
     if (e.op == "fill") {
       // "zero": the part of the gradient arena no layer wrote (its zeroing is deferred to the writes).

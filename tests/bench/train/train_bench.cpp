@@ -8,10 +8,11 @@
 // (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--window 10]
 //                    [--roofline [--limit-reps 20]]
-//                    [--no-blocked-chain] [--prepare-ahead]
+//                    [--no-blocked-chain] [--prepare-ahead] [--no-folding]
 //        (--variants: --roofline, also printing every format variant the limits tried;
 //         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
-//         batch prepared on a helper thread as before; each for a side-by-side run)
+//         batch prepared on a helper thread as before; --no-folding: dense_1's weight gradient stored
+//         and then applied, as a run of several ranks does; each for a side-by-side run)
 #include <cblas.h>
 #include <sys/resource.h>
 
@@ -120,11 +121,15 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20, window = 10;
-  bool roofline = false, blocked_chain = true, prepare_ahead = false;
+  bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--prepare-ahead") {
       prepare_ahead = true;
+      continue;
+    }
+    if (a == "--no-folding") {
+      folding = false;
       continue;
     }
     if (a == "--no-blocked-chain") {
@@ -176,6 +181,7 @@ int main(int argc, char** argv) {
   if (cpu != nullptr) cpu->allow_blocked_chains(blocked_chain);
   bt::Model model(*backend, bt::tutorial_network(), batch);
   model.init_glorot(1);
+  model.fold_dense_gradients(folding);  // as the trainer does on one rank
   bt::RmsProp opt(model, bt::RmsPropConfig{});
   bt::BatchPrefetcher prefetch(data, bt::AugmentConfig{}, 7, batch,
                                prepare_ahead ? bt::PrepareOn::kAhead : bt::PrepareOn::kOnTeam);
