@@ -14,12 +14,7 @@
 namespace batchai::train {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_floats;
 
 testing::Vec as_vec(const std::vector<float>& v) { return testing::Vec(v.begin(), v.end()); }
 

@@ -17,13 +17,6 @@
 namespace batchai::train::cpu {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 // dx[n, y, x, ci] = sum over taps and co of dy[n, y + pad - kh, x + pad - kw, co] * w[kh, kw, ci, co].
 testing::Vec data_gradient_by_definition(const ConvShape& s, const std::vector<float>& w,
                                          const std::vector<float>& dy) {
@@ -64,8 +57,10 @@ void check_data_gradient(const ConvShape& s) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream st(eng);
   std::mt19937 rng(11);
-  const std::vector<float> w = random_floats(static_cast<std::size_t>(s.k) * s.k * s.c * s.out, rng);
-  const std::vector<float> dy = random_floats(static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out, rng);
+  const std::size_t w_size = static_cast<std::size_t>(s.k) * s.k * s.c * s.out;
+  const std::size_t dy_size = static_cast<std::size_t>(s.n) * s.oh() * s.ow() * s.out;
+  const std::vector<float> w = testing::random_floats(w_size, rng, -1, 1);
+  const std::vector<float> dy = testing::random_floats(dy_size, rng, -1, 1);
   const bool blocked = s.y_layout == Layout::kNchw16c;
   const tag layout = blocked ? tag::nChw16c : tag::nhwc;
   DnnlConv conv(eng, s, true);

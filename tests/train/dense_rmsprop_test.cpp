@@ -18,12 +18,7 @@
 namespace batchai::train {
 namespace {
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_floats;
 
 TEST(DenseRmsProp, FromFactorsIsRmsPropOfTheGradientBitForBit) {
   for (const int threads : {1, 2}) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "batchai/train/backend.hpp"
@@ -10,6 +11,14 @@
 namespace batchai::train::testing {
 
 using Vec = std::vector<double>;
+
+// n floats drawn uniformly from [lo, hi).
+inline std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
 
 // NHWC conv, kernel (3, 3, c, out), bias (out).
 inline Vec ref_conv(const ConvShape& s, const Vec& x, const Vec& w, const Vec& b, bool relu) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/cpu_backend.hpp"
+#include "gradcheck_reference.hpp"
 #include "model.hpp"
 #include "network.hpp"
 
@@ -20,12 +21,7 @@ namespace {
 
 constexpr float kStale = std::numeric_limits<float>::quiet_NaN();
 
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_floats;
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
