@@ -1,6 +1,7 @@
 // Wall time of the training step's phases (data, forward_backward, allreduce, update), summed per
 // rank and gathered to every rank as mean milliseconds per step. The dashboard shows it as the
-// per-rank timeline summary, so a run without --timeline still says where its steps go.
+// per-rank timeline summary, so a run without --timeline still says where its steps go. On one
+// rank the update also computes dense_1's weight gradient (Model::fold_dense_gradients).
 #pragma once
 #include <array>
 #include <chrono>
