@@ -78,8 +78,9 @@ TEST(GradcheckLayers, ConvFirstLayerRelu) { check_conv(ConvShape{3, 6, 5, 3, 32,
 TEST(GradcheckLayers, ConvFirstLayerLinear) { check_conv(ConvShape{2, 5, 6, 3, 32, 3, 1}, false, 1, false); }
 TEST(GradcheckLayers, ConvFewChannelsWithInputGradient) { check_conv(ConvShape{2, 5, 5, 3, 32, 3, 1}, true, 2); }
 TEST(GradcheckLayers, ConvOneChannelValidRelu) { check_conv(ConvShape{3, 6, 7, 1, 16, 3, 0}, true, 2, false); }
+TEST(GradcheckLayers, ConvTwoChannelsValidLinear) { check_conv(ConvShape{2, 6, 6, 2, 16, 3, 0}, false, 1, false); }
+// Four and five channels: past the kernel's registers, oneDNN's blocked weight gradient takes them.
 TEST(GradcheckLayers, ConvFourChannelsSameRelu) { check_conv(ConvShape{2, 5, 4, 4, 48, 3, 1}, true, 2, false); }
-// Five channels: past the kernel's registers, oneDNN's blocked weight gradient takes it.
 TEST(GradcheckLayers, ConvFiveChannelsSameRelu) { check_conv(ConvShape{2, 5, 5, 5, 32, 3, 1}, true, 2, false); }
 
 void check_dense(const DenseShape& s, bool relu) {

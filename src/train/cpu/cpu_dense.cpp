@@ -146,17 +146,19 @@ void CpuBackend::rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x
   // x transposed, so that a kernel row's factors are contiguous; then the bias gradient, summed
   // over the batch in order as add_column_sums does in dense_backward.
   const std::size_t xt_size = static_cast<std::size_t>(s.in) * s.n;
-  factor_scratch_.assign(xt_size + s.out, 0.0f);
+  factor_scratch_.resize(xt_size + s.out);
   float* xt = factor_scratch_.data();
   float* dbias = xt + xt_size;
+  std::fill(dbias, dbias + s.out, 0.0f);
   for_ranges(static_cast<std::size_t>(s.in), 256, 16, [&](std::size_t i0, std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) {
       for (int b = 0; b < s.n; ++b) xt[i * s.n + b] = x.data[static_cast<std::size_t>(b) * s.in + i];
     }
   });
-  run(std::clamp(threads_, 1, s.in), [&](int part) {
+  const int parts = std::clamp(threads_, 1, s.in);
+  run(parts, [&](int part) {
     int r0, r1;
-    split(s.in, std::clamp(threads_, 1, s.in), part, r0, r1);
+    split(s.in, parts, part, r0, r1);
     dense_rmsprop_rows(xt, dy.data, s.n, s.out, r0, r1, params.data + w_off, ms.data + w_off, lr, rho, eps);
   });
   add_column_sums(dy.data, s.n, s.out, s.out, dbias);

@@ -10,7 +10,9 @@
 namespace batchai::train::cpu {
 namespace {
 
-constexpr int kMaxChannels = 4;  // 9 * 4 + 1 accumulators still fit AVX-512's 32 registers
+// 9c + 1 accumulators, a dy vector and the zero in AVX-512's 32 registers: 30 for c = 3 (c = 4
+// would need 39 and spill).
+constexpr int kMaxChannels = 3;
 
 // Where one 16-channel block of dy (and of y, same layout) starts in an image, and the distance
 // between two positions: NHWC interleaves the blocks, nChw16c keeps each block's plane apart.
@@ -114,8 +116,7 @@ void few_channel_weight_gradient(const ConvShape& s, const float* x, const float
     switch (s.c) {
       case 1: add_image<1>(s, scratch, dy + i * y_image, yi, dw, db); break;
       case 2: add_image<2>(s, scratch, dy + i * y_image, yi, dw, db); break;
-      case 3: add_image<3>(s, scratch, dy + i * y_image, yi, dw, db); break;
-      default: add_image<4>(s, scratch, dy + i * y_image, yi, dw, db); break;
+      default: add_image<3>(s, scratch, dy + i * y_image, yi, dw, db); break;
     }
   }
 }

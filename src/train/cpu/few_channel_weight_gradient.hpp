@@ -12,7 +12,7 @@
 
 namespace batchai::train::cpu {
 
-// Whether the kernel takes this shape here: k = 3, c <= 4, out a multiple of 16, x NHWC or
+// Whether the kernel takes this shape here: k = 3, c <= 3, out a multiple of 16, x NHWC or
 // NCHW, y NHWC or nChw16c, and a CPU with AVX-512 where oneDNN runs it too.
 bool few_channel_weight_gradient_applies(const ConvShape& s);
 
