@@ -22,6 +22,15 @@ void Backend::rmsprop_dense_from_factors(const DenseShape&, const Buffer&, const
   throw Error(name() + " backend: no dense update from the gradient's factors (internal error)");
 }
 
+void Backend::maxpool2_forward_routed(int, int, int, int, const Buffer&, Layout, const PoolRouting&, Buffer&, Buffer&) {
+  throw Error(name() + " backend: no routed pooling (internal error)");
+}
+
+void Backend::maxpool2_backward_routed(int, int, int, int, const Buffer&, const Buffer&, const PoolRouting&, Layout,
+                                       Buffer&) {
+  throw Error(name() + " backend: no routed pooling (internal error)");
+}
+
 namespace {
 BackendFactory& cuda_factory() {
   static BackendFactory factory = nullptr;

@@ -22,11 +22,15 @@ Buffer view(const Buffer& b, std::size_t count) { return Buffer{b.data, count, b
 struct Model::Layer : LayerShape {
   LayerSpec spec;
   std::size_t w_off = 0, b_off = 0;
-  Buffer y, dy, mask;
+  Buffer y, dy, mask, routes;  // routes: a routed pooling's
   Layout x_layout = Layout::kNhwc, y_layout = Layout::kNhwc;  // x: the layer before's y
   // A pooling's backward also does its neighbours' (plan_fusions): the ReLU's of the layer before
   // (relu_of_x) and a dropout's after it (takes_dropout); on those two, backward_in_pool.
   bool relu_of_x = false, takes_dropout = false, backward_in_pool = false;
+  // A pooling that routes (routes allocated); routed_now: it did in this step's forward, so its
+  // backward takes `routing`; on a dropout, forward_in_pool: the pooling did this step's forward.
+  bool routed_now = false, forward_in_pool = false;
+  PoolRouting routing{};
   ConvShape conv(int n) const {
     return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0, x_layout, y_layout};
   }
@@ -45,7 +49,7 @@ Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int 
   labels_ = backend_.allocate(static_cast<std::size_t>(max_batch));
   std::size_t entry = 0;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
-    Layer l{shapes[i], specs_[i], 0, 0, {}, {}, {}};
+    Layer l{shapes[i], specs_[i], 0, 0, {}, {}, {}, {}};
     if (l.spec.kind == LayerKind::kConv || l.spec.kind == LayerKind::kDense) {
       l.w_off = table_[entry++].offset;
       l.b_off = table_[entry++].offset;
@@ -53,6 +57,9 @@ Model::Model(Backend& backend, std::vector<LayerSpec> specs, int max_batch, int 
     l.y = backend_.allocate(max_batch * l.out_size());
     l.dy = backend_.allocate(max_batch * l.out_size());
     if (l.spec.kind == LayerKind::kDropout) l.mask = backend_.allocate(max_batch * l.out_size());
+    if (l.spec.kind == LayerKind::kMaxPool && backend_.pools_by_routes()) {
+      l.routes = backend_.allocate(route_floats(static_cast<std::size_t>(max_batch) * l.out_size()));
+    }
     layers_.push_back(l);
   }
   const std::size_t outputs = layers_.empty() ? 0 : layers_.back().out_size();
@@ -71,6 +78,7 @@ Model::~Model() {
     backend_.release(l.y);
     backend_.release(l.dy);
     if (l.mask.data != nullptr) backend_.release(l.mask);
+    if (l.routes.data != nullptr) backend_.release(l.routes);
   }
   backend_.release(params_);
   backend_.release(grads_);
@@ -105,6 +113,18 @@ void Model::plan_fusions() {
       layers_[i + 1].backward_in_pool = true;
     }
   }
+}
+
+PoolRouting Model::pool_routing(std::size_t i, bool dropout, std::uint64_t seed, std::uint64_t first_image_key) const {
+  const Layer& pool = layers_[i];
+  PoolRouting r;
+  r.relu_of_x = pool.relu_of_x;
+  if (pool.takes_dropout && dropout && layers_[i + 1].spec.rate > 0.0f) {
+    r.dropout_rate = layers_[i + 1].spec.rate;
+    r.layer_stream = dropout_layer_stream(seed, i + 1);
+    r.first_image_key = first_image_key;
+  }
+  return r;
 }
 
 void Model::init_glorot(std::uint64_t seed) {
@@ -198,10 +218,21 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
         backend_.dense_forward(l.dense(n), *in, params_, l.w_off, l.b_off, l.y, l.spec.relu);
         break;
       case LayerKind::kMaxPool:
-        backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.y);
+        l.routed_now = want_grad && l.routes.data != nullptr;
+        if (l.routed_now) {
+          l.routing = pool_routing(i, dropout, seed, first_image_key);
+          const bool with_dropout = l.routing.dropout_rate > 0.0f;
+          if (l.takes_dropout) layers_[i + 1].forward_in_pool = with_dropout;
+          backend_.maxpool2_forward_routed(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.routing,
+                                           with_dropout ? layers_[i + 1].y : l.y, l.routes);
+        } else {
+          if (l.takes_dropout) layers_[i + 1].forward_in_pool = false;
+          backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.y);
+        }
         break;
       case LayerKind::kDropout: {
         Buffer out = view(l.y, n * l.out_size());
+        if (l.forward_in_pool) break;  // the pooling before wrote y (its own y is stale)
         if (dropout && l.spec.rate > 0.0f) {
           Buffer mask = view(l.mask, out.size);
           backend_.dropout_forward(view(*in, out.size), out, mask, l.spec.rate, dropout_layer_stream(seed, i),
@@ -248,7 +279,11 @@ void Model::backward(int n) {
                                 l.spec.relu && !l.backward_in_pool);
         break;
       case LayerKind::kMaxPool:
-        if (dx != nullptr) {
+        if (dx != nullptr && l.routed_now) {
+          const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
+          const Buffer dy = view(l.takes_dropout ? layers_[i + 1].dy : l.dy, pooled);
+          backend_.maxpool2_backward_routed(n, l.ih, l.iw, l.ic, l.routes, dy, l.routing, l.x_layout, *dx);
+        } else if (dx != nullptr) {
           // With a dropout after it, dy is the dropout's, which this multiplies by its mask.
           const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
           const Layer* dropout = l.takes_dropout ? &layers_[i + 1] : nullptr;

@@ -91,8 +91,11 @@ class Model {
   // and sets their layouts.
   void plan_layouts();
   // Lets each pooling's backward do the backward of the ReLU before it and of a dropout after it
-  // (backend.hpp's PoolBackwardFusion): two passes over memory fewer.
+  // (backend.hpp's PoolBackwardFusion): two passes over memory fewer. Where the backend routes
+  // poolings, they keep routes for their backward and do the dropout's forward too.
   void plan_fusions();
+  // What the pooling at layer i does on the way in this training step (PoolRouting).
+  PoolRouting pool_routing(std::size_t i, bool dropout, std::uint64_t seed, std::uint64_t first_image_key) const;
   BatchStats forward(const float* x, const float* labels, int n, bool dropout, std::uint64_t seed,
                      std::uint64_t first_image_key, bool want_grad);
   void backward(int n);

@@ -228,6 +228,65 @@ TEST(CpuElementwise, PoolingBackwardDoesTheDropoutAfterAndTheReluBeforeAsTheirOw
   select_elementwise_isa("");
 }
 
+// Whether two arrays hold the same floats bit for bit (== takes -0 for 0).
+bool same_bits(const Floats& a, const Floats& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(CpuElementwise, RoutedPoolingIsThePoolingTheDropoutAfterItAndTheFusedBackward) {
+  // What the routes replace (backend.hpp's Backend::pools_by_routes): the pooling's forward, the
+  // dropout's forward after it, and the pooling's backward that reads x, y and the dropout's mask
+  // and does the ReLU's backward. The same floats, bit for bit (signed zeros too), in every
+  // variant, both layouts, with and without a dropout or a ReLU, on 20 channels (a scalar tail)
+  // and 32 (whole vectors and blocks).
+  constexpr int kImages = PoolingCase::kImages, kH = PoolingCase::kH, kW = PoolingCase::kW;
+  constexpr float kKeep = 4.0f / 3.0f;
+  const std::uint64_t threshold = static_cast<std::uint64_t>(0.25 * 18446744073709551616.0);
+  for (const int c : {20, 32}) {
+    PoolingCase pc(c, 29);
+    const Floats &x = pc.x, &dy = pc.dy;
+    const std::size_t pooled = pc.pooled;
+    const Floats xb = c % 16 == 0 ? to_nchw16c(x, kImages, kH, kW, c) : Floats{};
+    for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
+      if (!select_elementwise_isa(isa)) continue;
+      for (const bool drop : {false, true}) {
+        for (const bool relu : {false, true}) {
+          const std::string what = isa + " c=" + std::to_string(c) + (drop ? " dropout" : "") + (relu ? " relu" : "");
+          Floats y(pooled), mask(pooled), dropped(pooled), want(x.size(), 7.0f);
+          maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, c);
+          if (drop) {
+            dropout_forward(y.data(), dropped.data(), mask.data(), pooled / kImages, 0, kImages, kKeep, threshold, 99,
+                            5);
+          }
+          maxpool2_backward(x.data(), y.data(), dy.data(), drop ? mask.data() : nullptr, relu, want.data(), 0, kImages,
+                            kH, kW, c);
+          const RouteDraws draws = drop ? RouteDraws{kKeep, threshold, 99, 5} : RouteDraws{};
+          const float keep = drop ? kKeep : 0.0f;
+          std::vector<std::uint8_t> routes(pooled, 0xff);
+          Floats routed_y(pooled, 5.0f), got(x.size(), 7.0f);
+          maxpool2_forward_routed(x.data(), routed_y.data(), routes.data(), draws, 0, kImages, kH, kW, c, false);
+          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, got.data(), 0, kImages, kH, kW, c, false);
+          EXPECT_TRUE(same_bits(routed_y, drop ? dropped : y)) << what;
+          EXPECT_TRUE(same_bits(got, want)) << what;
+          if (drop) {  // some outputs dropped, and the routes say which
+            const auto kept =
+                std::count_if(routes.begin(), routes.end(), [](std::uint8_t r) { return (r & kRouteKept) != 0; });
+            EXPECT_EQ(kept, std::count(mask.begin(), mask.end(), kKeep)) << what;
+            ASSERT_LT(kept, static_cast<long>(pooled)) << what;
+          }
+          if (xb.empty()) continue;
+          Floats blocked_y(pooled, 5.0f), blocked(x.size(), 7.0f);
+          maxpool2_forward_routed(xb.data(), blocked_y.data(), routes.data(), draws, 0, kImages, kH, kW, c, true);
+          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, blocked.data(), 0, kImages, kH, kW, c, true);
+          EXPECT_TRUE(same_bits(blocked_y, routed_y)) << what << " blocked";
+          EXPECT_TRUE(same_bits(blocked, to_nchw16c(want, kImages, kH, kW, c))) << what << " blocked";
+        }
+      }
+    }
+  }
+  select_elementwise_isa("");
+}
+
 TEST(CpuElementwise, AVariantTheCpuLacksIsRefused) {
   EXPECT_FALSE(select_elementwise_isa("avx1024"));
   EXPECT_TRUE(select_elementwise_isa(""));

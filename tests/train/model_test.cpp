@@ -1,9 +1,14 @@
-// The tutorial model's structure: parameter count, Keras table, Glorot ranges, batch limits.
+// The tutorial model's structure: parameter count, Keras table, Glorot ranges, batch limits; its
+// routed poolings.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
+#include "cpu/cpu_backend.hpp"
+#include "cpu/cpu_profile.hpp"
 #include "model.hpp"
+#include "optimizer.hpp"
 
 namespace batchai::train {
 namespace {
@@ -34,6 +39,44 @@ TEST(Model, DropoutSitesAreTheTutorialsDropoutLayers) {
     EXPECT_EQ(sites[i].features, want[i].features) << i;
     EXPECT_EQ(sites[i].rate, want[i].rate) << i;
   }
+}
+
+// Three steps of the tutorial's network with dropout (and one without), its poolings routed or not
+// (Backend::pools_by_routes): the same weights bit for bit, and the same evaluation in between.
+TEST(Model, RoutedPoolingsTrainAsTheirSeparatePassesDo) {
+  cpu::CpuBackend be(2);
+  std::vector<float> images(4u * 32 * 32 * 3);
+  for (std::size_t i = 0; i < images.size(); ++i) images[i] = static_cast<float>((i * 7919) % 256) / 255.0f;
+  const std::vector<float> labels = {1, 3, 5, 7};
+  std::vector<float> weights[2];
+  double loss[2] = {0, 0};
+  for (const bool routed : {false, true}) {
+    be.allow_pool_routes(routed);
+    cpu::CpuProfile profile;  // which passes ran
+    be.set_profile(&profile);
+    Model model(be, tutorial_network(), 4);
+    model.init_glorot(1);
+    RmsProp opt(model, RmsPropConfig{});
+    for (int step = 0; step < 4; ++step) {
+      model.train_batch(images.data(), labels.data(), 4, step != 2, 2, static_cast<std::uint64_t>(step) * 4);
+      opt.step();
+      loss[routed] += model.evaluate_batch(images.data(), labels.data(), 4).loss_sum;
+    }
+    weights[routed] = model.get_params();
+    be.set_profile(nullptr);
+    long pooled_dropouts = 0, dropouts = 0;
+    for (const auto& e : profile.entries()) {
+      if (e.op == "maxpool" && e.phase == "fwd+dropout") pooled_dropouts += e.calls;
+      if (e.op == "dropout" && e.phase == "fwd") dropouts += e.calls;
+    }
+    // Three steps with dropout: two poolings each did theirs, dense_1's dropout did its own.
+    EXPECT_EQ(pooled_dropouts, routed ? 6 : 0);
+    EXPECT_EQ(dropouts, routed ? 3 : 9);
+  }
+  be.allow_pool_routes(true);
+  EXPECT_EQ(loss[1], loss[0]);
+  ASSERT_EQ(weights[1].size(), weights[0].size());
+  EXPECT_EQ(std::memcmp(weights[1].data(), weights[0].data(), weights[0].size() * sizeof(float)), 0);
 }
 
 TEST(Model, SetParamsRefusesAnotherNetworksWeights) {

@@ -46,6 +46,18 @@ struct PoolBackwardFusion {
   bool relu_of_x = false;
 };
 
+// What a routed pooling (Backend::pools_by_routes) does besides pooling: the ReLU's backward as
+// PoolBackwardFusion's, and a dropout right after it when dropout_rate > 0: the forward writes the
+// dropout's output (the maximum times its mask, drawn as dropout_forward draws it from layer_stream
+// and first_image_key; the mask is not stored), and the backward takes the dropout's dy.
+struct PoolRouting {
+  bool relu_of_x = false;
+  float dropout_rate = 0.0f;
+  std::uint64_t layer_stream = 0, first_image_key = 0;
+};
+// The floats a routed pooling's routes take: a byte per output.
+inline std::size_t route_floats(std::size_t outputs) { return (outputs + sizeof(float) - 1) / sizeof(float); }
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -107,6 +119,16 @@ class Backend {
   // other dx = 0. g = dy, with the backward passes `fused` names done on the way (see there).
   virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
                                  const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) = 0;
+  // Whether the pooling may route instead, in a training step: its forward also writes, per
+  // output, which input of the window held the first maximum and whether a gradient passes there
+  // (`routes`, route_floats(outputs) floats), so that its backward reads neither x, y nor a
+  // dropout's mask; a dropout after it is done on the way (PoolRouting). The same floats as
+  // maxpool2_forward, dropout_forward and maxpool2_backward with PoolBackwardFusion.
+  virtual bool pools_by_routes() const { return false; }
+  virtual void maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, Layout x_layout,
+                                       const PoolRouting& routing, Buffer& y, Buffer& routes);
+  virtual void maxpool2_backward_routed(int n, int h, int w, int c, const Buffer& routes, const Buffer& dy,
+                                        const PoolRouting& routing, Layout x_layout, Buffer& dx);
   // Whether a first convolution `first` (its input the network's), the convolution `second` on
   // its output and a 2x2 pooling on that run faster with the two convolutions' outputs (and
   // gradients) in kNchw16c and the first's input in kNchw. The Model asks once and passes the
@@ -165,7 +187,8 @@ bool has_device_communicator();
 //   extern "C" int batchai_cuda_plugin(int abi, BackendFactory*, DeviceCommunicatorFactory*);
 // It returns 0, or non-zero when `abi` is not the kCudaPluginAbi it was built with.
 inline constexpr const char* kCudaPluginEntry = "batchai_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 5;  // 2: Buffer carries its BufferKind; 3: activation layouts; 4: pooling
-                                         // backward fusions; 5: dense updates from the gradient's factors
+inline constexpr int kCudaPluginAbi = 6;  // 2: Buffer carries its BufferKind; 3: activation layouts; 4: pooling
+                                         // backward fusions; 5: dense updates from the gradient's factors;
+                                         // 6: routed poolings
 
 }  // namespace batchai::train

@@ -367,6 +367,39 @@ void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, 
   });
 }
 
+void CpuBackend::maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, Layout x_layout,
+                                         const PoolRouting& routing, Buffer& y, Buffer& routes) {
+  ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "",
+                     routing.dropout_rate > 0.0f ? "fwd+dropout" : "fwd");
+  check_pooling_layout(x_layout, c);
+  const std::size_t outputs = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
+  if (routes.size < route_floats(outputs) || y.size < outputs) {
+    throw Error("routed pooling: buffers too small (internal error)");
+  }
+  cpu::RouteDraws draws;
+  if (routing.dropout_rate > 0.0f) {
+    draws = {1.0f / (1.0f - routing.dropout_rate), dropout_threshold(routing.dropout_rate), routing.layer_stream,
+             routing.first_image_key};
+  }
+  auto* bytes = reinterpret_cast<std::uint8_t*>(routes.data);
+  for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
+    cpu::maxpool2_forward_routed(x.data, y.data, bytes, draws, static_cast<int>(i0), static_cast<int>(i1), h, w, c,
+                                 x_layout == Layout::kNchw16c);
+  });
+}
+
+void CpuBackend::maxpool2_backward_routed(int n, int h, int w, int c, const Buffer& routes, const Buffer& dy,
+                                          const PoolRouting& routing, Layout x_layout, Buffer& dx) {
+  ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
+  check_pooling_layout(x_layout, c);
+  const float keep = routing.dropout_rate > 0.0f ? 1.0f / (1.0f - routing.dropout_rate) : 0.0f;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(routes.data);
+  for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
+    cpu::maxpool2_backward_routed(bytes, dy.data, keep, routing.relu_of_x, dx.data, static_cast<int>(i0),
+                                  static_cast<int>(i1), h, w, c, x_layout == Layout::kNchw16c);
+  });
+}
+
 void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
                                  std::uint64_t first_image_key, std::size_t per_image) {
   ProfileScope timed(profile_, "dropout", profile_ ? std::to_string(x.size) + " floats" : "", "fwd");

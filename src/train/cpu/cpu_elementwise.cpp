@@ -13,9 +13,18 @@
 #include <dnnl.hpp>
 
 #include "batchai/train/counter_rng.hpp"
+#include "cpu/pool_bodies.hpp"
 
 namespace batchai::train::cpu {
 namespace {
+
+using pool_bodies::maxpool2_backward_body;
+using pool_bodies::maxpool2_backward_routed_body;
+using pool_bodies::maxpool2_forward_body;
+using pool_bodies::maxpool2_forward_routed_body;
+using pool_bodies::pool_window_avx512;
+using pool_bodies::pool_window_plain;
+using pool_bodies::PoolFusion;
 
 #define BATCHAI_INLINE [[gnu::always_inline]] inline
 
@@ -29,112 +38,6 @@ BATCHAI_INLINE void rmsprop_body(float* __restrict p, const float* __restrict g,
     const float mi = rho * m[i] + (1.0f - rho) * g[i] * g[i];
     m[i] = mi;
     p[i] -= lr * g[i] / (std::sqrt(mi) + eps);
-  }
-}
-
-// The pooling bodies take x (and dx) as `blocks` planes an image, each (h, w, lanes): NHWC is one
-// plane of all c channels, nChw16c c/16 planes of 16; y and dy are NHWC either way.
-BATCHAI_INLINE void maxpool2_forward_body(const float* __restrict x, float* __restrict y, int img_begin,
-                                          int img_end, int h, int w, int c, int blocks, int lanes) {
-  const int ph = h / 2, pw = w / 2;
-  for (int img = img_begin; img < img_end; ++img) {
-    for (int blk = 0; blk < blocks; ++blk) {
-      for (int py = 0; py < ph; ++py) {
-        for (int px = 0; px < pw; ++px) {
-          const float* a =
-              x + (((static_cast<std::size_t>(img) * blocks + blk) * h + 2 * py) * w + 2 * px) * lanes;
-          const float* b = a + lanes;
-          const float* d = a + static_cast<std::size_t>(w) * lanes;
-          const float* e = d + lanes;
-          float* o = y + ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes;
-          for (int ch = 0; ch < lanes; ++ch) o[ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
-        }
-      }
-    }
-  }
-}
-
-// What a pooling's backward also does (cpu_elementwise.hpp): dy times a following dropout's mask
-// (gm, or null), and the backward of the ReLU whose output x is (kept where the maximum is > 0).
-struct PoolFusion {
-  const float* gm;
-  bool relu;
-};
-
-// One window's channels: dy to the first of a, b, d, e (the window's inputs) equal to m.
-BATCHAI_INLINE void pool_window_plain(const float* a, const float* b, const float* d, const float* e, const float* m,
-                                      const float* g, const float* gm, bool relu, float* da, float* db, float* dd,
-                                      float* de, int c) {
-  for (int ch = 0; ch < c; ++ch) {
-    const float v = m[ch];
-    float gv = gm != nullptr ? g[ch] * gm[ch] : g[ch];
-    if (relu && !(v > 0.0f)) gv = 0.0f;
-    const bool ha = a[ch] == v, hb = !ha && b[ch] == v, hd = !ha && !hb && d[ch] == v;
-    const bool he = !ha && !hb && !hd;
-    (void)e;
-    da[ch] = ha ? gv : 0.0f;
-    db[ch] = hb ? gv : 0.0f;
-    dd[ch] = hd ? gv : 0.0f;
-    de[ch] = he ? gv : 0.0f;
-  }
-}
-
-// The same, 16 channels a step with AVX-512 masks (the compiler does not vectorize the above).
-[[gnu::target("avx512f,avx512dq,avx512bw,avx512vl")]] inline void pool_window_avx512(
-    const float* a, const float* b, const float* d, const float* e, const float* m, const float* g, const float* gm,
-    bool relu, float* da, float* db, float* dd, float* de, int c) {
-  (void)e;
-  for (int ch = 0; ch < c; ch += 16) {
-    const __mmask16 live = c - ch >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (c - ch)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(live, m + ch);
-    __m512 gv = _mm512_maskz_loadu_ps(live, g + ch);
-    if (gm != nullptr) gv = _mm512_mul_ps(gv, _mm512_maskz_loadu_ps(live, gm + ch));
-    if (relu) gv = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), gv);
-    const __mmask16 ha = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, a + ch), v, _CMP_EQ_OQ);
-    const __mmask16 hb = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, b + ch), v, _CMP_EQ_OQ) & ~ha;
-    const __mmask16 hd = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(live, d + ch), v, _CMP_EQ_OQ) & ~ha & ~hb;
-    const __mmask16 he = static_cast<__mmask16>(~(ha | hb | hd));
-    _mm512_mask_storeu_ps(da + ch, live, _mm512_maskz_mov_ps(ha, gv));
-    _mm512_mask_storeu_ps(db + ch, live, _mm512_maskz_mov_ps(hb, gv));
-    _mm512_mask_storeu_ps(dd + ch, live, _mm512_maskz_mov_ps(hd, gv));
-    _mm512_mask_storeu_ps(de + ch, live, _mm512_maskz_mov_ps(he, gv));
-  }
-}
-
-template <class Window>
-BATCHAI_INLINE void maxpool2_backward_body(const float* __restrict x, const float* __restrict y,
-                                           const float* __restrict dy, PoolFusion fused, float* __restrict dx,
-                                           int img_begin, int img_end, int h, int w, int c, int blocks, int lanes,
-                                           Window window) {
-  // One pass: every window writes all four of its inputs; only the row/column a floor-pool
-  // drops on odd sizes needs a separate zero fill.
-  const int ph = h / 2, pw = w / 2;
-  const std::size_t row = static_cast<std::size_t>(w) * lanes;
-  for (int img = img_begin; img < img_end; ++img) {
-    for (int blk = 0; blk < blocks; ++blk) {
-      const std::size_t plane = (static_cast<std::size_t>(img) * blocks + blk) * h * row;
-      float* dplane = dx + plane;
-      if (h % 2 != 0) std::fill(dplane + (h - 1) * row, dplane + h * row, 0.0f);
-      for (int py = 0; py < ph; ++py) {
-        if (w % 2 != 0) {
-          std::fill(dplane + (2 * py) * row + (w - 1) * lanes, dplane + (2 * py) * row + w * lanes, 0.0f);
-          std::fill(dplane + (2 * py + 1) * row + (w - 1) * lanes, dplane + (2 * py + 1) * row + w * lanes, 0.0f);
-        }
-        for (int px = 0; px < pw; ++px) {
-          const std::size_t base = plane + (2 * py) * row + static_cast<std::size_t>(2 * px) * lanes;
-          const float* a = x + base;
-          const float* b = a + lanes;
-          const float* d = a + row;
-          float* da = dx + base;
-          float* db = da + lanes;
-          float* dd = da + row;
-          float* de = dd + lanes;
-          const std::size_t o = ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes;
-          window(a, b, d, d + lanes, y + o, dy + o, fused.gm != nullptr ? fused.gm + o : nullptr, fused.relu, da, db,
-                 dd, de, lanes);
-        }
-      }
-    }
   }
 }
 
@@ -207,6 +110,10 @@ struct Kernels {
   void (*maxpool2_forward)(const float*, float*, int, int, int, int, int, int, int);
   void (*maxpool2_backward)(const float*, const float*, const float*, PoolFusion, float*, int, int, int, int, int, int,
                             int);
+  void (*maxpool2_forward_routed)(const float*, float*, std::uint8_t*, const RouteDraws&, int, int, int, int, int, int,
+                                  int);
+  void (*maxpool2_backward_routed)(const std::uint8_t*, const float*, float, bool, float*, int, int, int, int, int, int,
+                                   int);
   void (*dropout_forward)(const float*, float*, float*, std::size_t, std::size_t, std::size_t, float,
                           std::uint64_t, std::uint64_t, std::uint64_t);
   void (*multiply)(const float*, const float*, float*, std::size_t, std::size_t);
@@ -229,6 +136,14 @@ struct Kernels {
                      int h, int w, int c, int blocks, int lanes) {                                               \
     maxpool2_backward_body(x, y, dy, f, dx, i0, i1, h, w, c, blocks, lanes, pool_window);                        \
   }                                                                                                              \
+  attr void pool_fwd_routed(const float* x, float* y, std::uint8_t* r, const RouteDraws& d, int i0, int i1, int h, \
+                            int w, int c, int blocks, int lanes) {                                              \
+    maxpool2_forward_routed_body(x, y, r, d, i0, i1, h, w, c, blocks, lanes);                                   \
+  }                                                                                                              \
+  attr void pool_bwd_routed(const std::uint8_t* r, const float* dy, float keep, bool relu, float* dx, int i0,   \
+                            int i1, int h, int w, int c, int blocks, int lanes) {                               \
+    maxpool2_backward_routed_body(r, dy, keep, relu, dx, i0, i1, h, w, c, blocks, lanes);                       \
+  }                                                                                                              \
   attr void dropout_fwd(const float* x, float* y, float* m, std::size_t per, std::size_t i0, std::size_t i1,     \
                         float keep, std::uint64_t t, std::uint64_t s, std::uint64_t k) {                         \
     dropout_forward_body(x, y, m, per, i0, i1, keep, t, s, k);                                                   \
@@ -245,8 +160,8 @@ struct Kernels {
   attr void mask16(const float* dy, const float* y, float* o, int i0, int i1, int hw, int c, bool relu) {       \
     relu_mask_blocked16_body(dy, y, o, i0, i1, hw, c, relu);                                                     \
   }                                                                                                              \
-  constexpr Kernels kKernels{name,        relu_mask, rmsprop,  pool_fwd, pool_bwd,                              \
-                             dropout_fwd, mul,       bias_relu, colsums, mask16};                                \
+  constexpr Kernels kKernels{name,     relu_mask,       rmsprop,         pool_fwd,  pool_bwd,                \
+                             pool_fwd_routed, pool_bwd_routed, dropout_fwd, mul, bias_relu, colsums, mask16};   \
   }
 
 BATCHAI_KERNEL_VARIANT(isa_avx512, "avx512", [[gnu::target("avx512f,avx512dq,avx512bw,avx512vl,prefer-vector-width=512")]],
@@ -326,6 +241,18 @@ void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, 
                                bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c) {
   kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c, c / 16,
                               16);
+}
+
+void maxpool2_forward_routed(const float* x, float* y, std::uint8_t* routes, const RouteDraws& draws, int img_begin,
+                             int img_end, int h, int w, int c, bool blocked) {
+  kernels().maxpool2_forward_routed(x, y, routes, draws, img_begin, img_end, h, w, c, blocked ? c / 16 : 1,
+                                    blocked ? 16 : c);
+}
+
+void maxpool2_backward_routed(const std::uint8_t* routes, const float* dy, float keep, bool relu_of_x, float* dx,
+                              int img_begin, int img_end, int h, int w, int c, bool blocked) {
+  kernels().maxpool2_backward_routed(routes, dy, keep, relu_of_x, dx, img_begin, img_end, h, w, c,
+                                     blocked ? c / 16 : 1, blocked ? 16 : c);
 }
 
 void dropout_forward(const float* x, float* y, float* mask, std::size_t per_image, std::size_t img_begin,

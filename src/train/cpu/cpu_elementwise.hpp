@@ -42,6 +42,22 @@ void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_e
 void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, const float* dy_mask,
                                bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c);
 
+// A pooling that keeps its routes (backend.hpp's Backend::pools_by_routes): routes[o], a byte per
+// output, holds the position of the window's first maximum (kRouteWhere: 0..3, the order above),
+// kRoutePositive where the maximum is > 0 and kRouteKept where a dropout after the pooling keeps
+// the output. draws: that dropout's, as dropout_forward's (keep = 0: none); then y = maximum * mask.
+struct RouteDraws {
+  float keep = 0.0f;
+  std::uint64_t threshold = 0, layer_stream = 0, first_key = 0;
+};
+constexpr std::uint8_t kRouteWhere = 3, kRouteKept = 4, kRoutePositive = 8;
+void maxpool2_forward_routed(const float* x, float* y, std::uint8_t* routes, const RouteDraws& draws, int img_begin,
+                             int img_end, int h, int w, int c, bool blocked);
+// dx (nChw16c when blocked) from the routes and dy alone, the same floats as maxpool2_backward
+// given x, y and the dropout's mask (keep != 0) and relu_of_x.
+void maxpool2_backward_routed(const std::uint8_t* routes, const float* dy, float keep, bool relu_of_x, float* dx,
+                              int img_begin, int img_end, int h, int w, int c, bool blocked);
+
 // Inverted dropout over images [img_begin, img_end) of `per_image` floats each: mask = 0 where
 // counter_rng.hpp's dropout_drops(image_stream(layer_stream, first_key + j), f, threshold), else
 // keep; y = x * mask.

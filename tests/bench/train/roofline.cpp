@@ -79,6 +79,7 @@ void print_roofline(const RooflineInput& in) {
       case bt::LayerKind::kMaxPool: {
         const std::string label = cpu::elementwise_shape_label(l.ih, l.iw, l.ic);
         out.row(spec.name, "fwd", find(p, "maxpool", label, "fwd"), nullptr);
+        out.row(spec.name, "fwd, the dropout after it included", find(p, "maxpool", label, "fwd+dropout"), nullptr);
         out.row(spec.name, "bwd", find(p, "maxpool", label, "bwd"), nullptr);
         break;
       }

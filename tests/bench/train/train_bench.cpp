@@ -8,11 +8,13 @@
 // (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--window 10]
 //                    [--roofline [--limit-reps 20]]
-//                    [--no-blocked-chain] [--prepare-ahead] [--no-folding]
+//                    [--no-blocked-chain] [--prepare-ahead] [--no-folding] [--no-routes]
 //        (--variants: --roofline, also printing every format variant the limits tried;
 //         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
 //         batch prepared on a helper thread as before; --no-folding: dense_1's weight gradient stored
-//         and then applied, as a run of several ranks does; each for a side-by-side run)
+//         and then applied, as a run of several ranks does; --no-routes: the poolings' backward
+//         reads x, y and the dropout's mask, the dropout its own forward pass; each for a
+//         side-by-side run)
 #include <cblas.h>
 #include <sys/resource.h>
 
@@ -121,7 +123,7 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20, window = 10;
-  bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true;
+  bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true, routes = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--prepare-ahead") {
@@ -130,6 +132,10 @@ int main(int argc, char** argv) {
     }
     if (a == "--no-folding") {
       folding = false;
+      continue;
+    }
+    if (a == "--no-routes") {
+      routes = false;
       continue;
     }
     if (a == "--no-blocked-chain") {
@@ -178,7 +184,10 @@ int main(int argc, char** argv) {
   for (auto& l : data.labels) l = static_cast<std::uint8_t>(rng() % 10);
 
   auto* cpu = dynamic_cast<bt::cpu::CpuBackend*>(backend.get());
-  if (cpu != nullptr) cpu->allow_blocked_chains(blocked_chain);
+  if (cpu != nullptr) {
+    cpu->allow_blocked_chains(blocked_chain);
+    cpu->allow_pool_routes(routes);
+  }
   bt::Model model(*backend, bt::tutorial_network(), batch);
   model.init_glorot(1);
   model.fold_dense_gradients(folding);  // as the trainer does on one rank
