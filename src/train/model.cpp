@@ -28,8 +28,8 @@ struct Model::Layer : LayerShape {
   // (relu_of_x) and a dropout's after it (takes_dropout); on those two, backward_in_pool.
   bool relu_of_x = false, takes_dropout = false, backward_in_pool = false;
   // A pooling that routes (routes allocated); routed_now: it did in this step's forward, so its
-  // backward takes `routing`; on a dropout, forward_in_pool: the pooling did this step's forward.
-  bool routed_now = false, forward_in_pool = false;
+  // backward takes `routing`.
+  bool routed_now = false;
   PoolRouting routing{};
   ConvShape conv(int n) const {
     return ConvShape{n, ih, iw, ic, oc, kConvKernel, spec.same ? (kConvKernel - 1) / 2 : 0, x_layout, y_layout};
@@ -221,18 +221,16 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
         l.routed_now = want_grad && l.routes.data != nullptr;
         if (l.routed_now) {
           l.routing = pool_routing(i, dropout, seed, first_image_key);
-          const bool with_dropout = l.routing.dropout_rate > 0.0f;
-          if (l.takes_dropout) layers_[i + 1].forward_in_pool = with_dropout;
           backend_.maxpool2_forward_routed(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.routing,
-                                           with_dropout ? layers_[i + 1].y : l.y, l.routes);
+                                           l.routing.dropout_rate > 0.0f ? layers_[i + 1].y : l.y, l.routes);
         } else {
-          if (l.takes_dropout) layers_[i + 1].forward_in_pool = false;
           backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.y);
         }
         break;
       case LayerKind::kDropout: {
         Buffer out = view(l.y, n * l.out_size());
-        if (l.forward_in_pool) break;  // the pooling before wrote y (its own y is stale)
+        const Layer* pool = i > 0 ? &layers_[i - 1] : nullptr;
+        if (pool != nullptr && pool->routed_now && pool->routing.dropout_rate > 0.0f) break;  // the pooling wrote y
         if (dropout && l.spec.rate > 0.0f) {
           Buffer mask = view(l.mask, out.size);
           backend_.dropout_forward(view(*in, out.size), out, mask, l.spec.rate, dropout_layer_stream(seed, i),

@@ -37,6 +37,8 @@ BATCHAI_HOST_DEVICE inline std::uint64_t dropout_layer_stream(std::uint64_t seed
 BATCHAI_HOST_DEVICE inline bool dropout_drops(std::uint64_t image_stream, std::size_t feature, std::uint64_t threshold) {
   return splitmix64(image_stream + feature) < threshold;
 }
+// What a kept feature is scaled by (inverted dropout).
+inline float dropout_keep_scale(float rate) { return 1.0f / (1.0f - rate); }
 inline std::uint64_t dropout_threshold(float rate) {
   return static_cast<std::uint64_t>(static_cast<double>(rate) * 18446744073709551616.0);
 }

@@ -378,7 +378,7 @@ void CpuBackend::maxpool2_forward_routed(int n, int h, int w, int c, const Buffe
   }
   cpu::RouteDraws draws;
   if (routing.dropout_rate > 0.0f) {
-    draws = {1.0f / (1.0f - routing.dropout_rate), dropout_threshold(routing.dropout_rate), routing.layer_stream,
+    draws = {dropout_keep_scale(routing.dropout_rate), dropout_threshold(routing.dropout_rate), routing.layer_stream,
              routing.first_image_key};
   }
   auto* bytes = reinterpret_cast<std::uint8_t*>(routes.data);
@@ -392,7 +392,11 @@ void CpuBackend::maxpool2_backward_routed(int n, int h, int w, int c, const Buff
                                           const PoolRouting& routing, Layout x_layout, Buffer& dx) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
   check_pooling_layout(x_layout, c);
-  const float keep = routing.dropout_rate > 0.0f ? 1.0f / (1.0f - routing.dropout_rate) : 0.0f;
+  const std::size_t outputs = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
+  if (routes.size < route_floats(outputs) || dy.size < outputs) {
+    throw Error("routed pooling: buffers too small (internal error)");
+  }
+  const float keep = routing.dropout_rate > 0.0f ? dropout_keep_scale(routing.dropout_rate) : 0.0f;
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(routes.data);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     cpu::maxpool2_backward_routed(bytes, dy.data, keep, routing.relu_of_x, dx.data, static_cast<int>(i0),
@@ -405,7 +409,7 @@ void CpuBackend::dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float
   ProfileScope timed(profile_, "dropout", profile_ ? std::to_string(x.size) + " floats" : "", "fwd");
   if (per_image == 0) return;
   if (x.size % per_image != 0) throw Error("dropout over a partial image (internal error)");
-  const float keep = 1.0f / (1.0f - rate);
+  const float keep = dropout_keep_scale(rate);
   const std::uint64_t threshold = dropout_threshold(rate);
   for_ranges(x.size / per_image, images_per_part(per_image), 1, [&](std::size_t i0, std::size_t i1) {
     cpu::dropout_forward(x.data, y.data, mask.data, per_image, i0, i1, keep, threshold, layer_stream,
