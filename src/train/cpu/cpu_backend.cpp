@@ -15,6 +15,7 @@
 #include "cpu/cpu_elementwise.hpp"
 #include "cpu/dnnl_memory.hpp"
 #include "cpu/few_channel_weight_gradient.hpp"
+#include "cpu/narrow_dense.hpp"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -120,6 +121,7 @@ std::vector<std::string> CpuBackend::kernels() const {
                   ": fwd and bwd-weights oneDNN sgemm, bwd-data " + entry.second->kernel());
   }
   if (!dense_onednn_) out.push_back("dense: OpenBLAS sgemm, one call per thread");
+  if (narrow_dense_applies(16)) out.push_back("dense of up to 16 outputs: narrow_dense's AVX-512 kernels");
   out.push_back(std::string("element-wise kernels: ") + elementwise_isa());
   return out;
 }

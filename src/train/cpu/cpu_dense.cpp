@@ -1,10 +1,11 @@
-// Dense layers of the CPU backend (see cpu_backend.hpp): on a CPU where oneDNN runs AVX-512,
+// Dense layers of the CPU backend (see cpu_backend.hpp). On a CPU where oneDNN runs AVX-512,
+// and likewise where OpenBLAS runs kernels older than AVX2 on an AVX2 CPU (dense_on_onednn),
 // oneDNN's kernels, JIT-compiled for the ISA found at run time and run on the backend's OpenMP
-// team (its sgemm for the forward pass and the weight gradient, which overwrites a slot still
-// zero since the arena's zeroing, beta = 0, and adds with beta = 1 otherwise; a matmul for the
-// input gradient, dnnl_dense.hpp; the fastest of each measured with
-// train_bench --roofline), and likewise where OpenBLAS runs kernels older than AVX2 on an AVX2
-// CPU (dense_on_onednn); elsewhere OpenBLAS, one call per thread over its own output columns.
+// team: its sgemm for the forward pass and the weight gradient (which overwrites a slot still
+// zero since the arena's zeroing, beta = 0, and adds with beta = 1 otherwise), a matmul for the
+// input gradient (dnnl_dense.hpp), the fastest of each measured with train_bench --roofline; on
+// AVX-512, layers of up to 16 outputs in kernels of our own (narrow_dense.hpp). Elsewhere
+// OpenBLAS, one call per thread over its own output columns.
 #include <cblas.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "cpu/cpu_elementwise.hpp"
 #include "cpu/dense_rmsprop.hpp"
 #include "cpu/dnnl_memory.hpp"
+#include "cpu/narrow_dense.hpp"
 
 extern "C" char* openblas_get_corename(void);
 
@@ -59,6 +61,14 @@ void CpuBackend::dense_forward(const DenseShape& s, const Buffer& x, const Buffe
                                std::size_t b_off, Buffer& y, bool relu) {
   ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "fwd", dense_flops(s));
   const float* bias = w.data + b_off;
+  if (narrow_dense_applies(s.out)) {
+    const std::size_t per_part = narrow_rows_per_part(1LL * s.in * s.out);
+    for_ranges(static_cast<std::size_t>(s.n), per_part, 8, [&](std::size_t r0, std::size_t r1) {
+      narrow_dense_forward(x.data, w.data + w_off, bias, s.in, s.out, static_cast<int>(r0), static_cast<int>(r1),
+                           y.data, relu);
+    });
+    return;
+  }
   if (dense_onednn_) {
     dnnl_gemm(false, false, s.n, s.out, s.in, x.data, s.in, w.data + w_off, s.out, 0.0f, y.data, s.out);
     for_ranges(static_cast<std::size_t>(s.n), images_per_part(s.out), 1, [&](std::size_t r0, std::size_t r1) {
@@ -84,6 +94,14 @@ void CpuBackend::dense_relu_mask(const DenseShape& s, Buffer& dy, const Buffer& 
 void CpuBackend::dense_input_gradient(const DenseShape& s, const Buffer& w, std::size_t w_off, const Buffer& dy,
                                       Buffer& dx) {
   ProfileScope timed(profile_, "dense", profile_ ? dense_shape_label(s) : "", "bwd-data", dense_flops(s));
+  if (narrow_dense_applies(s.out)) {
+    const std::size_t per_part = narrow_rows_per_part(1LL * s.n * s.out);
+    for_ranges(static_cast<std::size_t>(s.in), per_part, 16, [&](std::size_t i0, std::size_t i1) {
+      narrow_dense_input_gradient(dy.data, w.data + w_off, s.n, s.in, s.out, static_cast<int>(i0),
+                                  static_cast<int>(i1), dx.data);
+    });
+    return;
+  }
   if (dense_onednn_) {
     dense_data(s).backward_data(stream_, w.data + w_off, dy.data, dx.data);
     return;
@@ -109,7 +127,14 @@ void CpuBackend::dense_backward(const DenseShape& s, const Buffer& x, const Buff
     // dW = x^T dy into a slot whose zeroing was deferred (zero_gradients), else dW += x^T dy.
     const float beta = first_write(dw, w_off, static_cast<std::size_t>(s.in) * s.out) ? 0.0f : 1.0f;
     zero_if_first_write(dw, b_off, static_cast<std::size_t>(s.out));
-    if (dense_onednn_) {
+    if (narrow_dense_applies(s.out)) {
+      const std::size_t per_part = narrow_rows_per_part(1LL * s.n * s.out);
+      for_ranges(static_cast<std::size_t>(s.in), per_part, 8, [&](std::size_t i0, std::size_t i1) {
+        narrow_dense_weight_gradient(x.data, dy.data, s.n, s.in, s.out, static_cast<int>(i0), static_cast<int>(i1),
+                                     beta != 0.0f, dkernel);
+      });
+      add_column_sums(dy.data, s.n, s.out, s.out, dbias);
+    } else if (dense_onednn_) {
       // db += column sums of dy.
       dnnl_gemm(true, false, s.in, s.out, s.n, x.data, s.in, dy.data, s.out, beta, dkernel, s.out);
       add_column_sums(dy.data, s.n, s.out, s.out, dbias);
@@ -170,6 +195,15 @@ DnnlDenseData& CpuBackend::dense_data(const DenseShape& s) {
   auto it = denses_.find(key);
   if (it == denses_.end()) it = denses_.emplace(key, std::make_unique<DnnlDenseData>(engine_, s)).first;
   return *it->second;
+}
+
+std::size_t CpuBackend::narrow_rows_per_part(long long products_per_row) {
+  // In the step, on a 2-vCPU AMD EPYC Zen 4, the tutorial's dense_2 (164k multiply-adds a phase)
+  // took 7-14 us a phase on one thread against 10-13 split over two, though alone, with its
+  // operands in cache, it runs faster split (3.4-5.3 against 5.4-5.6 us): a part's share of what
+  // the previous layers left in the other core's cache costs more than the part saves.
+  constexpr long long kMinProductsPerPart = 1 << 18;
+  return static_cast<std::size_t>(std::max(1LL, kMinProductsPerPart / std::max(products_per_row, 1LL)));
 }
 
 int CpuBackend::blas_parts(const DenseShape& s) const {
