@@ -19,22 +19,32 @@ using std::size_t;
   return static_cast<__mmask16>((1u << count) - 1u);
 }
 
-// R rows of y from x's rows (ld in), each the sum over k in order, then the bias, then the ReLU
-// as std::max(v, 0) takes it (a NaN stays a NaN).
+// acc[r] = the sum over t < count, in order, of s[r * rs + t * ts] times row t of v (its first
+// `out` floats, rows `out` apart): both the forward's rows (t over the kernel's rows) and the
+// weight gradient's kernel rows (t over the batch). Every loop over acc is unrolled, so that it
+// stays in registers.
+template <int R>
+[[gnu::target("avx512f")]] inline void row_sums(const float* s, size_t rs, size_t ts, const float* v, int out,
+                                                int count, __m512 (&acc)[R]) {
+  const __mmask16 m = first_lanes(out);
+#pragma GCC unroll 8
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int t = 0; t < count; ++t) {
+    const __m512 vt = _mm512_maskz_loadu_ps(m, v + static_cast<size_t>(t) * out);
+    const float* st = s + t * ts;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(st[r * rs]), vt, acc[r]);
+  }
+}
+
+// R rows of y from x's rows: each the sum over the kernel's rows in order, then the bias, then
+// the ReLU as std::max(v, 0) takes it (a NaN stays a NaN).
 template <int R>
 [[gnu::target("avx512f")]] inline void forward_block(const float* x, const float* w, const float* bias, int in,
                                                      int out, float* y, bool relu) {
+  __m512 acc[R];
+  row_sums<R>(x, static_cast<size_t>(in), 1, w, out, in, acc);
   const __mmask16 m = first_lanes(out);
-  __m512 acc[R];  // every loop over it unrolled, so that it stays in registers
-#pragma GCC unroll 8
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  for (int k = 0; k < in; ++k) {
-    const __m512 wk = _mm512_maskz_loadu_ps(m, w + static_cast<size_t>(k) * out);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x[static_cast<size_t>(r) * in + k]), wk, acc[r]);
-    }
-  }
   const __m512 b = _mm512_maskz_loadu_ps(m, bias);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -45,20 +55,13 @@ template <int R>
   }
 }
 
-// R kernel rows of the gradient (x's columns k..k+R-1), each the sum over the batch in order.
+// R kernel rows of the gradient (x's columns k..k+R-1): each the sum over the batch in order.
 template <int R>
 [[gnu::target("avx512f")]] inline void weight_block(const float* x, const float* dy, int n, int in, int out, int k,
                                                     bool accumulate, float* dw) {
+  __m512 acc[R];
+  row_sums<R>(x + k, 1, static_cast<size_t>(in), dy, out, n, acc);
   const __mmask16 m = first_lanes(out);
-  __m512 acc[R];  // every loop over it unrolled, so that it stays in registers
-#pragma GCC unroll 8
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  for (int b = 0; b < n; ++b) {
-    const __m512 d = _mm512_maskz_loadu_ps(m, dy + static_cast<size_t>(b) * out);
-    const float* xb = x + static_cast<size_t>(b) * in + k;
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(xb[r]), d, acc[r]);
-  }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     float* row = dw + static_cast<size_t>(k + r) * out;
