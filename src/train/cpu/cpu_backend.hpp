@@ -100,8 +100,6 @@ class CpuBackend final : public Backend {
                   const std::function<void(std::size_t, std::size_t)>& fn) const;
   // Images (or rows) of `floats_per_image` that make a part worth its thread.
   static std::size_t images_per_part(std::size_t floats_per_image);
-  // Rows (or kernel rows) a part of a narrow dense layer's phase takes (narrow_dense.hpp).
-  static std::size_t narrow_rows_per_part(long long products_per_row);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
   // The pooling reads NHWC, or nChw16c of whole 16-channel blocks; throws for anything else.
   static void check_pooling_layout(Layout x_layout, int c);

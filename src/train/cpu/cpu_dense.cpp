@@ -38,6 +38,16 @@ void dnnl_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, c
   if (st != dnnl_success) throw Error("oneDNN sgemm failed with status " + std::to_string(static_cast<int>(st)));
 }
 
+// Rows (or kernel rows) a part of a narrow dense layer's phase takes (narrow_dense.hpp).
+std::size_t narrow_rows_per_part(long long products_per_row) {
+  // In the step, on a 2-vCPU AMD EPYC Zen 4, the tutorial's dense_2 (164k multiply-adds a phase)
+  // took 7-14 us a phase on one thread against 10-13 split over two, though alone, with its
+  // operands in cache, it runs faster split (3.4-5.3 against 5.4-5.6 us): a part's share of what
+  // the previous layers left in the other core's cache costs more than the part saves.
+  constexpr long long kMinProductsPerPart = 1 << 18;
+  return static_cast<std::size_t>(std::max(1LL, kMinProductsPerPart / std::max(products_per_row, 1LL)));
+}
+
 }  // namespace
 
 bool openblas_core_runs_avx2(const std::string& core) {
@@ -195,15 +205,6 @@ DnnlDenseData& CpuBackend::dense_data(const DenseShape& s) {
   auto it = denses_.find(key);
   if (it == denses_.end()) it = denses_.emplace(key, std::make_unique<DnnlDenseData>(engine_, s)).first;
   return *it->second;
-}
-
-std::size_t CpuBackend::narrow_rows_per_part(long long products_per_row) {
-  // In the step, on a 2-vCPU AMD EPYC Zen 4, the tutorial's dense_2 (164k multiply-adds a phase)
-  // took 7-14 us a phase on one thread against 10-13 split over two, though alone, with its
-  // operands in cache, it runs faster split (3.4-5.3 against 5.4-5.6 us): a part's share of what
-  // the previous layers left in the other core's cache costs more than the part saves.
-  constexpr long long kMinProductsPerPart = 1 << 18;
-  return static_cast<std::size_t>(std::max(1LL, kMinProductsPerPart / std::max(products_per_row, 1LL)));
 }
 
 int CpuBackend::blas_parts(const DenseShape& s) const {
