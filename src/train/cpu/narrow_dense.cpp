@@ -70,17 +70,6 @@ template <int R>
   }
 }
 
-[[gnu::target("avx512f")]] void forward_rows(const float* x, const float* w, const float* bias, int in, int out,
-                                             int row_begin, int row_end, float* y, bool relu) {
-  int r = row_begin;
-  for (; r + kBlock <= row_end; r += kBlock) {
-    forward_block<kBlock>(x + static_cast<size_t>(r) * in, w, bias, in, out, y + static_cast<size_t>(r) * out, relu);
-  }
-  for (; r < row_end; ++r) {
-    forward_block<1>(x + static_cast<size_t>(r) * in, w, bias, in, out, y + static_cast<size_t>(r) * out, relu);
-  }
-}
-
 // B images' 16 columns of dx (masked by m): each one vector summed over the outputs in order, the
 // kernel's 16 rows transposed in wt (wt[j] holds output j of each row).
 template <int B>
@@ -100,10 +89,25 @@ template <int B>
   for (int b = 0; b < B; ++b) _mm512_mask_storeu_ps(dx + static_cast<size_t>(b) * in, m, acc[b]);
 }
 
+}  // namespace
+
+bool narrow_dense_applies(int out) { return out >= 1 && out <= 16 && onednn_runs_avx512(); }
+
+[[gnu::target("avx512f")]] void narrow_dense_forward(const float* x, const float* w, const float* bias, int in,
+                                                     int out, int row_begin, int row_end, float* y, bool relu) {
+  int r = row_begin;
+  for (; r + kBlock <= row_end; r += kBlock) {
+    forward_block<kBlock>(x + static_cast<size_t>(r) * in, w, bias, in, out, y + static_cast<size_t>(r) * out, relu);
+  }
+  for (; r < row_end; ++r) {
+    forward_block<1>(x + static_cast<size_t>(r) * in, w, bias, in, out, y + static_cast<size_t>(r) * out, relu);
+  }
+}
+
 // 16 columns of dx at a time: those 16 kernel rows gathered transposed (faster than scalar moves
 // on Zen 4), then the images 8 at a time.
-[[gnu::target("avx512f")]] void input_gradient_cols(const float* dy, const float* w, int n, int in, int out,
-                                                    int col_begin, int col_end, float* dx) {
+[[gnu::target("avx512f")]] void narrow_dense_input_gradient(const float* dy, const float* w, int n, int in, int out,
+                                                            int col_begin, int col_end, float* dx) {
   alignas(64) float wt[16][16] = {};
   const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                           _mm512_set1_epi32(out));
@@ -124,30 +128,11 @@ template <int B>
   }
 }
 
-[[gnu::target("avx512f")]] void weight_rows(const float* x, const float* dy, int n, int in, int out, int row_begin,
-                                            int row_end, bool accumulate, float* dw) {
+[[gnu::target("avx512f")]] void narrow_dense_weight_gradient(const float* x, const float* dy, int n, int in, int out,
+                                                             int row_begin, int row_end, bool accumulate, float* dw) {
   int k = row_begin;
   for (; k + kBlock <= row_end; k += kBlock) weight_block<kBlock>(x, dy, n, in, out, k, accumulate, dw);
   for (; k < row_end; ++k) weight_block<1>(x, dy, n, in, out, k, accumulate, dw);
-}
-
-}  // namespace
-
-bool narrow_dense_applies(int out) { return out >= 1 && out <= 16 && onednn_runs_avx512(); }
-
-void narrow_dense_forward(const float* x, const float* w, const float* bias, int in, int out, int row_begin,
-                          int row_end, float* y, bool relu) {
-  forward_rows(x, w, bias, in, out, row_begin, row_end, y, relu);
-}
-
-void narrow_dense_input_gradient(const float* dy, const float* w, int n, int in, int out, int col_begin,
-                                 int col_end, float* dx) {
-  input_gradient_cols(dy, w, n, in, out, col_begin, col_end, dx);
-}
-
-void narrow_dense_weight_gradient(const float* x, const float* dy, int n, int in, int out, int row_begin,
-                                  int row_end, bool accumulate, float* dw) {
-  weight_rows(x, dy, n, in, out, row_begin, row_end, accumulate, dw);
 }
 
 }  // namespace batchai::train::cpu

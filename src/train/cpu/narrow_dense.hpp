@@ -8,7 +8,8 @@
 
 namespace batchai::train::cpu {
 
-// Whether the kernels run here: 1 <= out <= 16 and a CPU where oneDNN runs AVX-512.
+// Whether the kernels run here: 1 <= out <= 16 and a CPU where oneDNN runs AVX-512. The others
+// are compiled for AVX-512: call them only where this holds.
 bool narrow_dense_applies(int out);
 
 // Rows [row_begin, row_end) of y = x w + bias, ReLU'd when `relu` (x: n x in, w: in x out, row-major).
