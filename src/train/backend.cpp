@@ -86,11 +86,23 @@ BackendKind parse_backend_kind(const std::string& text) {
   throw InvalidArgument("unknown backend '" + text + "'; use cpu, cuda or auto");
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin) {
-  if (kind == BackendKind::kCpu) return std::make_unique<cpu::CpuBackend>(threads);
+Precision parse_precision(const std::string& text) {
+  if (text == "float32") return Precision::kFloat32;
+  if (text == "mixed_bfloat16") return Precision::kMixedBfloat16;
+  throw InvalidArgument("unknown precision '" + text + "'; use float32 or mixed_bfloat16");
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin,
+                                      Precision precision) {
+  if (kind == BackendKind::kCpu) return std::make_unique<cpu::CpuBackend>(threads, precision);
   const std::string why = cuda_factory() != nullptr ? "" : load_cuda_plugin(cuda_plugin);
   if (cuda_factory() != nullptr) {
-    if (auto cuda = cuda_factory()(threads)) return cuda;
+    if (auto cuda = cuda_factory()(threads)) {
+      if (precision != Precision::kFloat32) {
+        throw InvalidArgument("--precision mixed_bfloat16: the CUDA backend trains in float32 only; use --backend cpu");
+      }
+      return cuda;
+    }
     if (kind == BackendKind::kCuda) throw Error("--backend cuda: no CUDA device is available; use --backend cpu or auto");
   } else if (kind == BackendKind::kCuda) {
     if (why == "missing") {
@@ -100,7 +112,7 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::
     }
     throw Error("--backend cuda: " + why);
   }
-  return std::make_unique<cpu::CpuBackend>(threads);
+  return std::make_unique<cpu::CpuBackend>(threads, precision);
 }
 
 }  // namespace batchai::train

@@ -29,6 +29,7 @@ TrainOptions resolve(const TrainOptions& options, int size) {
   if (o.synthetic < 0) throw InvalidArgument("--synthetic must be a positive image count");
   parse_allreduce_algorithm(o.allreduce);  // validates
   parse_backend_kind(o.backend);          // validates
+  parse_precision(o.precision);           // validates
   if (o.threads < 0) throw InvalidArgument("--threads must be positive");
   return o;
 }

@@ -73,14 +73,17 @@ void print_test_score(std::ostream& out, const Score& s) {
 struct RunChoices {
   BackendKind backend;
   AllreduceAlgorithm allreduce;
+  Precision precision;
 };
 
 RunChoices parse_choices(const TrainOptions& o) {
-  return RunChoices{parse_backend_kind(o.backend), parse_allreduce_algorithm(o.allreduce)};
+  return RunChoices{parse_backend_kind(o.backend), parse_allreduce_algorithm(o.allreduce),
+                    parse_precision(o.precision)};
 }
 
 std::unique_ptr<Backend> backend_for(const TrainOptions& o, const RunChoices& choices) {
-  return make_backend(choices.backend, o.threads > 0 ? o.threads : default_threads(), o.cuda_plugin);
+  return make_backend(choices.backend, o.threads > 0 ? o.threads : default_threads(), o.cuda_plugin,
+                      choices.precision);
 }
 
 // Rank 0 reads the checkpoint; every rank gets its weights, optimizer state and position.

@@ -13,44 +13,10 @@
 #include "cpu/dnnl_conv.hpp"
 #include "cpu/dnnl_memory.hpp"
 #include "gradcheck_reference.hpp"
+#include "onednn_relayout.hpp"
 
 namespace batchai::train::cpu {
 namespace {
-
-// dx[n, y, x, ci] = sum over taps and co of dy[n, y + pad - kh, x + pad - kw, co] * w[kh, kw, ci, co].
-testing::Vec data_gradient_by_definition(const ConvShape& s, const std::vector<float>& w,
-                                         const std::vector<float>& dy) {
-  testing::Vec dx(static_cast<std::size_t>(s.n) * s.h * s.w * s.c, 0.0);
-  for (int n = 0; n < s.n; ++n)
-    for (int y = 0; y < s.h; ++y)
-      for (int x = 0; x < s.w; ++x)
-        for (int kh = 0; kh < s.k; ++kh)
-          for (int kw = 0; kw < s.k; ++kw) {
-            const int oy = y + s.pad - kh, ox = x + s.pad - kw;
-            if (oy < 0 || ox < 0 || oy >= s.oh() || ox >= s.ow()) continue;
-            const float* g = dy.data() + ((static_cast<std::size_t>(n) * s.oh() + oy) * s.ow() + ox) * s.out;
-            for (int ci = 0; ci < s.c; ++ci) {
-              const float* wk = w.data() + ((static_cast<std::size_t>(kh) * s.k + kw) * s.c + ci) * s.out;
-              double sum = 0.0;
-              for (int co = 0; co < s.out; ++co) sum += static_cast<double>(g[co]) * wk[co];
-              dx[((static_cast<std::size_t>(n) * s.h + y) * s.w + x) * s.c + ci] += sum;
-            }
-          }
-  return dx;
-}
-
-// NHWC floats to the layout `to` (nhwc or nChw16c) and back, through a oneDNN reorder.
-std::vector<float> relayout(const dnnl::engine& eng, dnnl::stream& st, const std::vector<float>& v, int n, int c,
-                            int h, int w, dnnl::memory::format_tag from, dnnl::memory::format_tag to) {
-  using dnnl::memory;
-  const memory::dims dims{n, c, h, w};
-  std::vector<float> out(v.size());
-  memory a = wrap(memory::desc(dims, memory::data_type::f32, from), eng, v.data());
-  memory b = wrap(memory::desc(dims, memory::data_type::f32, to), eng, out.data());
-  dnnl::reorder(a, b).execute(st, a, b);
-  st.wait();
-  return out;
-}
 
 void check_data_gradient(const ConvShape& s) {
   using tag = dnnl::memory::format_tag;
@@ -67,11 +33,11 @@ void check_data_gradient(const ConvShape& s) {
   ASSERT_TRUE(conv.jit(true)) << conv.kernels();
   const std::string kernels = conv.kernels();
   EXPECT_EQ(kernels.find("bwd-data as forward") != std::string::npos, onednn_runs_avx512()) << kernels;
-  const std::vector<float> dy_in = relayout(eng, st, dy, s.n, s.out, s.oh(), s.ow(), tag::nhwc, layout);
+  const std::vector<float> dy_in = testing::relayout(eng, st, dy, s.n, s.out, s.oh(), s.ow(), tag::nhwc, layout);
   std::vector<float> dx(static_cast<std::size_t>(s.n) * s.h * s.w * s.c, 7.0f);  // overwritten, not added to
   conv.backward_data(st, w.data(), dy_in.data(), dx.data());
-  const std::vector<float> dx_nhwc = relayout(eng, st, dx, s.n, s.c, s.h, s.w, layout, tag::nhwc);
-  EXPECT_LT(testing::relative_error(dx_nhwc, data_gradient_by_definition(s, w, dy)), 1e-5) << kernels;
+  const std::vector<float> dx_nhwc = testing::relayout(eng, st, dx, s.n, s.c, s.h, s.w, layout, tag::nhwc);
+  EXPECT_LT(testing::relative_error(dx_nhwc, testing::ref_conv_data_gradient(s, w, dy)), 1e-5) << kernels;
 }
 
 TEST(ConvDataGradient, SamePaddingNhwc) { check_data_gradient(ConvShape{3, 9, 7, 32, 64, 3, 1}); }

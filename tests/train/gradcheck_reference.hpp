@@ -42,6 +42,51 @@ inline Vec ref_conv(const ConvShape& s, const Vec& x, const Vec& w, const Vec& b
   return y;
 }
 
+// dx[n, y, x, ci] = sum over taps and co of dy[n, y + pad - kh, x + pad - kw, co] * w[kh, kw, ci, co].
+inline Vec ref_conv_data_gradient(const ConvShape& s, const std::vector<float>& w, const std::vector<float>& dy) {
+  Vec dx(static_cast<std::size_t>(s.n) * s.h * s.w * s.c, 0.0);
+  for (int n = 0; n < s.n; ++n)
+    for (int y = 0; y < s.h; ++y)
+      for (int x = 0; x < s.w; ++x)
+        for (int kh = 0; kh < s.k; ++kh)
+          for (int kw = 0; kw < s.k; ++kw) {
+            const int oy = y + s.pad - kh, ox = x + s.pad - kw;
+            if (oy < 0 || ox < 0 || oy >= s.oh() || ox >= s.ow()) continue;
+            const float* g = dy.data() + ((static_cast<std::size_t>(n) * s.oh() + oy) * s.ow() + ox) * s.out;
+            for (int ci = 0; ci < s.c; ++ci) {
+              const float* wk = w.data() + ((static_cast<std::size_t>(kh) * s.k + kw) * s.c + ci) * s.out;
+              double sum = 0.0;
+              for (int co = 0; co < s.out; ++co) sum += static_cast<double>(g[co]) * wk[co];
+              dx[((static_cast<std::size_t>(n) * s.h + y) * s.w + x) * s.c + ci] += sum;
+            }
+          }
+  return dx;
+}
+
+// dw[kh, kw, ci, co] = sum over images and outputs of x[n, oy + kh - pad, ox + kw - pad, ci] *
+// dy[n, oy, ox, co], then db[co] = sum of dy[.., co]: the kernel's k*k*c*out values, then the bias.
+inline Vec ref_conv_weight_gradient(const ConvShape& s, const std::vector<float>& x, const std::vector<float>& dy) {
+  const std::size_t kernel = static_cast<std::size_t>(s.k) * s.k * s.c * s.out;
+  Vec g(kernel + s.out, 0.0);
+  for (int n = 0; n < s.n; ++n)
+    for (int oy = 0; oy < s.oh(); ++oy)
+      for (int ox = 0; ox < s.ow(); ++ox) {
+        const float* d = dy.data() + ((static_cast<std::size_t>(n) * s.oh() + oy) * s.ow() + ox) * s.out;
+        for (int co = 0; co < s.out; ++co) g[kernel + co] += d[co];
+        for (int kh = 0; kh < s.k; ++kh)
+          for (int kw = 0; kw < s.k; ++kw) {
+            const int iy = oy + kh - s.pad, ix = ox + kw - s.pad;
+            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+            const float* xi = x.data() + ((static_cast<std::size_t>(n) * s.h + iy) * s.w + ix) * s.c;
+            for (int ci = 0; ci < s.c; ++ci)
+              for (int co = 0; co < s.out; ++co)
+                g[((static_cast<std::size_t>(kh) * s.k + kw) * s.c + ci) * s.out + co] +=
+                    static_cast<double>(xi[ci]) * d[co];
+          }
+      }
+  return g;
+}
+
 inline Vec ref_dense(const DenseShape& s, const Vec& x, const Vec& w, const Vec& b, bool relu) {
   Vec y(static_cast<std::size_t>(s.n) * s.out);
   for (int n = 0; n < s.n; ++n)

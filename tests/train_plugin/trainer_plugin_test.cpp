@@ -29,10 +29,10 @@ class TrainerPlugin : public ::testing::Test {
  protected:
   void SetUp() override { fs::create_directories(dir_ / "home"); }
 
-  // Runs `<exe> <args>` with BATCHAI_HOME inside the temporary folder.
-  Outcome run(const fs::path& exe, const std::string& args) const {
-    const std::string command = "BATCHAI_HOME=" + quoted(dir_ / "home") + " BATCHAI_SIM_DELAY_S=0 " + quoted(exe) +
-                                " " + args + " 2>&1 >/dev/null";
+  // Runs `<env> <exe> <args>` with BATCHAI_HOME inside the temporary folder.
+  Outcome run(const fs::path& exe, const std::string& args, const std::string& env = "") const {
+    const std::string command = "BATCHAI_HOME=" + quoted(dir_ / "home") + " BATCHAI_SIM_DELAY_S=0 " + env + " " +
+                                quoted(exe) + " " + args + " 2>&1 >/dev/null";
     const batchai::test::ShellResult r = batchai::test::run_shell(command);
     return {r.code, r.out};
   }
@@ -108,6 +108,19 @@ TEST_F(TrainerPlugin, TrainingErrorsCrossAsOneErrorLine) {
   const Outcome r = run(BATCHAI_EXE, "train --backend cpu --epochs 1 --data-dir " + quoted(dir_ / "no-data") +
                                          " --dir " + quoted(dir_ / "out"));
   expect_one_error_line(r, (dir_ / "no-data").string());
+}
+
+TEST_F(TrainerPlugin, MixedPrecisionWithoutBfloat16KernelsIsOneErrorLine) {
+  // oneDNN held to AVX2 has no bfloat16 kernels, whatever this CPU has.
+  const Outcome r = run(BATCHAI_EXE, small_run() + " --precision mixed_bfloat16", "ONEDNN_MAX_CPU_ISA=AVX2");
+  expect_one_error_line(r, "--precision mixed_bfloat16 needs a CPU on which oneDNN runs its bfloat16 kernels");
+  EXPECT_NE(r.err.find("here it runs avx2"), std::string::npos) << r.err;
+}
+
+TEST_F(TrainerPlugin, UnknownPrecisionIsAUsageError) {
+  const Outcome r = run(BATCHAI_EXE, small_run() + " --precision float16");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--precision"), std::string::npos) << r.err;
 }
 
 }  // namespace

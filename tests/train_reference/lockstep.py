@@ -61,8 +61,10 @@ features (within 3.29 standard deviations of a binomial). One mutation breaks th
 
 Usage: lockstep.py --data-dir DIR --out DIR [--exe build/tests/train_reference/train_reference_lockstep]
                    [--ranks 4] [--batch 32] [--steps 30] [--seed 1] [--threads 2] [--allreduce ring|mpi]
-                   [--augment] [--dropout] [--mutate WHAT] [--reuse]
-(--threads: the reference's; batchai's ranks take one thread each.)
+                   [--augment] [--dropout] [--mutate WHAT] [--reuse] [--precision float32|mixed_bfloat16]
+(--threads: the reference's; batchai's ranks take one thread each. --precision mixed_bfloat16: batchai's
+half rounds its convolutions' inputs to bfloat16; the bounds stay float32's, so the check then shows how
+far that rounding takes the step from the float64 one, next to what float32 rounding alone does.)
 DIR holds the CIFAR-10 binary files, plain or .xz (then decompressed once into OUT/data). --reuse
 keeps batchai's half from an earlier run with the same OUT. Prints the comparison; exits 0 when it
 passes, 1 when not, 77 (skipped) without the data, or without PyTorch (Debian's python3-torch)
@@ -362,6 +364,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--allreduce", choices=("ring", "mpi"), default="ring", help="batchai's, as batchai train's")
+    ap.add_argument("--precision", choices=("float32", "mixed_bfloat16"), default="float32",
+                    help="batchai's, as batchai train's")
     ap.add_argument("--augment", action="store_true", help="batchai augments; checked against the reference's")
     ap.add_argument("--dropout", action="store_true",
                     help="batchai drops; the reference applies Keras' dropout with its choices")
@@ -383,7 +387,8 @@ def main():
         subprocess.run(["mpirun", "-np", str(args.ranks), "--oversubscribe", "--bind-to", "none", checked_exe(args.exe),
                         "--data-dir", args.data_dir, "--out", args.out, "--batch", str(args.batch),
                         "--steps", str(args.steps), "--seed", str(args.seed), "--threads", "1",
-                        "--allreduce", args.allreduce] + (["--augment"] if args.augment else [])
+                        "--allreduce", args.allreduce, "--precision", args.precision]
+                       + (["--augment"] if args.augment else [])
                        + (["--dropout"] if args.dropout else []),
                        check=True, stdout=subprocess.DEVNULL, env=env, timeout=600 + 20 * args.steps)
     with open(os.path.join(args.out, "table.json")) as f:

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   std::string data_dir, out_dir;
   int batch = 32, steps = 30, threads = 1;
   unsigned seed = 1;
-  std::string allreduce = "ring";
+  std::string allreduce = "ring", precision = "float32";
   bool augment = false, dropout = false;
   app.add_option("--data-dir", data_dir, "CIFAR-10 binary files (plain)")->required();
   app.add_option("--out", out_dir, "Output folder")->required();
@@ -147,6 +147,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "CPU threads per rank")->check(CLI::Range(1, 256));
   app.add_option("--allreduce", allreduce, "As batchai train's: ring (shared memory on one host) or mpi")
       ->check(CLI::IsMember({"ring", "mpi"}));
+  app.add_option("--precision", precision, "As batchai train's: float32 or mixed_bfloat16")
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16"}));
   app.add_flag("--augment", augment, "Train on augmented images (shifts and flips) and write them to inputs.f32");
   app.add_flag("--dropout", dropout, "Train with dropout and write which features it keeps to kept.u8");
   CLI11_PARSE(app, argc, argv);
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
   o.seed = seed;
   o.threads = threads;
   o.allreduce = allreduce;
+  o.precision = precision;
   o.augmentation = augment;
   o.dropout = dropout;
   o.steps_per_epoch = 1;

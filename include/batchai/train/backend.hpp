@@ -159,11 +159,18 @@ class Backend {
 
 enum class BackendKind { kCpu, kCuda, kAuto };
 
+// The arithmetic of the step (TrainOptions::precision). kMixedBfloat16 is the CPU backend's only,
+// where oneDNN runs its bfloat16 kernels (onednn_runs_bf16 in src/train/cpu/dnnl_memory.hpp).
+enum class Precision { kFloat32, kMixedBfloat16 };
+Precision parse_precision(const std::string& text);  // "float32" | "mixed_bfloat16"
+
 // kCpu: the CPU backend. kCuda: the CUDA backend, registered directly (static links: tests,
 // benchmarks) or loaded from the plugin file `cuda_plugin` names (see below; the caller's
 // composition root chooses it, empty: none); throws batchai::Error when neither exists or no
-// device is present. kAuto: CUDA when available and a device exists, else CPU.
-std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin = {});
+// device is present. kAuto: CUDA when available and a device exists, else CPU. A precision the
+// backend it would make cannot run throws InvalidArgument.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int threads, const std::string& cuda_plugin = {},
+                                      Precision precision = Precision::kFloat32);
 BackendKind parse_backend_kind(const std::string& text);  // "cpu" | "cuda" | "auto"
 
 // Hook for the optional CUDA target. The factory returns null when no device is present.

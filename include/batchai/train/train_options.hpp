@@ -25,6 +25,9 @@ struct TrainOptions {
   std::string evaluate;          // score this saved .h5 on the test set instead of training
   int steps_per_epoch = 0;       // 0 = ceil(train images / batch) (/ size with --shard)
   std::string allreduce = "ring";  // ring | mpi
+  // float32 (Keras' default) | mixed_bfloat16: the CPU's convolutions of 16+ input channels take
+  // their inputs and kernels rounded to bfloat16 (float32 sums, outputs, weights and optimizer).
+  std::string precision = "float32";
   int synthetic = 0;             // > 0: train on this many generated images instead of CIFAR-10
   int validation_images = 0;     // 0 = the whole test set each epoch; > 0 = the first N
   double progress_interval_s = 5.0;  // seconds between progress lines when stdout is no terminal

@@ -14,7 +14,7 @@ constexpr const char* kTrainerPluginFile = "libbatchai_trainer.so";
 // Its one exported symbol, of type TrainerPluginEntry.
 constexpr const char* kTrainerPluginEntry = "batchai_trainer_main";
 // Raised whenever TrainOptions, TrainerPluginError or the entry's signature change.
-constexpr int kTrainerPluginAbi = 2;  // 2: TrainOptions::cuda_plugin
+constexpr int kTrainerPluginAbi = 3;  // 2: TrainOptions::cuda_plugin; 3: TrainOptions::precision
 // What the entry returns, touching nothing else, when `abi` or `options_size` is not its own.
 constexpr int kTrainerPluginAbiMismatch = -1;
 

@@ -49,6 +49,11 @@ void register_train_command(CLI::App& root, CliContext& ctx) {
                   "Gradient allreduce: ring (ours: shared memory within a host, ring across hosts) or mpi (MPI_Allreduce)")
       ->capture_default_str()
       ->check(CLI::IsMember({"ring", "mpi"}));
+  cmd->add_option("--precision", o->precision,
+                  "float32 (Keras' default) or mixed_bfloat16: convolutions of 16+ input channels on bfloat16 inputs "
+                  "and kernels, float32 sums, weights and optimizer (CPUs with AVX512-BF16 or AMX)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16"}));
   cmd->add_option("--synthetic", o->synthetic, "Train on N generated images instead of CIFAR-10 (CI)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--validation-images", o->validation_images,

@@ -30,8 +30,15 @@ double conv_flops(const ConvShape& s) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads)
+CpuBackend::CpuBackend(int threads, Precision precision)
     : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), dense_onednn_(dense_on_onednn()) {
+  if (precision == Precision::kMixedBfloat16) {
+    if (!onednn_runs_bf16()) {
+      throw InvalidArgument("--precision mixed_bfloat16 needs a CPU on which oneDNN runs its bfloat16 kernels "
+                            "(AVX512-BF16 or AMX); here it runs " + onednn_isa_name() + ". Use --precision float32");
+    }
+    bf16_convs_ = true;
+  }
   set_threads(threads);
 }
 CpuBackend::~CpuBackend() = default;
@@ -90,7 +97,7 @@ DnnlConv& CpuBackend::conv(const ConvShape& s, bool relu) {
   auto it = convs_.find(key);
   if (it == convs_.end()) {
     if (s.k != 3) throw InvalidArgument("the CPU backend supports 3x3 convolutions only");
-    it = convs_.emplace(key, std::make_unique<DnnlConv>(engine_, s, relu)).first;
+    it = convs_.emplace(key, std::make_unique<DnnlConv>(engine_, s, relu, bf16_convs_)).first;
   }
   return *it->second;
 }
@@ -336,7 +343,7 @@ bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& sec
   ConvShape a = first, b = second;
   a.x_layout = Layout::kNchw;
   a.y_layout = b.x_layout = b.y_layout = Layout::kNchw16c;
-  return DnnlConv(engine_, a, true).jit(false) && DnnlConv(engine_, b, true).jit(true);
+  return DnnlConv(engine_, a, true, bf16_convs_).jit(false) && DnnlConv(engine_, b, true, bf16_convs_).jit(true);
 }
 
 void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) {

@@ -28,7 +28,8 @@ bool openblas_core_runs_avx2(const std::string& core);
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads);
+  // Precision::kMixedBfloat16 throws InvalidArgument where oneDNN has no bfloat16 kernels.
+  explicit CpuBackend(int threads, Precision precision = Precision::kFloat32);
   ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
   bool computes_on_host() const override { return true; }
@@ -140,6 +141,7 @@ class CpuBackend final : public Backend {
   dnnl::stream stream_;
   bool dense_onednn_ = false;
   bool blocked_chains_ = true;
+  bool bf16_convs_ = false;  // Precision::kMixedBfloat16 (DnnlConv's bf16)
   bool pool_routes_ = true;
   std::map<ConvKey, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;

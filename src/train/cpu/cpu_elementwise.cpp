@@ -13,6 +13,7 @@
 #include <dnnl.hpp>
 
 #include "batchai/train/counter_rng.hpp"
+#include "cpu/dnnl_memory.hpp"
 #include "cpu/pool_bodies.hpp"
 
 namespace batchai::train::cpu {
@@ -173,16 +174,12 @@ BATCHAI_KERNEL_VARIANT(isa_base, "x86-64", , pool_window_plain)
 // one setting holds the whole backend to an older machine's ISA.
 const Kernels* widest_supported() {
   __builtin_cpu_init();
-  const auto onednn = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  auto onednn_has = [&](dnnl::cpu_isa isa) {
-    return (onednn & static_cast<unsigned>(isa)) == static_cast<unsigned>(isa);
-  };
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      onednn_has(dnnl::cpu_isa::avx512_core)) {
+      onednn_runs_avx512()) {
     return &isa_avx512::kKernels;
   }
-  if (__builtin_cpu_supports("avx2") && onednn_has(dnnl::cpu_isa::avx2)) return &isa_avx2::kKernels;
+  if (__builtin_cpu_supports("avx2") && onednn_runs_avx2()) return &isa_avx2::kKernels;
   return &isa_base::kKernels;
 }
 

@@ -57,12 +57,19 @@ void mirror_and_swap(const float* w, int k, int c, int out, float* swapped) {
 
 }  // namespace
 
-DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : shape_(s), engine_(engine) {
+DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bool bf16)
+    : shape_(s), engine_(engine), bf16_(bf16 && s.c >= 16) {
   const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
   const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
   const memory::desc x_md(src, dt::f32, tag_of(s.x_layout)), y_md(dst, dt::f32, tag_of(s.y_layout));
+  // What the kernels read: x, dy and the kernel in float32, or rounded to bfloat16.
+  const dt low = bf16_ ? dt::bf16 : dt::f32;
+  const memory::desc x_read(src, low, tag_of(s.x_layout)), dy_read(dst, low, tag_of(s.y_layout));
   const memory::desc nchw_md(src, dt::f32, tag::nchw);
-  const memory::desc any_w(wei, dt::f32, tag::any), bias_md(bias, dt::f32, tag::x);
+  const memory::desc any_w(wei, low, tag::any), bias_md(bias, dt::f32, tag::x);
+  const memory::desc any_dw(wei, dt::f32, tag::any);
+  x_md_ = x_md;
+  y_md_ = y_md;
   user_w_md_ = memory::desc(wei, dt::f32, tag::hwio);
   dnnl::primitive_attr attr;
   if (relu) {
@@ -72,17 +79,23 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
   }
   fwd_pd_ = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                      x_md, any_w, bias_md, y_md, strides, pad, pad),
+                                      x_read, any_w, bias_md, y_md, strides, pad, pad),
       attr, engine);
   bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
-      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, any_w, y_md, strides,
+      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, any_w, dy_read, strides,
                                             pad, pad),
       engine, fwd_pd_);
   bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_md, any_w, bias_md, y_md,
-                                               strides, pad, pad),
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_read, any_dw, bias_md,
+                                               dy_read, strides, pad, pad),
       engine, fwd_pd_);
-  if (wants_blocked_weight_gradient(s)) {
+  if (bf16_) {
+    x_low_ = memory(x_read, engine);
+    dy_low_ = memory(dy_read, engine);
+    x_to_low_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, x_md, engine, x_read));
+    dy_to_low_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, y_md, engine, dy_read));
+  }
+  if (!bf16_ && wants_blocked_weight_gradient(s)) {
     const memory::desc dy_md(dst, dt::f32, tag::nChw16c);
     const auto hint = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
@@ -106,7 +119,7 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu) : 
     const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
     const auto pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        y_md, memory::desc(swapped, dt::f32, tag::any), x_md, strides, full_pad,
+                                        dy_read, memory::desc(swapped, low, tag::any), x_md, strides, full_pad,
                                         full_pad),
         engine);
     if (is_jit(pd.impl_info_str())) {
@@ -139,10 +152,25 @@ bool DnnlConv::jit(bool with_data_gradient) const {
          (!with_data_gradient || data_as_forward_ || is_jit(bwd_data_pd_.impl_info_str()));
 }
 
+memory DnnlConv::rounded_x(dnnl::stream& stream, const float* x) {
+  memory user = wrap(x_md_, engine_, x);
+  x_to_low_.execute(stream, user, x_low_);
+  return x_low_;
+}
+
+memory DnnlConv::rounded_dy(dnnl::stream& stream, const float* dy) {
+  if (dy != dy_low_from_) {
+    memory user = wrap(y_md_, engine_, dy);
+    dy_to_low_.execute(stream, user, dy_low_);
+    dy_low_from_ = dy;
+  }
+  return dy_low_;
+}
+
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
-  fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(fwd_pd_.src_desc(), engine_, x)},
+  fwd_.execute(stream, {{DNNL_ARG_SRC, bf16_ ? rounded_x(stream, x) : wrap(fwd_pd_.src_desc(), engine_, x)},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
                         {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
@@ -155,8 +183,11 @@ void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const floa
     x_to_nchw_.execute(stream, user_x, x_nchw_);
     x = static_cast<const float*>(x_nchw_.get_data_handle());
   }
-  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, wrap(bwd_weights_pd_.src_desc(), engine_, x)},
-                                {DNNL_ARG_DIFF_DST, wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy)},
+  dy_low_from_ = nullptr;  // dy may hold new values at the same address: round it again
+  const memory src = bf16_ ? rounded_x(stream, x) : wrap(bwd_weights_pd_.src_desc(), engine_, x);
+  const memory diff = bf16_ ? rounded_dy(stream, dy) : wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
+  bwd_weights_.execute(stream, {{DNNL_ARG_SRC, src},
+                                {DNNL_ARG_DIFF_DST, diff},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
                                 {DNNL_ARG_DIFF_BIAS, db_}});
   stream.wait();
@@ -171,11 +202,13 @@ void DnnlConv::accumulate_weights(dnnl::stream& stream, float* dw, float* db) {
 }
 
 void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx) {
+  const memory diff = bf16_ ? rounded_dy(stream, dy) : wrap(y_md_, engine_, dy);
+  dy_low_from_ = nullptr;
   if (data_as_forward_) {
     mirror_and_swap(w, shape_.k, shape_.c, shape_.out, w_swapped_.data());
     memory swapped = wrap(swapped_md_, engine_, w_swapped_.data());
     w_to_bwd_.execute(stream, swapped, w_bwd_);
-    data_fwd_.execute(stream, {{DNNL_ARG_SRC, wrap(data_fwd_pd_.src_desc(), engine_, dy)},
+    data_fwd_.execute(stream, {{DNNL_ARG_SRC, diff},
                                {DNNL_ARG_WEIGHTS, w_bwd_},
                                {DNNL_ARG_DST, wrap(data_fwd_pd_.dst_desc(), engine_, dx)}});
     stream.wait();
@@ -183,7 +216,7 @@ void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* 
   }
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_bwd_.execute(stream, user_w, w_bwd_);
-  bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, wrap(bwd_data_pd_.diff_dst_desc(), engine_, dy)},
+  bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, diff},
                              {DNNL_ARG_WEIGHTS, w_bwd_},
                              {DNNL_ARG_DIFF_SRC, wrap(bwd_data_pd_.diff_src_desc(), engine_, dx)}});
   stream.wait();

@@ -1,7 +1,8 @@
 // oneDNN convolution for the CPU backend: activations in the layouts ConvShape gives (NHWC, or
 // nChw16c in a blocked chain), weights taken from the arena in Keras (kh, kw, in, out) = oneDNN
 // "hwio" and reordered each step into the blocked format the JIT kernels want; bias + ReLU fused
-// as a post-op. Primitives are created once per shape and layouts, and reused.
+// as a post-op. Primitives are created once per shape and layouts, and reused. In mixed precision
+// (bf16) they compute on bfloat16 copies of x, dy and the kernel.
 #pragma once
 #include <string>
 #include <vector>
@@ -14,7 +15,12 @@ namespace batchai::train::cpu {
 
 class DnnlConv {
  public:
-  DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu);
+  // bf16 (Precision::kMixedBfloat16; the caller checks onednn_runs_bf16()): a convolution of 16 or
+  // more input channels runs oneDNN's bfloat16 kernels on x, dy and the kernel rounded to
+  // bfloat16 (to nearest even), and sums and writes float32. A first layer's (few channels) stays
+  // float32: its weight gradient is a few-channel kernel, and the image enters unrounded.
+  DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu, bool bf16 = false);
+  bool bf16() const { return bf16_; }
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
   // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU, and
@@ -30,7 +36,9 @@ class DnnlConv {
   bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
-  // dx = dL/dx (on AVX-512 as a forward convolution of dy: see data_as_forward_).
+  // dx = dL/dx (on AVX-512 as a forward convolution of dy: see data_as_forward_). In bf16, the
+  // rounded dy that backward_weights made serves when dy is the same array (conv2d_backward
+  // calls the two back to back on one dy); any other call rounds dy again.
   void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
   // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
   std::string kernels() const;
@@ -52,6 +60,14 @@ class DnnlConv {
   std::vector<float> w_swapped_;
   dnnl::memory::desc swapped_md_;
   bool dy_to_blocked_ = false;
+  // bf16: x and dy rounded into arrays of their own, in their layouts (x_md_ and y_md_ as float32).
+  bool bf16_ = false;
+  dnnl::memory::desc x_md_, y_md_;
+  dnnl::memory x_low_, dy_low_;
+  dnnl::reorder x_to_low_, dy_to_low_;
+  const float* dy_low_from_ = nullptr;  // the dy that dy_low_ holds, for the next backward_data only
+  dnnl::memory rounded_x(dnnl::stream& stream, const float* x);
+  dnnl::memory rounded_dy(dnnl::stream& stream, const float* dy);
   dnnl::memory::desc user_w_md_;  // hwio
   dnnl::memory x_nchw_;  // dy_to_blocked() only: the weight gradient's copy of x
   dnnl::reorder x_to_nchw_;

@@ -25,8 +25,10 @@ struct LayerLimit {
   PhaseLimit forward, backward_data, backward_weights;
 };
 
-// `reps` timed executions (after a few untimed ones) per variant and phase.
-LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& shape, bool relu, int reps);
+// `reps` timed executions (after a few untimed ones) per variant and phase. bf16: the primitives
+// of mixed precision (bfloat16 x, dy and kernel; float32 outputs), as DnnlConv's bf16 runs them.
+LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& shape, bool relu, int reps,
+                      bool bf16 = false);
 LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& shape, bool relu, int reps);
 
 // Median seconds of `reps` calls of fn (after 3 untimed ones); with `evict`, each call follows a
@@ -35,8 +37,5 @@ double median_seconds(int reps, const std::function<void()>& fn, bool evict = fa
 
 // Print every variant's time as it is measured (train_bench --variants).
 void show_variants(bool on);
-
-// The name oneDNN gives its effective ISA (dnnl::get_effective_cpu_isa()).
-std::string effective_isa_name();
 
 }  // namespace batchai::bench

@@ -25,6 +25,7 @@ struct RooflineInput {
   double step_seconds = 0.0;      // the median step
   double step_flops = 0.0;        // floating-point operations of one step
   const train::cpu::CpuProfile* profile = nullptr;  // summed over `steps` steps
+  bool bf16 = false;  // the step ran in mixed precision: its convolutions' limits are bf16 ones
   std::vector<ExtraRow> extra;
 };
 

@@ -9,6 +9,7 @@
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--window 10]
 //                    [--roofline [--limit-reps 20]]
 //                    [--no-blocked-chain] [--prepare-ahead] [--no-folding] [--no-routes]
+//                    [--precision float32|mixed_bfloat16]
 //        (--variants: --roofline, also printing every format variant the limits tried;
 //         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
 //         batch prepared on a helper thread as before; --no-folding: dense_1's weight gradient stored
@@ -31,6 +32,7 @@
 
 #include "augment.hpp"
 #include "cpu/cpu_backend.hpp"
+#include "cpu/dnnl_memory.hpp"
 #include "optimizer.hpp"
 #include "layer_limits.hpp"
 #include "roofline.hpp"
@@ -124,6 +126,7 @@ long peak_rss_mb() {
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20, window = 10;
   bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true, routes = true;
+  std::string precision = "float32";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--prepare-ahead") {
@@ -151,6 +154,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "option %s needs a value\n", a.c_str());
       return 2;
     }
+    if (a == "--precision") {
+      precision = argv[++i];
+      continue;
+    }
     const int v = std::atoi(argv[++i]);
     if (a == "--threads") threads = v;
     else if (a == "--batch") batch = v;
@@ -168,7 +175,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string load_before = loadavg();
-  auto backend = bt::make_backend(bt::BackendKind::kCpu, threads);  // sets the OpenMP team's size
+  const bt::Precision arithmetic = bt::parse_precision(precision);
+  auto backend = bt::make_backend(bt::BackendKind::kCpu, threads, {}, arithmetic);  // sets the OpenMP team's size
   const Rate blas = sgemm_rate(1024, 1024, 1024, threads, false);
   const Rate dnnl = sgemm_rate(1024, 1024, 1024, threads, true);
   const Rate conv_shape = sgemm_rate(batch * 169, 64, 576, threads, false);  // conv2d_4's forward GEMM shape
@@ -278,7 +286,7 @@ int main(int argc, char** argv) {
   if (roofline && cpu != nullptr) {
     const dnnl_version_t* v = dnnl_version();
     std::printf("oneDNN %d.%d.%d, effective ISA %s; OpenBLAS core %s (%s)\n", v->major, v->minor, v->patch,
-                batchai::bench::effective_isa_name().c_str(), openblas_get_corename(), openblas_get_config());
+                bt::cpu::onednn_isa_name().c_str(), openblas_get_corename(), openblas_get_config());
     for (const auto& k : cpu->kernels()) std::printf("  %s\n", k.c_str());
     batchai::bench::RooflineInput in;
     in.specs = bt::tutorial_network();
@@ -286,6 +294,7 @@ int main(int argc, char** argv) {
     std::sort(step_s.begin(), step_s.end());
     in.sgemm_gflops = anchor, in.step_seconds = step_s[step_s.size() / 2], in.step_flops = flops * batch;
     in.profile = &profile;
+    in.bf16 = arithmetic == bt::Precision::kMixedBfloat16;
     // Augmentation timed here alone on this thread (in the step it runs on the team or the helper).
     std::vector<float> bx(static_cast<std::size_t>(batch) * bt::kCifarImageBytes), by(batch);
     const double augment_s = batchai::bench::median_seconds(limit_reps, [&] {
