@@ -7,6 +7,7 @@
 # Usage: tests/bench/train/run.sh [BUILD_DIR] [THREADS] [ROUNDS]   (BUILD_DIR holds tests/bench/train/train_bench)
 # Environment: ANCHOR=<another train_bench>  also runs that binary (e.g. one built from an older
 #              commit) in every round, for a before/after ratio in the same run;
+#              BENCH_ARGS="--precision mixed_bfloat16"  passes those to ours only (not to ANCHOR);
 #              PREFIX="chrt -f 10"  runs every command under that prefix (on a machine shared
 #              with other work, a real-time class keeps other processes from taking time slices
 #              out of the step; the figures then stand for a quiet machine).
@@ -17,6 +18,7 @@ threads=${2:-2}
 rounds=${3:-3}
 prefix=${PREFIX:-}
 anchor=${ANCHOR:-}
+bench_args=${BENCH_ARGS:-}
 bench="$build/tests/bench/train/train_bench"
 [ -x "$bench" ] || { echo "run.sh: $bench not found; build the train_bench target first" >&2; exit 1; }
 [ -z "$anchor" ] || [ -x "$anchor" ] || { echo "run.sh: ANCHOR=$anchor is not an executable" >&2; exit 1; }
@@ -29,7 +31,8 @@ share() { printf '%s\n' "$1" | sed -n 's/.*= \([0-9]*\)% of sgemm.*/\1/p'; }
 window() { printf '%s\n' "$1" | sed -n 's/.*share median \([0-9]*\)%.*/\1/p'; }
 i=0
 while [ "$i" -lt "$rounds" ]; do
-  out=$($prefix "$bench" --threads "$threads" --steps 60)
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of words
+  out=$($prefix "$bench" --threads "$threads" --steps 60 $bench_args)
   printf '%s\n' "$out"
   ours="$ours $(result "$out")" share_ours="$share_ours $(share "$out")" window_ours="$window_ours $(window "$out")"
   if [ -n "$anchor" ]; then
