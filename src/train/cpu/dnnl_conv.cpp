@@ -58,7 +58,7 @@ void mirror_and_swap(const float* w, int k, int c, int out, float* swapped) {
 }  // namespace
 
 DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bool bf16)
-    : shape_(s), engine_(engine), bf16_(bf16 && s.c >= 16) {
+    : shape_(s), engine_(engine), bf16_(conv_runs_bf16(s, bf16)) {
   const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
   const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
   const memory::desc x_md(src, dt::f32, tag_of(s.x_layout)), y_md(dst, dt::f32, tag_of(s.y_layout));

@@ -13,10 +13,14 @@
 
 namespace batchai::train::cpu {
 
+// Whether a convolution of shape s runs in bfloat16 when the run asks for mixed precision: from 16
+// input channels on (see DnnlConv's constructor).
+inline bool conv_runs_bf16(const ConvShape& s, bool mixed_precision) { return mixed_precision && s.c >= 16; }
+
 class DnnlConv {
  public:
   // bf16 (Precision::kMixedBfloat16; the caller checks onednn_runs_bf16()): a convolution of 16 or
-  // more input channels runs oneDNN's bfloat16 kernels on x, dy and the kernel rounded to
+  // more input channels (conv_runs_bf16) runs oneDNN's bfloat16 kernels on x, dy and the kernel rounded to
   // bfloat16 (to nearest even), and sums and writes float32. A first layer's (few channels) stays
   // float32: its weight gradient is a few-channel kernel, and the image enters unrounded.
   DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu, bool bf16 = false);

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cpu/dnnl_conv.hpp"
 #include "layer_limits.hpp"
 
 namespace batchai::bench {
@@ -58,8 +59,8 @@ void print_roofline(const RooflineInput& in) {
     switch (spec.kind) {
       case bt::LayerKind::kConv: {
         const bt::ConvShape s{in.batch, l.ih, l.iw, l.ic, l.oc, bt::kConvKernel, spec.same ? 1 : 0};
-        // As DnnlConv runs them: in bf16 from 16 input channels on.
-        const LayerLimit lim = conv_limit(engine, s, spec.relu, in.limit_reps, in.bf16 && s.c >= 16);
+        const LayerLimit lim =
+            conv_limit(engine, s, spec.relu, in.limit_reps, cpu::conv_runs_bf16(s, in.bf16));
         const std::string label = cpu::conv_shape_label(s);
         out.row(spec.name, "fwd", find(p, "conv", label, "fwd"), &lim.forward);
         out.row(spec.name, "bwd-data", find(p, "conv", label, "bwd-data"), &lim.backward_data);
