@@ -144,6 +144,38 @@ TEST_F(ConvBf16, DataGradientRoundsEachNewDy) {
   expect_dx_of(other, "the same array with new values");
 }
 
+// The weight gradient reads the forward's rounded x when given the array that forward read, once
+// (backprop's contract: x unchanged since); another array, or the same one a second time, is
+// rounded afresh. The reuse is seen by breaking the contract: new values in x after the forward.
+TEST_F(ConvBf16, WeightGradientReusesTheForwardsRoundedXOnce) {
+  const ConvShape s{2, 8, 8, 32, 32, 3, 1};
+  const Case c = random_case(s);
+  std::mt19937 rng(11);
+  const std::vector<float> other = testing::random_floats(c.x.size(), rng, -1, 1);
+  DnnlConv conv(eng, s, false, true);
+  std::vector<float> x = c.x, y(c.dy.size()), dw;
+  const auto expect_dw_of = [&](const std::vector<float>& from, const char* what) {
+    dw.assign(c.w.size() + c.b.size(), 0.0f);
+    conv.backward_weights(st, x.data(), c.dy.data());
+    conv.accumulate_weights(st, dw.data(), dw.data() + c.w.size());
+    EXPECT_LT(testing::relative_error(dw, testing::ref_conv_weight_gradient(s, to_bf16(from), to_bf16(c.dy))), 1e-5)
+        << what;
+  };
+  conv.forward(st, other.data(), c.w.data(), c.b.data(), y.data());
+  expect_dw_of(c.x, "another array than the forward's");
+  conv.forward(st, x.data(), c.w.data(), c.b.data(), y.data());
+  x = other;  // the same array, new values: the forward's rounding still serves
+  expect_dw_of(c.x, "the forward's array");
+  expect_dw_of(other, "the same array a second time");
+  conv.forward(st, x.data(), c.w.data(), c.b.data(), y.data());
+  x = c.x;  // a forward on new values in the array of the forward before it
+  conv.forward(st, x.data(), c.w.data(), c.b.data(), y.data());
+  const testing::Vec ref =
+      testing::ref_conv(s, as_doubles(to_bf16(c.x)), as_doubles(to_bf16(c.w)), as_doubles(c.b), false);
+  EXPECT_LT(testing::relative_error(y, ref), 1e-5) << "a forward reading its array's earlier values";
+  expect_dw_of(c.x, "the second forward's array");
+}
+
 // The first layer (3 input channels) stays float32 in mixed precision.
 TEST_F(ConvBf16, FewInputChannelsStayFloat32) {
   EXPECT_FALSE(DnnlConv(eng, ConvShape{2, 8, 8, 3, 32, 3, 1}, true, true).bf16());

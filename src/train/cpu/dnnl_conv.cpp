@@ -153,8 +153,11 @@ bool DnnlConv::jit(bool with_data_gradient) const {
 }
 
 memory DnnlConv::rounded_x(dnnl::stream& stream, const float* x) {
-  memory user = wrap(x_md_, engine_, x);
-  x_to_low_.execute(stream, user, x_low_);
+  if (x != x_low_from_) {
+    memory user = wrap(x_md_, engine_, x);
+    x_to_low_.execute(stream, user, x_low_);
+    x_low_from_ = x;
+  }
   return x_low_;
 }
 
@@ -170,6 +173,7 @@ memory DnnlConv::rounded_dy(dnnl::stream& stream, const float* dy) {
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
+  x_low_from_ = nullptr;  // x holds new values, maybe at the same address: round it again
   fwd_.execute(stream, {{DNNL_ARG_SRC, bf16_ ? rounded_x(stream, x) : wrap(fwd_pd_.src_desc(), engine_, x)},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
@@ -185,6 +189,7 @@ void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const floa
   }
   dy_low_from_ = nullptr;  // dy may hold new values at the same address: round it again
   const memory src = bf16_ ? rounded_x(stream, x) : wrap(bwd_weights_pd_.src_desc(), engine_, x);
+  x_low_from_ = nullptr;
   const memory diff = bf16_ ? rounded_dy(stream, dy) : wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
   bwd_weights_.execute(stream, {{DNNL_ARG_SRC, src},
                                 {DNNL_ARG_DIFF_DST, diff},

@@ -28,7 +28,9 @@ class DnnlConv {
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
   // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU, and
-  // when dy_to_blocked() be in oneDNN's nChw16c (relu_mask_to_blocked16).
+  // when dy_to_blocked() be in oneDNN's nChw16c (relu_mask_to_blocked16). x must hold what the
+  // forward read (backprop's contract): in bf16, the forward's rounded x serves when x is the array
+  // the last forward read, once; any other x is rounded again.
   void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
   // For a convolution of few input channels (the first layer) with NHWC x and y: its weight
   // gradient runs the JIT kernel on an NCHW copy of x and on dy in nChw16c, which the caller
@@ -70,6 +72,7 @@ class DnnlConv {
   dnnl::memory x_low_, dy_low_;
   dnnl::reorder x_to_low_, dy_to_low_;
   const float* dy_low_from_ = nullptr;  // the dy that dy_low_ holds, for the next backward_data only
+  const float* x_low_from_ = nullptr;   // the x that x_low_ holds, for the next backward_weights only
   dnnl::memory rounded_x(dnnl::stream& stream, const float* x);
   dnnl::memory rounded_dy(dnnl::stream& stream, const float* dy);
   dnnl::memory::desc user_w_md_;  // hwio
