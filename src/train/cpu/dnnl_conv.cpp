@@ -36,8 +36,10 @@ bool is_jit(const std::string& impl) { return impl.rfind("jit", 0) == 0 || impl.
 // its forward kernels do that faster than its data-gradient kernels (a 2-vCPU Emerald Rapids
 // Xeon, 8 alternating pairs of train_bench: conv2d_2's backward 5.36 against 5.75 ms, conv2d_3's
 // and conv2d_4's 3% less; on an AMD Zen 4, 8 pairs: img/s x1.02 against the data-gradient
-// kernels, faster in 5); held to AVX2 they are slower (7-12% more), so AVX2 keeps its own.
-bool data_gradient_as_forward() { return onednn_runs_avx512(); }
+// kernels, faster in 5); held to AVX2 they are slower (7-12% more), so AVX2 keeps its own. In
+// bfloat16 it is the other way round (Zen 4, the roofline in the step: conv2d_3's and conv2d_4's
+// data gradients 0.57 and 1.00 ms against 0.64 and 1.16 as forward convolutions).
+bool data_gradient_as_forward(bool bf16) { return !bf16 && onednn_runs_avx512(); }
 
 // w (kh, kw, c, out) in hwio to the kernel of that convolution, (kh, kw, out, c): each tap from
 // its mirror tap, transposed.
@@ -115,7 +117,7 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
-  if (data_gradient_as_forward()) {
+  if (data_gradient_as_forward(bf16_)) {
     const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
     const auto pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,

@@ -42,9 +42,9 @@ class DnnlConv {
   bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
-  // dx = dL/dx (on AVX-512 as a forward convolution of dy: see data_as_forward_). In bf16, the
-  // rounded dy that backward_weights made serves when dy is the same array (conv2d_backward
-  // calls the two back to back on one dy); any other call rounds dy again.
+  // dx = dL/dx (in float32 on AVX-512 as a forward convolution of dy: see data_as_forward_). In
+  // bf16, the rounded dy that backward_weights made serves when dy is the same array
+  // (conv2d_backward calls the two back to back on one dy); any other call rounds dy again.
   void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
   // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
   std::string kernels() const;
