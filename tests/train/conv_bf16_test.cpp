@@ -79,6 +79,12 @@ class ConvBf16 : public ::testing::Test {
     return testing::relayout(eng, st, dx, s.n, s.c, s.h, s.w, layout_of(s.x_layout), tag::nhwc);
   }
 
+  // Another array of random floats, for the tests of which array a rounded copy serves.
+  static std::vector<float> other_floats(std::size_t count, unsigned seed) {
+    std::mt19937 rng(seed);
+    return testing::random_floats(count, rng, -1, 1);
+  }
+
   void check_phases(const ConvShape& s) {
     const Case c = random_case(s);
     const std::vector<float> xr = to_bf16(c.x), wr = to_bf16(c.w), dyr = to_bf16(c.dy);
@@ -125,8 +131,7 @@ TEST_F(ConvBf16, ValidPaddingBlocked) {
 TEST_F(ConvBf16, DataGradientRoundsEachNewDy) {
   const ConvShape s{2, 8, 8, 32, 32, 3, 1};
   const Case c = random_case(s);
-  std::mt19937 rng(9);
-  const std::vector<float> other = testing::random_floats(c.dy.size(), rng, -1, 1);
+  const std::vector<float> other = other_floats(c.dy.size(), 9);
   DnnlConv conv(eng, s, false, true);
   std::vector<float> dy = c.dy, dx(c.x.size()), dw(c.w.size() + c.b.size(), 0.0f);
   const auto expect_dx_of = [&](const std::vector<float>& g, const char* what) {
@@ -150,8 +155,7 @@ TEST_F(ConvBf16, DataGradientRoundsEachNewDy) {
 TEST_F(ConvBf16, WeightGradientReusesTheForwardsRoundedXOnce) {
   const ConvShape s{2, 8, 8, 32, 32, 3, 1};
   const Case c = random_case(s);
-  std::mt19937 rng(11);
-  const std::vector<float> other = testing::random_floats(c.x.size(), rng, -1, 1);
+  const std::vector<float> other = other_floats(c.x.size(), 11);
   DnnlConv conv(eng, s, false, true);
   std::vector<float> x = c.x, y(c.dy.size()), dw;
   const auto expect_dw_of = [&](const std::vector<float>& from, const char* what) {
