@@ -1,6 +1,7 @@
 // DnnlConv's data gradient: where oneDNN runs AVX-512 it is a forward convolution of dy with the
 // kernel mirrored and its channels swapped (dnnl_conv.cpp), elsewhere oneDNN's data-gradient
-// primitive. Either must give dL/dx as the definition does, for "same" and "valid" padding, in
+// primitive, and in bfloat16 (mixed precision) the data-gradient kernels unless only the forward
+// ones run AMX. Either must give dL/dx as the definition does, for "same" and "valid" padding, in
 // NHWC and in the blocked layout.
 #include <gtest/gtest.h>
 
@@ -47,6 +48,19 @@ TEST(ConvDataGradient, ValidPaddingNhwc) { check_data_gradient(ConvShape{3, 9, 9
 TEST(ConvDataGradient, ValidPaddingBlocked) {
   if (!onednn_runs_avx512()) GTEST_SKIP() << "oneDNN's blocked kernels here are its reference ones";
   check_data_gradient(ConvShape{2, 12, 12, 32, 32, 3, 0, Layout::kNchw16c, Layout::kNchw16c});
+}
+
+// Which formulation runs, from the implementations oneDNN chose for the two (names as oneDNN
+// 2.6 gives them).
+TEST(ConvDataGradient, FormulationByPrecisionAndIsa) {
+  const std::string brg = "brgconv:avx512_core", jit_bf16 = "jit_bf16:avx512_core_bf16";
+  const std::string brg_bf16 = "brgconv:avx512_core_bf16", amx = "brgconv:avx512_core_amx";
+  EXPECT_TRUE(data_gradient_as_forward(true, false, "jit:avx512_core", brg));
+  EXPECT_FALSE(data_gradient_as_forward(false, false, "jit:avx2", "jit:avx2")) << "AVX2 keeps its own";
+  EXPECT_FALSE(data_gradient_as_forward(true, false, "jit:avx512_core", "ref:any")) << "never a reference kernel";
+  EXPECT_FALSE(data_gradient_as_forward(true, true, jit_bf16, brg_bf16)) << "bfloat16, the same ISA";
+  EXPECT_TRUE(data_gradient_as_forward(true, true, jit_bf16, amx)) << "only the forward on AMX";
+  EXPECT_FALSE(data_gradient_as_forward(true, true, "brgconv_bwd_d:avx512_core_amx", amx)) << "both on AMX";
 }
 
 }  // namespace

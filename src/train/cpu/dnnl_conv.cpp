@@ -31,15 +31,7 @@ bool wants_blocked_weight_gradient(const ConvShape& s) {
 // oneDNN's JIT kernels ("jit:...", "brgconv:..."), not its reference ones, a hundred times slower.
 bool is_jit(const std::string& impl) { return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0; }
 
-// The data gradient of a stride-1 convolution is itself a convolution: dy, padded by k - 1 - pad,
-// with the kernel mirrored and its input and output channels swapped. Where oneDNN runs AVX-512
-// its forward kernels do that faster than its data-gradient kernels (a 2-vCPU Emerald Rapids
-// Xeon, 8 alternating pairs of train_bench: conv2d_2's backward 5.36 against 5.75 ms, conv2d_3's
-// and conv2d_4's 3% less; on an AMD Zen 4, 8 pairs: img/s x1.02 against the data-gradient
-// kernels, faster in 5); held to AVX2 they are slower (7-12% more), so AVX2 keeps its own. In
-// bfloat16 it is the other way round (Zen 4, the roofline in the step: conv2d_3's and conv2d_4's
-// data gradients 0.57 and 1.00 ms against 0.64 and 1.16 as forward convolutions).
-bool data_gradient_as_forward(bool bf16) { return !bf16 && onednn_runs_avx512(); }
+bool runs_amx(const std::string& impl) { return impl.find("amx") != std::string::npos; }
 
 // w (kh, kw, c, out) in hwio to the kernel of that convolution, (kh, kw, out, c): each tap from
 // its mirror tap, transposed.
@@ -58,6 +50,21 @@ void mirror_and_swap(const float* w, int k, int c, int out, float* swapped) {
 }
 
 }  // namespace
+
+// The data gradient of a stride-1 convolution is itself a convolution: dy, padded by k - 1 - pad,
+// with the kernel mirrored and its input and output channels swapped. Where oneDNN runs AVX-512
+// its forward kernels do that faster than its data-gradient kernels (a 2-vCPU Emerald Rapids
+// Xeon, 8 alternating pairs of train_bench: conv2d_2's backward 5.36 against 5.75 ms, conv2d_3's
+// and conv2d_4's 3% less; on an AMD Zen 4, 8 pairs: img/s x1.02 against the data-gradient
+// kernels, faster in 5); held to AVX2 they are slower (7-12% more), so AVX2 keeps its own. In
+// bfloat16 it is the other way round (Zen 4, the roofline in the step: conv2d_3's and conv2d_4's
+// data gradients 0.57 and 1.00 ms against 0.64 and 1.16 as forward convolutions), unless only the
+// forward kernels run AMX, whose tiles multiply bfloat16 several times faster (not measured: no
+// AMX CPU since mixed precision exists).
+bool data_gradient_as_forward(bool avx512, bool bf16, const std::string& direct, const std::string& as_forward) {
+  if (!avx512 || !is_jit(as_forward)) return false;
+  return !bf16 || (runs_amx(as_forward) && !runs_amx(direct));
+}
 
 DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bool bf16)
     : shape_(s), engine_(engine), bf16_(conv_runs_bf16(s, bf16)) {
@@ -117,14 +124,14 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
-  if (data_gradient_as_forward(bf16_)) {
+  if (onednn_runs_avx512()) {
     const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
     const auto pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                         dy_read, memory::desc(swapped, low, tag::any), x_md, strides, full_pad,
                                         full_pad),
         engine);
-    if (is_jit(pd.impl_info_str())) {
+    if (data_gradient_as_forward(true, bf16_, bwd_data_pd_.impl_info_str(), pd.impl_info_str())) {
       data_as_forward_ = true;
       data_fwd_pd_ = pd;
       data_fwd_ = dnnl::convolution_forward(pd);

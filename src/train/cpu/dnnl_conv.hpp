@@ -17,6 +17,10 @@ namespace batchai::train::cpu {
 // input channels on (see DnnlConv's constructor).
 inline bool conv_runs_bf16(const ConvShape& s, bool mixed_precision) { return mixed_precision && s.c >= 16; }
 
+// Whether a stride-1 convolution's data gradient runs as a forward convolution of dy (the .cpp says
+// why), given the implementations oneDNN chose for the data-gradient primitive and for that one.
+bool data_gradient_as_forward(bool avx512, bool bf16, const std::string& direct, const std::string& as_forward);
+
 class DnnlConv {
  public:
   // bf16 (Precision::kMixedBfloat16; the caller checks onednn_runs_bf16()): a convolution of 16 or
