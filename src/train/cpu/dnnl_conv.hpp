@@ -46,9 +46,9 @@ class DnnlConv {
   bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
-  // dx = dL/dx (in float32 on AVX-512 as a forward convolution of dy: see data_as_forward_). In
-  // bf16, the rounded dy that backward_weights made serves when dy is the same array
-  // (conv2d_backward calls the two back to back on one dy); any other call rounds dy again.
+  // dx = dL/dx, as a forward convolution of dy where data_gradient_as_forward says so. In bf16,
+  // the rounded dy that backward_weights made serves when dy is the same array (conv2d_backward
+  // calls the two back to back on one dy); any other call rounds dy again.
   void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
   // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
   std::string kernels() const;
@@ -62,7 +62,7 @@ class DnnlConv {
   dnnl::convolution_forward fwd_;
   dnnl::convolution_backward_data bwd_data_;
   dnnl::convolution_backward_weights bwd_weights_;
-  // The data gradient as a forward convolution of dy (data_gradient_as_forward in the .cpp): the
+  // The data gradient as a forward convolution of dy (data_gradient_as_forward): the
   // kernel mirrored with its channels swapped, w_swapped_ in hwio (k, k, out, c), padding k-1-pad.
   bool data_as_forward_ = false;
   dnnl::convolution_forward::primitive_desc data_fwd_pd_;
