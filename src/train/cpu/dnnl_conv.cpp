@@ -77,7 +77,6 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
   const memory::desc nchw_md(src, dt::f32, tag::nchw);
   const memory::desc any_w(wei, low, tag::any), bias_md(bias, dt::f32, tag::x);
   const memory::desc any_dw(wei, dt::f32, tag::any);
-  x_md_ = x_md;
   y_md_ = y_md;
   user_w_md_ = memory::desc(wei, dt::f32, tag::hwio);
   dnnl::primitive_attr attr;
@@ -99,10 +98,8 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
                                                dy_read, strides, pad, pad),
       engine, fwd_pd_);
   if (bf16_) {
-    x_low_ = memory(x_read, engine);
-    dy_low_ = memory(dy_read, engine);
-    x_to_low_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, x_md, engine, x_read));
-    dy_to_low_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, y_md, engine, dy_read));
+    x_low_ = RoundedCopy(engine, x_md, x_read);
+    dy_low_ = RoundedCopy(engine, y_md, dy_read);
   }
   if (!bf16_ && wants_blocked_weight_gradient(s)) {
     const memory::desc dy_md(dst, dt::f32, tag::nChw16c);
@@ -161,29 +158,29 @@ bool DnnlConv::jit(bool with_data_gradient) const {
          (!with_data_gradient || data_as_forward_ || is_jit(bwd_data_pd_.impl_info_str()));
 }
 
-memory DnnlConv::rounded_x(dnnl::stream& stream, const float* x) {
-  if (x != x_low_from_) {
-    memory user = wrap(x_md_, engine_, x);
-    x_to_low_.execute(stream, user, x_low_);
-    x_low_from_ = x;
-  }
-  return x_low_;
+DnnlConv::RoundedCopy::RoundedCopy(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to)
+    : engine_(engine),
+      from_(from),
+      low_(to, engine),
+      to_low_(dnnl::reorder::primitive_desc(engine, from, engine, to)) {}
+
+memory DnnlConv::RoundedCopy::round(dnnl::stream& stream, const float* p) {
+  memory user = wrap(from_, engine_, p);
+  to_low_.execute(stream, user, low_);
+  of_ = p;
+  return low_;
 }
 
-memory DnnlConv::rounded_dy(dnnl::stream& stream, const float* dy) {
-  if (dy != dy_low_from_) {
-    memory user = wrap(y_md_, engine_, dy);
-    dy_to_low_.execute(stream, user, dy_low_);
-    dy_low_from_ = dy;
-  }
-  return dy_low_;
+memory DnnlConv::RoundedCopy::reuse(dnnl::stream& stream, const float* p) {
+  const memory low = p == of_ ? low_ : round(stream, p);
+  of_ = nullptr;
+  return low;
 }
 
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
-  x_low_from_ = nullptr;  // x holds new values, maybe at the same address: round it again
-  fwd_.execute(stream, {{DNNL_ARG_SRC, bf16_ ? rounded_x(stream, x) : wrap(fwd_pd_.src_desc(), engine_, x)},
+  fwd_.execute(stream, {{DNNL_ARG_SRC, bf16_ ? x_low_.round(stream, x) : wrap(fwd_pd_.src_desc(), engine_, x)},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
                         {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
@@ -196,10 +193,8 @@ void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const floa
     x_to_nchw_.execute(stream, user_x, x_nchw_);
     x = static_cast<const float*>(x_nchw_.get_data_handle());
   }
-  dy_low_from_ = nullptr;  // dy may hold new values at the same address: round it again
-  const memory src = bf16_ ? rounded_x(stream, x) : wrap(bwd_weights_pd_.src_desc(), engine_, x);
-  x_low_from_ = nullptr;
-  const memory diff = bf16_ ? rounded_dy(stream, dy) : wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
+  const memory src = bf16_ ? x_low_.reuse(stream, x) : wrap(bwd_weights_pd_.src_desc(), engine_, x);
+  const memory diff = bf16_ ? dy_low_.round(stream, dy) : wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
   bwd_weights_.execute(stream, {{DNNL_ARG_SRC, src},
                                 {DNNL_ARG_DIFF_DST, diff},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
@@ -216,8 +211,7 @@ void DnnlConv::accumulate_weights(dnnl::stream& stream, float* dw, float* db) {
 }
 
 void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx) {
-  const memory diff = bf16_ ? rounded_dy(stream, dy) : wrap(y_md_, engine_, dy);
-  dy_low_from_ = nullptr;
+  const memory diff = bf16_ ? dy_low_.reuse(stream, dy) : wrap(y_md_, engine_, dy);
   if (data_as_forward_) {
     mirror_and_swap(w, shape_.k, shape_.c, shape_.out, w_swapped_.data());
     memory swapped = wrap(swapped_md_, engine_, w_swapped_.data());

@@ -70,15 +70,26 @@ class DnnlConv {
   std::vector<float> w_swapped_;
   dnnl::memory::desc swapped_md_;
   bool dy_to_blocked_ = false;
-  // bf16: x and dy rounded into arrays of their own, in their layouts (x_md_ and y_md_ as float32).
+  // bf16: an operand (x or dy) rounded into an array of its own, in its layout. round() rounds
+  // and remembers which array the copy is of; reuse() serves that copy once, when given the same
+  // array (backprop's contract: unchanged since), else rounds; either way it then forgets it.
+  class RoundedCopy {
+   public:
+    RoundedCopy() = default;
+    RoundedCopy(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+    dnnl::memory round(dnnl::stream& stream, const float* p);
+    dnnl::memory reuse(dnnl::stream& stream, const float* p);
+
+   private:
+    dnnl::engine engine_;
+    dnnl::memory::desc from_;
+    dnnl::memory low_;
+    dnnl::reorder to_low_;
+    const float* of_ = nullptr;
+  };
   bool bf16_ = false;
-  dnnl::memory::desc x_md_, y_md_;
-  dnnl::memory x_low_, dy_low_;
-  dnnl::reorder x_to_low_, dy_to_low_;
-  const float* dy_low_from_ = nullptr;  // the dy that dy_low_ holds, for the next backward_data only
-  const float* x_low_from_ = nullptr;   // the x that x_low_ holds, for the next backward_weights only
-  dnnl::memory rounded_x(dnnl::stream& stream, const float* x);
-  dnnl::memory rounded_dy(dnnl::stream& stream, const float* dy);
+  dnnl::memory::desc y_md_;  // dy as the caller gives it (float32)
+  RoundedCopy x_low_, dy_low_;  // the forward's x for the weight gradient, its dy for the data gradient
   dnnl::memory::desc user_w_md_;  // hwio
   dnnl::memory x_nchw_;  // dy_to_blocked() only: the weight gradient's copy of x
   dnnl::reorder x_to_nchw_;
