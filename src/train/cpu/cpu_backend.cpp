@@ -97,7 +97,7 @@ DnnlConv& CpuBackend::conv(const ConvShape& s, bool relu) {
   auto it = convs_.find(key);
   if (it == convs_.end()) {
     if (s.k != 3) throw InvalidArgument("the CPU backend supports 3x3 convolutions only");
-    it = convs_.emplace(key, std::make_unique<DnnlConv>(engine_, s, relu, bf16_convs_)).first;
+    it = convs_.emplace(key, std::make_unique<DnnlConv>(engine_, s, relu, bf16_convs_, winograd_)).first;
   }
   return *it->second;
 }

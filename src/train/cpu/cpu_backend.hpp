@@ -85,6 +85,7 @@ class CpuBackend final : public Backend {
   void allow_blocked_chains(bool allow) { blocked_chains_ = allow; }
   // For benchmarks and tests: whether pools_by_routes answers yes (the default).
   void allow_pool_routes(bool allow) { pool_routes_ = allow; }
+  void allow_winograd(bool allow) { winograd_ = allow; }
   // Per-operation timing for the benchmark's roofline; null (the default) times nothing.
   void set_profile(CpuProfile* profile) { profile_ = profile; }
   // "shape: kernels" for every convolution created so far, and what the dense layers run on.
@@ -143,6 +144,7 @@ class CpuBackend final : public Backend {
   bool blocked_chains_ = true;
   bool bf16_convs_ = false;  // Precision::kMixedBfloat16 (DnnlConv's bf16)
   bool pool_routes_ = true;
+  bool winograd_ = true;
   std::map<ConvKey, std::unique_ptr<DnnlConv>> convs_;
   std::map<std::tuple<int, int, int>, std::unique_ptr<DnnlDenseData>> denses_;
   // The arena whose zeroing zero_gradients() deferred and the ranges of it written since

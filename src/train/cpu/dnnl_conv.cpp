@@ -66,7 +66,7 @@ bool data_gradient_as_forward(bool avx512, bool bf16, const std::string& direct,
   return !bf16 || (runs_amx(as_forward) && !runs_amx(direct));
 }
 
-DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bool bf16)
+DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bool bf16, bool winograd)
     : shape_(s), engine_(engine), bf16_(conv_runs_bf16(s, bf16)) {
   const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
   const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
@@ -85,21 +85,42 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
     attr.set_post_ops(ops);
   }
-  fwd_pd_ = dnnl::convolution_forward::primitive_desc(
-      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                      x_read, any_w, bias_md, y_md, strides, pad, pad),
-      attr, engine);
-  bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
-      dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, x_md, any_w, dy_read, strides,
-                                            pad, pad),
-      engine, fwd_pd_);
-  bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, x_read, any_dw, bias_md,
-                                               dy_read, strides, pad, pad),
-      engine, fwd_pd_);
+  // The three primitives of one algorithm, with the layouts and types of x and dy as they read
+  // them, and of y and dx as they write them.
+  auto make = [&](dnnl::algorithm alg, const memory::desc& reads_x, const memory::desc& reads_dy,
+                  const memory::desc& writes_y, const memory::desc& writes_dx) {
+    fwd_pd_ = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, reads_x, any_w, bias_md, writes_y,
+                                        strides, pad, pad),
+        attr, engine);
+    bwd_data_pd_ = dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(alg, writes_dx, any_w, reads_dy, strides, pad, pad), engine, fwd_pd_);
+    bwd_weights_pd_ = dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(alg, reads_x, any_dw, bias_md, reads_dy, strides, pad, pad),
+        engine, fwd_pd_);
+  };
+  if (winograd && !bf16_ && s.c % 16 == 0 && s.out % 16 == 0 && onednn_runs_avx512()) {
+    // oneDNN's Winograd kernels read and write nChw16c only: activations in another layout go
+    // through copies of their own.
+    const memory::desc x_blocked(src, dt::f32, tag::nChw16c), y_blocked(dst, dt::f32, tag::nChw16c);
+    try {
+      make(dnnl::algorithm::convolution_winograd, x_blocked, y_blocked, y_blocked, x_blocked);
+      winograd_ = is_jit(fwd_pd_.impl_info_str());
+    } catch (const dnnl::error&) {
+    }
+    if (winograd_ && s.x_layout != Layout::kNchw16c) {
+      x_copy_ = OperandCopy(engine, x_md, x_blocked);
+      dx_out_ = OperandOut(engine, x_blocked, x_md);
+    }
+    if (winograd_ && s.y_layout != Layout::kNchw16c) {
+      dy_copy_ = OperandCopy(engine, y_md, y_blocked);
+      y_out_ = OperandOut(engine, y_blocked, y_md);
+    }
+  }
+  if (!winograd_) make(dnnl::algorithm::convolution_direct, x_read, dy_read, y_md, x_md);
   if (bf16_) {
-    x_low_ = RoundedCopy(engine, x_md, x_read);
-    dy_low_ = RoundedCopy(engine, y_md, dy_read);
+    x_copy_ = OperandCopy(engine, x_md, x_read);
+    dy_copy_ = OperandCopy(engine, y_md, dy_read);
   }
   if (!bf16_ && wants_blocked_weight_gradient(s)) {
     const memory::desc dy_md(dst, dt::f32, tag::nChw16c);
@@ -121,7 +142,7 @@ DnnlConv::DnnlConv(const dnnl::engine& engine, const ConvShape& s, bool relu, bo
   fwd_ = dnnl::convolution_forward(fwd_pd_);
   bwd_data_ = dnnl::convolution_backward_data(bwd_data_pd_);
   bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights_pd_);
-  if (onednn_runs_avx512()) {
+  if (onednn_runs_avx512() && !winograd_) {
     const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
     const auto pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -158,32 +179,45 @@ bool DnnlConv::jit(bool with_data_gradient) const {
          (!with_data_gradient || data_as_forward_ || is_jit(bwd_data_pd_.impl_info_str()));
 }
 
-DnnlConv::RoundedCopy::RoundedCopy(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to)
-    : engine_(engine),
-      from_(from),
-      low_(to, engine),
-      to_low_(dnnl::reorder::primitive_desc(engine, from, engine, to)) {}
+DnnlConv::OperandCopy::OperandCopy(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to)
+    : from_(from), copy_(to, engine), to_(dnnl::reorder::primitive_desc(engine, from, engine, to)) {}
 
-memory DnnlConv::RoundedCopy::round(dnnl::stream& stream, const float* p) {
-  memory user = wrap(from_, engine_, p);
-  to_low_.execute(stream, user, low_);
+memory DnnlConv::OperandCopy::make(dnnl::stream& stream, const float* p, const memory::desc& desc) {
+  if (!to_.get(true)) return wrap(desc, stream.get_engine(), p);
+  memory user = wrap(from_, stream.get_engine(), p);
+  to_.execute(stream, user, copy_);
   of_ = p;
-  return low_;
+  return copy_;
 }
 
-memory DnnlConv::RoundedCopy::reuse(dnnl::stream& stream, const float* p) {
-  const memory low = p == of_ ? low_ : round(stream, p);
+memory DnnlConv::OperandCopy::reuse(dnnl::stream& stream, const float* p, const memory::desc& desc) {
+  const memory copy = p == of_ ? copy_ : make(stream, p, desc);
   of_ = nullptr;
-  return low;
+  return copy;
+}
+
+DnnlConv::OperandOut::OperandOut(const dnnl::engine& engine, const memory::desc& from, const memory::desc& to)
+    : to_md_(to), buffer_(from, engine), back_(dnnl::reorder::primitive_desc(engine, from, engine, to)) {}
+
+memory DnnlConv::OperandOut::target(dnnl::stream& stream, const memory::desc& desc, float* p) {
+  target_ = p;
+  return back_.get(true) ? buffer_ : wrap(desc, stream.get_engine(), p);
+}
+
+void DnnlConv::OperandOut::finish(dnnl::stream& stream) {
+  if (!back_.get(true)) return;
+  memory user = wrap(to_md_, stream.get_engine(), target_);
+  back_.execute(stream, buffer_, user);
 }
 
 void DnnlConv::forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y) {
   memory user_w = wrap(user_w_md_, engine_, w);
   w_to_fwd_.execute(stream, user_w, w_fwd_);
-  fwd_.execute(stream, {{DNNL_ARG_SRC, bf16_ ? x_low_.round(stream, x) : wrap(fwd_pd_.src_desc(), engine_, x)},
+  fwd_.execute(stream, {{DNNL_ARG_SRC, x_copy_.make(stream, x, fwd_pd_.src_desc())},
                         {DNNL_ARG_WEIGHTS, w_fwd_},
                         {DNNL_ARG_BIAS, wrap(fwd_pd_.bias_desc(), engine_, b)},
-                        {DNNL_ARG_DST, wrap(fwd_pd_.dst_desc(), engine_, y)}});
+                        {DNNL_ARG_DST, y_out_.target(stream, fwd_pd_.dst_desc(), y)}});
+  y_out_.finish(stream);
   stream.wait();
 }
 
@@ -193,8 +227,8 @@ void DnnlConv::backward_weights(dnnl::stream& stream, const float* x, const floa
     x_to_nchw_.execute(stream, user_x, x_nchw_);
     x = static_cast<const float*>(x_nchw_.get_data_handle());
   }
-  const memory src = bf16_ ? x_low_.reuse(stream, x) : wrap(bwd_weights_pd_.src_desc(), engine_, x);
-  const memory diff = bf16_ ? dy_low_.round(stream, dy) : wrap(bwd_weights_pd_.diff_dst_desc(), engine_, dy);
+  const memory src = x_copy_.reuse(stream, x, bwd_weights_pd_.src_desc());
+  const memory diff = dy_copy_.make(stream, dy, bwd_weights_pd_.diff_dst_desc());
   bwd_weights_.execute(stream, {{DNNL_ARG_SRC, src},
                                 {DNNL_ARG_DIFF_DST, diff},
                                 {DNNL_ARG_DIFF_WEIGHTS, dw_blocked_},
@@ -211,7 +245,7 @@ void DnnlConv::accumulate_weights(dnnl::stream& stream, float* dw, float* db) {
 }
 
 void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx) {
-  const memory diff = bf16_ ? dy_low_.reuse(stream, dy) : wrap(y_md_, engine_, dy);
+  const memory diff = dy_copy_.reuse(stream, dy, y_md_);
   if (data_as_forward_) {
     mirror_and_swap(w, shape_.k, shape_.c, shape_.out, w_swapped_.data());
     memory swapped = wrap(swapped_md_, engine_, w_swapped_.data());
@@ -226,7 +260,8 @@ void DnnlConv::backward_data(dnnl::stream& stream, const float* w, const float* 
   w_to_bwd_.execute(stream, user_w, w_bwd_);
   bwd_data_.execute(stream, {{DNNL_ARG_DIFF_DST, diff},
                              {DNNL_ARG_WEIGHTS, w_bwd_},
-                             {DNNL_ARG_DIFF_SRC, wrap(bwd_data_pd_.diff_src_desc(), engine_, dx)}});
+                             {DNNL_ARG_DIFF_SRC, dx_out_.target(stream, bwd_data_pd_.diff_src_desc(), dx)}});
+  dx_out_.finish(stream);
   stream.wait();
 }
 

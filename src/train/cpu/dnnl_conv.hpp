@@ -27,7 +27,7 @@ class DnnlConv {
   // more input channels (conv_runs_bf16) runs oneDNN's bfloat16 kernels on x, dy and the kernel rounded to
   // bfloat16 (to nearest even), and sums and writes float32. A first layer's (few channels) stays
   // float32: its weight gradient is a few-channel kernel, and the image enters unrounded.
-  DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu, bool bf16 = false);
+  DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu, bool bf16 = false, bool winograd = false);
   bool bf16() const { return bf16_; }
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
@@ -65,31 +65,50 @@ class DnnlConv {
   // The data gradient as a forward convolution of dy (data_gradient_as_forward): the
   // kernel mirrored with its channels swapped, w_swapped_ in hwio (k, k, out, c), padding k-1-pad.
   bool data_as_forward_ = false;
+  bool winograd_ = false;
   dnnl::convolution_forward::primitive_desc data_fwd_pd_;
   dnnl::convolution_forward data_fwd_;
   std::vector<float> w_swapped_;
   dnnl::memory::desc swapped_md_;
   bool dy_to_blocked_ = false;
-  // bf16: an operand (x or dy) rounded into an array of its own, in its layout. round() rounds
-  // and remembers which array the copy is of; reuse() serves that copy once, when given the same
-  // array (backprop's contract: unchanged since), else rounds; either way it then forgets it.
-  class RoundedCopy {
+  // An operand (x or dy) copied into an array of its own in the layout and type its kernels read:
+  // rounded to bfloat16 (bf16), or blocked (Winograd's nChw16c). make() copies and remembers which
+  // array the copy is of; reuse() serves that copy once, when given the same array (backprop's
+  // contract: unchanged since), else copies; either way it then forgets it. Without a copy to make
+  // (default-constructed), both wrap the array itself as `desc`.
+  class OperandCopy {
    public:
-    RoundedCopy() = default;
-    RoundedCopy(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
-    dnnl::memory round(dnnl::stream& stream, const float* p);
-    dnnl::memory reuse(dnnl::stream& stream, const float* p);
+    OperandCopy() = default;
+    OperandCopy(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+    dnnl::memory make(dnnl::stream& stream, const float* p, const dnnl::memory::desc& desc);
+    dnnl::memory reuse(dnnl::stream& stream, const float* p, const dnnl::memory::desc& desc);
 
    private:
-    dnnl::engine engine_;
     dnnl::memory::desc from_;
-    dnnl::memory low_;
-    dnnl::reorder to_low_;
+    dnnl::memory copy_;
+    dnnl::reorder to_;
     const float* of_ = nullptr;
+  };
+  // A result (y or dx) that the kernels write in a layout of their own (Winograd's nChw16c):
+  // target() gives them a buffer, finish() copies it into the caller's array. Default-constructed,
+  // target() wraps the caller's array as `desc` and finish() does nothing.
+  class OperandOut {
+   public:
+    OperandOut() = default;
+    OperandOut(const dnnl::engine& engine, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+    dnnl::memory target(dnnl::stream& stream, const dnnl::memory::desc& desc, float* p);
+    void finish(dnnl::stream& stream);
+
+   private:
+    dnnl::memory::desc to_md_;
+    dnnl::memory buffer_;
+    dnnl::reorder back_;
+    float* target_ = nullptr;
   };
   bool bf16_ = false;
   dnnl::memory::desc y_md_;  // dy as the caller gives it (float32)
-  RoundedCopy x_low_, dy_low_;  // the forward's x for the weight gradient, its dy for the data gradient
+  OperandCopy x_copy_, dy_copy_;  // the forward's x for the weight gradient, its dy for the data gradient
+  OperandOut y_out_, dx_out_;
   dnnl::memory::desc user_w_md_;  // hwio
   dnnl::memory x_nchw_;  // dy_to_blocked() only: the weight gradient's copy of x
   dnnl::reorder x_to_nchw_;

@@ -125,7 +125,7 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int threads = 2, batch = 32, steps = 60, warmup = 5, limit_reps = 20, window = 10;
-  bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true, routes = true;
+  bool roofline = false, blocked_chain = true, prepare_ahead = false, folding = true, routes = true, winograd = true;
   std::string precision = "float32";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -135,6 +135,10 @@ int main(int argc, char** argv) {
     }
     if (a == "--no-folding") {
       folding = false;
+      continue;
+    }
+    if (a == "--no-winograd") {
+      winograd = false;
       continue;
     }
     if (a == "--no-routes") {
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
   auto* cpu = dynamic_cast<bt::cpu::CpuBackend*>(backend.get());
   if (cpu != nullptr) {
     cpu->allow_blocked_chains(blocked_chain);
+    cpu->allow_winograd(winograd);
     cpu->allow_pool_routes(routes);
   }
   bt::Model model(*backend, bt::tutorial_network(), batch);
