@@ -88,6 +88,48 @@ void time_primitive(PhaseLimit& best, int reps, const dnnl::engine& engine, dnnl
   } while (pd.next_impl());
 }
 
+// The three phases of one algorithm with activations in `act`, each kept in `best` if faster.
+void time_conv_phases(LayerLimit& best, const dnnl::engine& engine, dnnl::stream& stream, const train::ConvShape& s,
+                      const dnnl::primitive_attr& attr, dnnl::algorithm alg, tag act, dt low, int reps) {
+  const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
+  const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
+  const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
+  const memory::desc src_read(src, low, act), dst_read(dst, low, act);
+  const memory::desc w_md(wei, low, tag::any), dw_md(wei, dt::f32, tag::any), b_md(bias, dt::f32, tag::x);
+  const auto fwd_pd = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src_read, w_md, b_md, dst_md,
+                                      strides, pad, pad),
+      attr, engine);
+  time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+      best.forward, reps, engine, stream, fwd_pd,
+      {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, "");
+  const auto bwd_d_pd = dnnl::convolution_backward_data::primitive_desc(
+      dnnl::convolution_backward_data::desc(alg, src_md, w_md, dst_read, strides, pad, pad), engine, fwd_pd);
+  time_primitive<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>(
+      best.backward_data, reps, engine, stream, bwd_d_pd,
+      {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, "");
+  // The data gradient as a forward convolution of dy (the CPU backend's way with direct kernels on
+  // AVX-512): the kernel mirrored with its channels swapped, padding k - 1 - pad.
+  const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
+  try {
+    const auto as_fwd_pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, dst_read,
+                                        memory::desc(swapped, low, tag::any), src_md, strides, full_pad,
+                                        full_pad),
+        engine);
+    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        best.backward_data, reps, engine, stream, as_fwd_pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+        " as forward");
+  } catch (const dnnl::error&) {
+  }
+  const auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(alg, src_read, dw_md, b_md, dst_read, strides, pad, pad), engine,
+      fwd_pd);
+  time_primitive<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>(
+      best.backward_weights, reps, engine, stream, bwd_w_pd,
+      {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, "");
+}
+
 }  // namespace
 
 void show_variants(bool on) { g_show_variants = on; }
@@ -107,46 +149,19 @@ double median_seconds(int reps, const std::function<void()>& fn, bool evict) {
 
 LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& s, bool relu, int reps, bool bf16) {
   dnnl::stream stream(engine);
-  const memory::dims src{s.n, s.c, s.h, s.w}, wei{s.out, s.c, s.k, s.k}, bias{s.out};
-  const memory::dims dst{s.n, s.out, s.oh(), s.ow()}, strides{1, 1}, pad{s.pad, s.pad};
   const dnnl::primitive_attr attr = relu_attr(relu);
-  const auto direct = dnnl::algorithm::convolution_direct;
   LayerLimit best;
   // bf16: what the kernels read (x, dy, the kernel) in bfloat16, what they write in float32.
   const dt low = bf16 ? dt::bf16 : dt::f32;
-  for (const tag act : {tag::nhwc, tag::any}) {
-    const memory::desc src_md(src, dt::f32, act), dst_md(dst, dt::f32, act);
-    const memory::desc src_read(src, low, act), dst_read(dst, low, act);
-    const memory::desc w_md(wei, low, tag::any), dw_md(wei, dt::f32, tag::any), b_md(bias, dt::f32, tag::x);
-    const auto fwd_pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, direct, src_read, w_md, b_md, dst_md,
-                                        strides, pad, pad),
-        attr, engine);
-    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
-        best.forward, reps, engine, stream, fwd_pd,
-        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST}, "");
-    const auto bwd_d_pd = dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(direct, src_md, w_md, dst_read, strides, pad, pad), engine, fwd_pd);
-    time_primitive<dnnl::convolution_backward_data::primitive_desc, dnnl::convolution_backward_data>(
-        best.backward_data, reps, engine, stream, bwd_d_pd,
-        {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, "");
-    // The data gradient as a forward convolution of dy (the CPU backend's way on AVX-512): the
-    // kernel mirrored with its channels swapped, padding k - 1 - pad.
-    const memory::dims swapped{s.c, s.out, s.k, s.k}, full_pad{s.k - 1 - s.pad, s.k - 1 - s.pad};
-    const auto as_fwd_pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, direct, dst_read,
-                                        memory::desc(swapped, low, tag::any), src_md, strides, full_pad,
-                                        full_pad),
-        engine);
-    time_primitive<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
-        best.backward_data, reps, engine, stream, as_fwd_pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
-        " as forward");
-    const auto bwd_w_pd = dnnl::convolution_backward_weights::primitive_desc(
-        dnnl::convolution_backward_weights::desc(direct, src_read, dw_md, b_md, dst_read, strides, pad, pad), engine,
-        fwd_pd);
-    time_primitive<dnnl::convolution_backward_weights::primitive_desc, dnnl::convolution_backward_weights>(
-        best.backward_weights, reps, engine, stream, bwd_w_pd,
-        {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS}, "");
+  // Direct and Winograd, each in NHWC and in the layouts oneDNN likes best; what oneDNN does not
+  // implement (Winograd in NHWC, in bfloat16, on AVX2) is passed over.
+  for (const auto alg : {dnnl::algorithm::convolution_direct, dnnl::algorithm::convolution_winograd}) {
+    for (const tag act : {tag::nhwc, tag::any}) {
+      try {
+        time_conv_phases(best, engine, stream, s, attr, alg, act, low, reps);
+      } catch (const dnnl::error&) {
+      }
+    }
   }
   return best;
 }
