@@ -22,12 +22,13 @@ void Backend::rmsprop_dense_from_factors(const DenseShape&, const Buffer&, const
   throw Error(name() + " backend: no dense update from the gradient's factors (internal error)");
 }
 
-void Backend::maxpool2_forward_routed(int, int, int, int, const Buffer&, Layout, const PoolRouting&, Buffer&, Buffer&) {
+void Backend::maxpool2_forward_routed(int, int, int, int, const Buffer&, PoolLayouts, const PoolRouting&, Buffer&,
+                                      Buffer&) {
   throw Error(name() + " backend: no routed pooling (internal error)");
 }
 
-void Backend::maxpool2_backward_routed(int, int, int, int, const Buffer&, const Buffer&, const PoolRouting&, Layout,
-                                       Buffer&) {
+void Backend::maxpool2_backward_routed(int, int, int, int, const Buffer&, const Buffer&, const PoolRouting&,
+                                       PoolLayouts, Buffer&) {
   throw Error(name() + " backend: no routed pooling (internal error)");
 }
 

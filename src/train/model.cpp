@@ -98,6 +98,26 @@ void Model::plan_layouts() {
   if (!backend_.blocked_chain_pays(first.conv(max_batch_), second.conv(max_batch_))) return;
   first.x_layout = Layout::kNchw;  // the batch goes up channels-first
   first.y_layout = second.x_layout = second.y_layout = pool.x_layout = Layout::kNchw16c;
+  // Then, from each routed pooling that reads blocked, the convolutions after it (past a dropout)
+  // that want blocked activations (Backend::conv_wants_blocked) and the pooling after them.
+  for (std::size_t i = 2; i < layers_.size(); ++i) {
+    Layer& from = layers_[i];
+    if (from.spec.kind != LayerKind::kMaxPool || from.x_layout != Layout::kNchw16c || from.routes.data == nullptr) {
+      continue;
+    }
+    std::size_t j = i + 1;
+    if (j < layers_.size() && layers_[j].spec.kind == LayerKind::kDropout) ++j;
+    std::size_t k = j;
+    for (; k < layers_.size() && layers_[k].spec.kind == LayerKind::kConv; ++k) {
+      ConvShape s = layers_[k].conv(max_batch_);
+      s.x_layout = s.y_layout = Layout::kNchw16c;
+      if (!backend_.conv_wants_blocked(s)) break;
+    }
+    if (k == j || k == layers_.size() || layers_[k].spec.kind != LayerKind::kMaxPool) continue;
+    from.y_layout = Layout::kNchw16c;
+    for (std::size_t m = j; m < k; ++m) layers_[m].x_layout = layers_[m].y_layout = Layout::kNchw16c;
+    layers_[k].x_layout = Layout::kNchw16c;
+  }
 }
 
 void Model::plan_fusions() {
@@ -221,10 +241,10 @@ BatchStats Model::forward(const float* x, const float* labels, int n, bool dropo
         l.routed_now = want_grad && l.routes.data != nullptr;
         if (l.routed_now) {
           l.routing = pool_routing(i, dropout, seed, first_image_key);
-          backend_.maxpool2_forward_routed(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.routing,
+          backend_.maxpool2_forward_routed(n, l.ih, l.iw, l.ic, *in, {l.x_layout, l.y_layout}, l.routing,
                                            l.routing.dropout_rate > 0.0f ? layers_[i + 1].y : l.y, l.routes);
         } else {
-          backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, l.x_layout, l.y);
+          backend_.maxpool2_forward(n, l.ih, l.iw, l.ic, *in, {l.x_layout, l.y_layout}, l.y);
         }
         break;
       case LayerKind::kDropout: {
@@ -280,7 +300,8 @@ void Model::backward(int n) {
         if (dx != nullptr && l.routed_now) {
           const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
           const Buffer dy = view(l.takes_dropout ? layers_[i + 1].dy : l.dy, pooled);
-          backend_.maxpool2_backward_routed(n, l.ih, l.iw, l.ic, l.routes, dy, l.routing, l.x_layout, *dx);
+          backend_.maxpool2_backward_routed(n, l.ih, l.iw, l.ic, l.routes, dy, l.routing, {l.x_layout, l.y_layout},
+                                            *dx);
         } else if (dx != nullptr) {
           // With a dropout after it, dy is the dropout's, which this multiplies by its mask.
           const std::size_t pooled = static_cast<std::size_t>(n) * l.out_size();
@@ -288,7 +309,7 @@ void Model::backward(int n) {
           const Buffer mask = dropout != nullptr ? view(dropout->mask, pooled) : Buffer{};
           const Buffer dy = view(dropout != nullptr ? dropout->dy : l.dy, pooled);
           const PoolBackwardFusion fused{dropout != nullptr ? &mask : nullptr, l.relu_of_x};
-          backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, l.x_layout, l.y, dy, fused, *dx);
+          backend_.maxpool2_backward(n, l.ih, l.iw, l.ic, x, {l.x_layout, l.y_layout}, l.y, dy, fused, *dx);
         }
         break;
       case LayerKind::kDropout:

@@ -282,18 +282,19 @@ void CudaBackend::dense_backward(const train::DenseShape& s, const Buffer& x, co
   }
 }
 
-void CudaBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, train::Layout x_layout, Buffer& y) {
-  require_nhwc(x_layout == train::Layout::kNhwc, "maxpool2_forward");
+void CudaBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, train::PoolLayouts layouts,
+                                   Buffer& y) {
+  require_nhwc(layouts.x == train::Layout::kNhwc && layouts.y == train::Layout::kNhwc, "maxpool2_forward");
   require(x.size >= static_cast<std::size_t>(n) * h * w * c &&
               y.size >= static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c,
           "maxpool2_forward");
   kernels::maxpool2_forward(n, h, w, c, x.data, y.data, stream_);
 }
 
-void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, train::Layout x_layout,
+void CudaBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, train::PoolLayouts layouts,
                                     const Buffer& y, const Buffer& dy, const train::PoolBackwardFusion& fused,
                                     Buffer& dx) {
-  require_nhwc(x_layout == train::Layout::kNhwc, "maxpool2_backward");
+  require_nhwc(layouts.x == train::Layout::kNhwc && layouts.y == train::Layout::kNhwc, "maxpool2_backward");
   const std::size_t pooled = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
   require(dx.size >= static_cast<std::size_t>(n) * h * w * c && dy.size >= pooled &&
               (fused.dy_mask == nullptr || fused.dy_mask->size >= pooled),

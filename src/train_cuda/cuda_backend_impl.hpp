@@ -63,9 +63,9 @@ class CudaBackend final : public train::Backend {
   void dense_backward(const train::DenseShape& s, const train::Buffer& x, const train::Buffer& w, std::size_t w_off,
                       const train::Buffer& y, train::Buffer& dy, train::Buffer* dx, train::Buffer& dw,
                       std::size_t b_off, bool relu) override;
-  void maxpool2_forward(int n, int h, int w, int c, const train::Buffer& x, train::Layout x_layout,
+  void maxpool2_forward(int n, int h, int w, int c, const train::Buffer& x, train::PoolLayouts layouts,
                         train::Buffer& y) override;
-  void maxpool2_backward(int n, int h, int w, int c, const train::Buffer& x, train::Layout x_layout,
+  void maxpool2_backward(int n, int h, int w, int c, const train::Buffer& x, train::PoolLayouts layouts,
                          const train::Buffer& y, const train::Buffer& dy, const train::PoolBackwardFusion& fused,
                          train::Buffer& dx) override;
   void dropout_forward(const train::Buffer& x, train::Buffer& y, train::Buffer& mask, float rate,

@@ -48,8 +48,8 @@ ChainRun run_chain(Backend& be, Layout input, Layout between) {
   be.fill(grads, 0.0f);
   be.conv2d_forward(first, x, params, 0, w1 - 32, a, true);
   be.conv2d_forward(second, a, params, w1, w1 + w2 - 32, b, true);
-  be.maxpool2_forward(4, second.oh(), second.ow(), 32, b, between, p);
-  be.maxpool2_backward(4, second.oh(), second.ow(), 32, b, between, p, dp, {}, db);
+  be.maxpool2_forward(4, second.oh(), second.ow(), 32, b, {between, Layout::kNhwc}, p);
+  be.maxpool2_backward(4, second.oh(), second.ow(), 32, b, {between, Layout::kNhwc}, p, dp, {}, db);
   be.conv2d_backward(second, a, params, w1, b, db, &da, grads, w1 + w2 - 32, true);
   be.conv2d_backward(first, x, params, 0, a, da, nullptr, grads, w1 - 32, true);
   ChainRun out{std::vector<float>(pooled), std::vector<float>(w1), std::vector<float>(w2)};

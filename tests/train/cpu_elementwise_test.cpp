@@ -43,11 +43,13 @@ Floats run_all() {
   auto keep = [&](const Floats& v) { out.insert(out.end(), v.begin(), v.end()); };
 
   Floats y(pooled), dy = random_values(pooled, rng, -1, 1), dx(in, 7.0f);
-  maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
-  maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC);
+  maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC, PoolKernelLayout::kNhwc);
+  maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC,
+                    PoolKernelLayout::kNhwc);
   keep(y), keep(dx);
   const Floats dy_mask = grid_values(pooled, rng);
-  maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, dx.data(), 0, kImages, kH, kW, kC);
+  maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, dx.data(), 0, kImages, kH, kW, kC,
+                    PoolKernelLayout::kNhwc);
   keep(dx);
 
   Floats g = random_values(1003, rng, -1e-2f, 1e-2f), p = random_values(1003, rng, -1, 1), m(1003, 0.0f);
@@ -80,12 +82,13 @@ Floats run_all() {
   const std::size_t pooled32 = static_cast<std::size_t>(kImages) * (kH / 2) * (kW / 2) * 32;
   const Floats xb = grid_values(in32, rng);
   Floats yb(pooled32), dyb = random_values(pooled32, rng, -1, 1), dxb(in32, 7.0f);
-  maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, 32);
-  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, 32);
+  maxpool2_forward(xb.data(), yb.data(), 0, kImages, kH, kW, 32, PoolKernelLayout::kBlockedToNhwc);
+  maxpool2_backward(xb.data(), yb.data(), dyb.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, 32,
+                    PoolKernelLayout::kBlockedToNhwc);
   keep(yb), keep(dxb);
   const Floats dyb_mask = grid_values(pooled32, rng);
-  maxpool2_backward_nchw16c(xb.data(), yb.data(), dyb.data(), dyb_mask.data(), true, dxb.data(), 0, kImages, kH, kW,
-                            32);
+  maxpool2_backward(xb.data(), yb.data(), dyb.data(), dyb_mask.data(), true, dxb.data(), 0, kImages, kH, kW,
+                            32, PoolKernelLayout::kBlockedToNhwc);
   keep(dxb);
   return out;
 }
@@ -126,8 +129,8 @@ TEST(CpuElementwise, PoolingRoutesToTheFirstMaximumOfATie) {
     if (!select_elementwise_isa(isa)) continue;
     Floats y(2), dx(8, 9.0f);
     const Floats dy = {10.0f, 20.0f};
-    maxpool2_forward(x.data(), y.data(), 0, 1, 2, 2, 2);
-    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, 1, 2, 2, 2);
+    maxpool2_forward(x.data(), y.data(), 0, 1, 2, 2, 2, PoolKernelLayout::kNhwc);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, 1, 2, 2, 2, PoolKernelLayout::kNhwc);
     EXPECT_EQ(y, (Floats{3.0f, 2.0f})) << isa;
     EXPECT_EQ(dx, (Floats{0.0f, 20.0f, 10.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f})) << isa;
   }
@@ -177,11 +180,13 @@ TEST(CpuElementwise, BlockedPoolingIsTheNhwcPoolingOfTheSameImages) {
   for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
     if (!select_elementwise_isa(isa)) continue;
     Floats y(pooled), dx(x.size(), 7.0f), yb(pooled, 5.0f), dxb(x.size(), 7.0f);
-    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
-    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC);
+    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC, PoolKernelLayout::kNhwc);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, dx.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
     const Floats xb = to_nchw16c(x, kImages, kH, kW, kC);
-    maxpool2_forward_nchw16c(xb.data(), yb.data(), 0, kImages, kH, kW, kC);
-    maxpool2_backward_nchw16c(xb.data(), yb.data(), dy.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, kC);
+    maxpool2_forward(xb.data(), yb.data(), 0, kImages, kH, kW, kC, PoolKernelLayout::kBlockedToNhwc);
+    maxpool2_backward(xb.data(), yb.data(), dy.data(), nullptr, false, dxb.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kBlockedToNhwc);
     EXPECT_EQ(yb, y) << isa;
     EXPECT_EQ(dxb, to_nchw16c(dx, kImages, kH, kW, kC)) << isa;
   }
@@ -202,26 +207,31 @@ TEST(CpuElementwise, PoolingBackwardDoesTheDropoutAfterAndTheReluBeforeAsTheirOw
   for (const std::string isa : {"x86-64", "avx2", "avx512"}) {
     if (!select_elementwise_isa(isa)) continue;
     Floats y(pooled), g(pooled), separate(x.size(), 7.0f), fused(x.size(), 7.0f);
-    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC);
+    maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, kC, PoolKernelLayout::kNhwc);
     multiply(dy.data(), dy_mask.data(), g.data(), 0, pooled);
-    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, separate.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, separate.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
     relu_mask(separate.data(), x.data(), 0, separate.size());
-    maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, fused.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), true, fused.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
     EXPECT_EQ(fused, separate) << isa;
     ASSERT_GT(std::count(separate.begin(), separate.end(), 0.0f), std::count(y.begin(), y.end(), 0.0f)) << isa;
 
     Floats fused_blocked(x.size(), 7.0f), dropout_only(x.size(), 7.0f), routed(x.size(), 7.0f);
-    maxpool2_backward_nchw16c(xb.data(), y.data(), dy.data(), dy_mask.data(), true, fused_blocked.data(), 0, kImages,
-                              kH, kW, kC);
+    maxpool2_backward(xb.data(), y.data(), dy.data(), dy_mask.data(), true, fused_blocked.data(), 0, kImages,
+                              kH, kW, kC, PoolKernelLayout::kBlockedToNhwc);
     EXPECT_EQ(fused_blocked, to_nchw16c(separate, kImages, kH, kW, kC)) << isa;
     // Each fusion alone.
     maxpool2_backward(x.data(), y.data(), dy.data(), dy_mask.data(), false, dropout_only.data(), 0, kImages, kH, kW,
-                      kC);
-    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC);
+                      kC, PoolKernelLayout::kNhwc);
+    maxpool2_backward(x.data(), y.data(), g.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
     EXPECT_EQ(dropout_only, routed) << isa;
     Floats relu_only(x.size(), 7.0f);
-    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, true, relu_only.data(), 0, kImages, kH, kW, kC);
-    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, true, relu_only.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
+    maxpool2_backward(x.data(), y.data(), dy.data(), nullptr, false, routed.data(), 0, kImages, kH, kW, kC,
+                      PoolKernelLayout::kNhwc);
     relu_mask(routed.data(), x.data(), 0, routed.size());
     EXPECT_EQ(relu_only, routed) << isa;
   }
@@ -253,19 +263,21 @@ TEST(CpuElementwise, RoutedPoolingIsThePoolingTheDropoutAfterItAndTheFusedBackwa
         for (const bool relu : {false, true}) {
           const std::string what = isa + " c=" + std::to_string(c) + (drop ? " dropout" : "") + (relu ? " relu" : "");
           Floats y(pooled), mask(pooled), dropped(pooled), want(x.size(), 7.0f);
-          maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, c);
+          maxpool2_forward(x.data(), y.data(), 0, kImages, kH, kW, c, PoolKernelLayout::kNhwc);
           if (drop) {
             dropout_forward(y.data(), dropped.data(), mask.data(), pooled / kImages, 0, kImages, kKeep, threshold, 99,
                             5);
           }
           maxpool2_backward(x.data(), y.data(), dy.data(), drop ? mask.data() : nullptr, relu, want.data(), 0, kImages,
-                            kH, kW, c);
+                            kH, kW, c, PoolKernelLayout::kNhwc);
           const RouteDraws draws = drop ? RouteDraws{kKeep, threshold, 99, 5} : RouteDraws{};
           const float keep = drop ? kKeep : 0.0f;
           std::vector<std::uint8_t> routes(pooled, 0xff);
           Floats routed_y(pooled, 5.0f), got(x.size(), 7.0f);
-          maxpool2_forward_routed(x.data(), routed_y.data(), routes.data(), draws, 0, kImages, kH, kW, c, false);
-          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, got.data(), 0, kImages, kH, kW, c, false);
+          maxpool2_forward_routed(x.data(), routed_y.data(), routes.data(), draws, 0, kImages, kH, kW, c,
+                                  PoolKernelLayout::kNhwc);
+          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, got.data(), 0, kImages, kH, kW, c,
+                                   PoolKernelLayout::kNhwc);
           EXPECT_TRUE(same_bits(routed_y, drop ? dropped : y)) << what;
           EXPECT_TRUE(same_bits(got, want)) << what;
           if (drop) {  // some outputs dropped, and the routes say which
@@ -276,10 +288,30 @@ TEST(CpuElementwise, RoutedPoolingIsThePoolingTheDropoutAfterItAndTheFusedBackwa
           }
           if (xb.empty()) continue;
           Floats blocked_y(pooled, 5.0f), blocked(x.size(), 7.0f);
-          maxpool2_forward_routed(xb.data(), blocked_y.data(), routes.data(), draws, 0, kImages, kH, kW, c, true);
-          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, blocked.data(), 0, kImages, kH, kW, c, true);
+          maxpool2_forward_routed(xb.data(), blocked_y.data(), routes.data(), draws, 0, kImages, kH, kW, c,
+                                  PoolKernelLayout::kBlockedToNhwc);
+          maxpool2_backward_routed(routes.data(), dy.data(), keep, relu, blocked.data(), 0, kImages, kH, kW, c,
+                                   PoolKernelLayout::kBlockedToNhwc);
           EXPECT_TRUE(same_bits(blocked_y, routed_y)) << what << " blocked";
           EXPECT_TRUE(same_bits(blocked, to_nchw16c(want, kImages, kH, kW, c))) << what << " blocked";
+          // y, dy and the routes blocked too: the same floats in that layout, the same draws.
+          const int ph = kH / 2, pw = kW / 2;
+          Floats both_y(pooled, 5.0f), both(x.size(), 7.0f);
+          maxpool2_forward_routed(xb.data(), both_y.data(), routes.data(), draws, 0, kImages, kH, kW, c,
+                                  PoolKernelLayout::kBlocked);
+          const Floats dy_blocked = to_nchw16c(dy, kImages, ph, pw, c);
+          maxpool2_backward_routed(routes.data(), dy_blocked.data(), keep, relu, both.data(), 0, kImages, kH, kW, c,
+                                   PoolKernelLayout::kBlocked);
+          EXPECT_TRUE(same_bits(both_y, to_nchw16c(routed_y, kImages, ph, pw, c))) << what << " all blocked";
+          EXPECT_TRUE(same_bits(both, to_nchw16c(want, kImages, kH, kW, c))) << what << " all blocked";
+          if (!drop && !relu) {  // the unrouted pair too (evaluation's forward; a run without routes)
+            Floats plain_y(pooled, 5.0f), plain(x.size(), 7.0f);
+            maxpool2_forward(xb.data(), plain_y.data(), 0, kImages, kH, kW, c, PoolKernelLayout::kBlocked);
+            EXPECT_TRUE(same_bits(plain_y, to_nchw16c(y, kImages, ph, pw, c))) << what << " unrouted, all blocked";
+            maxpool2_backward(xb.data(), plain_y.data(), dy_blocked.data(), nullptr, false, plain.data(), 0, kImages,
+                              kH, kW, c, PoolKernelLayout::kBlocked);
+            EXPECT_TRUE(same_bits(plain, to_nchw16c(want, kImages, kH, kW, c))) << what << " unrouted, all blocked";
+          }
         }
       }
     }

@@ -119,9 +119,9 @@ TEST(GradcheckLayers, MaxPool) {
   Vec r = Fixture::as_float(random_vec(ysize, rng));
   auto loss = [&] { return testing::dot(testing::ref_maxpool(n, h, w, c, x), r); };
   Buffer bx = f.put(x), by = f.be->allocate(ysize), bdy = f.put(r), bdx = f.be->allocate(x.size());
-  f.be->maxpool2_forward(n, h, w, c, bx, Layout::kNhwc, by);
+  f.be->maxpool2_forward(n, h, w, c, bx, {}, by);
   EXPECT_LT(testing::relative_error(f.get(by, ysize), testing::ref_maxpool(n, h, w, c, x)), 1e-7);
-  f.be->maxpool2_backward(n, h, w, c, bx, Layout::kNhwc, by, bdy, {}, bdx);
+  f.be->maxpool2_backward(n, h, w, c, bx, {}, by, bdy, {}, bdx);
   EXPECT_LT(testing::relative_error(f.get(bdx, x.size()), testing::finite_difference(x, loss)), 1e-6);
   for (Buffer* b : {&bx, &by, &bdy, &bdx}) f.be->release(*b);
 }

@@ -138,8 +138,8 @@ TEST_F(CudaVsCpu, MaxPoolMatchesCpuIncludingTies) {
     for (auto& v : xs) v = std::floor(v);
     auto x = make(xs);
     auto y = zeros(static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c);
-    cpu_->maxpool2_forward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu);
-    gpu_->maxpool2_forward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu);
+    cpu_->maxpool2_forward(n, h, w, c, *x.cpu, train::PoolLayouts{}, *y.cpu);
+    gpu_->maxpool2_forward(n, h, w, c, *x.gpu, train::PoolLayouts{}, *y.gpu);
     EXPECT_EQ(get(*gpu_, *y.gpu), get(*cpu_, *y.cpu));
     auto dy = make(random_vector(y.cpu->size, 16));
     auto dx = make(random_vector(x.cpu->size, 17));  // stale values must be overwritten
@@ -148,8 +148,8 @@ TEST_F(CudaVsCpu, MaxPoolMatchesCpuIncludingTies) {
       for (const bool relu_of_x : {false, true}) {
         const train::PoolBackwardFusion on_cpu{with_mask ? mask.cpu : nullptr, relu_of_x};
         const train::PoolBackwardFusion on_gpu{with_mask ? mask.gpu : nullptr, relu_of_x};
-        cpu_->maxpool2_backward(n, h, w, c, *x.cpu, train::Layout::kNhwc, *y.cpu, *dy.cpu, on_cpu, *dx.cpu);
-        gpu_->maxpool2_backward(n, h, w, c, *x.gpu, train::Layout::kNhwc, *y.gpu, *dy.gpu, on_gpu, *dx.gpu);
+        cpu_->maxpool2_backward(n, h, w, c, *x.cpu, train::PoolLayouts{}, *y.cpu, *dy.cpu, on_cpu, *dx.cpu);
+        gpu_->maxpool2_backward(n, h, w, c, *x.gpu, train::PoolLayouts{}, *y.gpu, *dy.gpu, on_gpu, *dx.gpu);
         EXPECT_EQ(get(*gpu_, *dx.gpu), get(*cpu_, *dx.cpu))
             << "h=" << h << " mask " << with_mask << " relu " << relu_of_x;
       }

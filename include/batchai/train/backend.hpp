@@ -19,6 +19,11 @@ namespace batchai::train {
 // kNchw is plain channels-first, the input of a blocked chain (upload_images writes it). All
 // take the same number of floats.
 enum class Layout { kNhwc, kNchw16c, kNchw };
+// Where a 2x2 pooling's x (and dx) and y (and dy) lie: a backend that pools in a blocked layout
+// takes kNchw16c for x alone (y NHWC) or for both.
+struct PoolLayouts {
+  Layout x = Layout::kNhwc, y = Layout::kNhwc;
+};
 
 // Conv2D with stride 1, square kernel, input (n, h, w, c) -> output (n, oh, ow, out), x and dx
 // in x_layout, y and dy in y_layout.
@@ -113,11 +118,11 @@ class Backend {
   virtual void rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x, const Buffer& dy, Buffer& params,
                                           Buffer& ms, std::size_t w_off, std::size_t b_off, float lr, float rho,
                                           float eps);
-  // 2x2 max pooling, stride 2, floor: x (n, h, w, c) in x_layout -> y (n, h/2, w/2, c) NHWC.
-  virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) = 0;
-  // dx (in x_layout) = g routed to the first maximum of each window (recomputed from x and y);
+  // 2x2 max pooling, stride 2, floor: x (n, h, w, c) in layouts.x -> y (n, h/2, w/2, c) in layouts.y.
+  virtual void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, Buffer& y) = 0;
+  // dx (as x) = g routed to the first maximum of each window (recomputed from x and y);
   // other dx = 0. g = dy, with the backward passes `fused` names done on the way (see there).
-  virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
+  virtual void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, const Buffer& y,
                                  const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) = 0;
   // Whether the pooling may route instead, in a training step: its forward also writes, per
   // output, which input of the window held the first maximum and whether a gradient passes there
@@ -125,10 +130,10 @@ class Backend {
   // dropout's mask; a dropout after it is done on the way (PoolRouting). The same floats as
   // maxpool2_forward, dropout_forward and maxpool2_backward with PoolBackwardFusion.
   virtual bool pools_by_routes() const { return false; }
-  virtual void maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, Layout x_layout,
+  virtual void maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts,
                                        const PoolRouting& routing, Buffer& y, Buffer& routes);
   virtual void maxpool2_backward_routed(int n, int h, int w, int c, const Buffer& routes, const Buffer& dy,
-                                        const PoolRouting& routing, Layout x_layout, Buffer& dx);
+                                        const PoolRouting& routing, PoolLayouts layouts, Buffer& dx);
   // Whether a first convolution `first` (its input the network's), the convolution `second` on
   // its output and a 2x2 pooling on that run faster with the two convolutions' outputs (and
   // gradients) in kNchw16c and the first's input in kNchw. The Model asks once and passes the
@@ -136,6 +141,15 @@ class Backend {
   // never given any layout but kNhwc.
   virtual bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
     (void)first, (void)second;
+    return false;
+  }
+  // Whether convolution s (its layouts kNchw16c) runs kernels that read and write kNchw16c only,
+  // which NHWC activations would reach through copies: the Model then keeps a run of such
+  // convolutions blocked, from the routed pooling before them (whose input is blocked already) to
+  // the pooling after them. A backend that answers true pools by routes in PoolLayouts{kNchw16c,
+  // kNchw16c} too.
+  virtual bool conv_wants_blocked(const ConvShape& s) {
+    (void)s;
     return false;
   }
   // Inverted dropout over images of `per_image` floats (x.size / per_image of them): mask = 0 or

@@ -28,6 +28,15 @@ double conv_flops(const ConvShape& s) {
   return 2.0 * s.n * s.oh() * s.ow() * s.out * s.k * s.k * s.c;
 }
 
+// The element-wise kernels' name for the layouts, or an internal error where they have none.
+PoolKernelLayout kernel_layout(PoolLayouts layouts, int c) {
+  const bool x_blocked = layouts.x == Layout::kNchw16c && c % 16 == 0;
+  if (layouts.x == Layout::kNhwc && layouts.y == Layout::kNhwc) return PoolKernelLayout::kNhwc;
+  if (x_blocked && layouts.y == Layout::kNhwc) return PoolKernelLayout::kBlockedToNhwc;
+  if (x_blocked && layouts.y == Layout::kNchw16c) return PoolKernelLayout::kBlocked;
+  throw Error("pooling of " + std::to_string(c) + " channels in those layouts (internal error)");
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(int threads, Precision precision)
@@ -326,11 +335,6 @@ void CpuBackend::to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffe
   });
 }
 
-void CpuBackend::check_pooling_layout(Layout x_layout, int c) {
-  if (x_layout == Layout::kNchw || (x_layout == Layout::kNchw16c && c % 16 != 0)) {
-    throw Error("pooling of " + std::to_string(c) + " channels in that layout (internal error)");
-  }
-}
 
 bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
   // Measured on AVX-512 for 3 -> 32 -> 32 channels at 32x32 (docs/measurements/
@@ -346,41 +350,35 @@ bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& sec
   return DnnlConv(engine_, a, true, bf16_convs_).jit(false) && DnnlConv(engine_, b, true, bf16_convs_).jit(true);
 }
 
-void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) {
+void CpuBackend::maxpool2_forward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, Buffer& y) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "fwd");
-  const bool blocked = x_layout == Layout::kNchw16c;
-  check_pooling_layout(x_layout, c);
+  const PoolKernelLayout in = kernel_layout(layouts, c);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
-    const int b = static_cast<int>(i0), e = static_cast<int>(i1);
-    if (blocked) {
-      cpu::maxpool2_forward_nchw16c(x.data, y.data, b, e, h, w, c);
-    } else {
-      cpu::maxpool2_forward(x.data, y.data, b, e, h, w, c);
-    }
+    cpu::maxpool2_forward(x.data, y.data, static_cast<int>(i0), static_cast<int>(i1), h, w, c, in);
   });
 }
 
-void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
+void CpuBackend::maxpool2_backward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, const Buffer& y,
                                    const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
-  const bool blocked = x_layout == Layout::kNchw16c;
   const float* dy_mask = fused.dy_mask != nullptr ? fused.dy_mask->data : nullptr;
-  check_pooling_layout(x_layout, c);
+  const PoolKernelLayout in = kernel_layout(layouts, c);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
-    const int b = static_cast<int>(i0), e = static_cast<int>(i1);
-    if (blocked) {
-      cpu::maxpool2_backward_nchw16c(x.data, y.data, dy.data, dy_mask, fused.relu_of_x, dx.data, b, e, h, w, c);
-    } else {
-      cpu::maxpool2_backward(x.data, y.data, dy.data, dy_mask, fused.relu_of_x, dx.data, b, e, h, w, c);
-    }
+    cpu::maxpool2_backward(x.data, y.data, dy.data, dy_mask, fused.relu_of_x, dx.data, static_cast<int>(i0),
+                           static_cast<int>(i1), h, w, c, in);
   });
 }
 
-void CpuBackend::maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, Layout x_layout,
+bool CpuBackend::conv_wants_blocked(const ConvShape& s) {
+  return blocked_chains_ && pool_routes_ && s.x_layout == Layout::kNchw16c && s.y_layout == Layout::kNchw16c &&
+         conv(s, true).winograd();
+}
+
+void CpuBackend::maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts,
                                          const PoolRouting& routing, Buffer& y, Buffer& routes) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "",
                      routing.dropout_rate > 0.0f ? "fwd+dropout" : "fwd");
-  check_pooling_layout(x_layout, c);
+  const PoolKernelLayout in = kernel_layout(layouts, c);
   const std::size_t outputs = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
   if (routes.size < route_floats(outputs) || y.size < outputs) {
     throw Error("routed pooling: buffers too small (internal error)");
@@ -393,14 +391,14 @@ void CpuBackend::maxpool2_forward_routed(int n, int h, int w, int c, const Buffe
   auto* bytes = reinterpret_cast<std::uint8_t*>(routes.data);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     cpu::maxpool2_forward_routed(x.data, y.data, bytes, draws, static_cast<int>(i0), static_cast<int>(i1), h, w, c,
-                                 x_layout == Layout::kNchw16c);
+                                 in);
   });
 }
 
 void CpuBackend::maxpool2_backward_routed(int n, int h, int w, int c, const Buffer& routes, const Buffer& dy,
-                                          const PoolRouting& routing, Layout x_layout, Buffer& dx) {
+                                          const PoolRouting& routing, PoolLayouts layouts, Buffer& dx) {
   ProfileScope timed(profile_, "maxpool", profile_ ? elementwise_shape_label(h, w, c) : "", "bwd");
-  check_pooling_layout(x_layout, c);
+  const PoolKernelLayout in = kernel_layout(layouts, c);
   const std::size_t outputs = static_cast<std::size_t>(n) * (h / 2) * (w / 2) * c;
   if (routes.size < route_floats(outputs) || dy.size < outputs) {
     throw Error("routed pooling: buffers too small (internal error)");
@@ -409,7 +407,7 @@ void CpuBackend::maxpool2_backward_routed(int n, int h, int w, int c, const Buff
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(routes.data);
   for_ranges(static_cast<std::size_t>(n), images_per_part(h * w * c), 1, [&](std::size_t i0, std::size_t i1) {
     cpu::maxpool2_backward_routed(bytes, dy.data, keep, routing.relu_of_x, dx.data, static_cast<int>(i0),
-                                  static_cast<int>(i1), h, w, c, x_layout == Layout::kNchw16c);
+                                  static_cast<int>(i1), h, w, c, in);
   });
 }
 

@@ -60,18 +60,20 @@ class CpuBackend final : public Backend {
   void rmsprop_dense_from_factors(const DenseShape& s, const Buffer& x, const Buffer& dy, Buffer& params,
                                   Buffer& ms, std::size_t w_off, std::size_t b_off, float lr, float rho,
                                   float eps) override;
-  void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, Buffer& y) override;
-  void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const Buffer& y,
+  void maxpool2_forward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, Buffer& y) override;
+  void maxpool2_backward(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts, const Buffer& y,
                          const Buffer& dy, const PoolBackwardFusion& fused, Buffer& dx) override;
   // On every ISA (unless allow_pool_routes(false)): 5.5 MB fewer read by the tutorial's first
   // pooling's backward, and no pass of the dropout after it.
   bool pools_by_routes() const override { return pool_routes_; }
-  void maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, Layout x_layout, const PoolRouting& routing,
-                               Buffer& y, Buffer& routes) override;
+  void maxpool2_forward_routed(int n, int h, int w, int c, const Buffer& x, PoolLayouts layouts,
+                               const PoolRouting& routing, Buffer& y, Buffer& routes) override;
   void maxpool2_backward_routed(int n, int h, int w, int c, const Buffer& routes, const Buffer& dy,
-                                const PoolRouting& routing, Layout x_layout, Buffer& dx) override;
+                                const PoolRouting& routing, PoolLayouts layouts, Buffer& dx) override;
   // On AVX-512 with oneDNN's JIT kernels for the chain's layouts (cpu_backend.cpp says why).
   bool blocked_chain_pays(const ConvShape& first, const ConvShape& second) override;
+  // Where it runs oneDNN's Winograd kernels (DnnlConv), with routed poolings and blocked chains allowed.
+  bool conv_wants_blocked(const ConvShape& s) override;
   void dropout_forward(const Buffer& x, Buffer& y, Buffer& mask, float rate, std::uint64_t layer_stream,
                        std::uint64_t first_image_key, std::size_t per_image) override;
   void dropout_backward(const Buffer& dy, const Buffer& mask, Buffer& dx) override;
@@ -104,7 +106,6 @@ class CpuBackend final : public Backend {
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
   // The pooling reads NHWC, or nChw16c of whole 16-channel blocks; throws for anything else.
-  static void check_pooling_layout(Layout x_layout, int c);
   // A convolution's dy (DnnlConv::dy_to_blocked), NHWC, into nChw16c in place, masked by y when
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.

@@ -108,13 +108,13 @@ struct Kernels {
   const char* isa;
   void (*relu_mask)(float*, const float*, std::size_t, std::size_t);
   void (*rmsprop)(float*, const float*, float*, std::size_t, std::size_t, float, float, float);
-  void (*maxpool2_forward)(const float*, float*, int, int, int, int, int, int, int);
+  void (*maxpool2_forward)(const float*, float*, int, int, int, int, int, int, int, bool);
   void (*maxpool2_backward)(const float*, const float*, const float*, PoolFusion, float*, int, int, int, int, int, int,
-                            int);
+                            int, bool);
   void (*maxpool2_forward_routed)(const float*, float*, std::uint8_t*, const RouteDraws&, int, int, int, int, int, int,
-                                  int);
+                                  int, bool);
   void (*maxpool2_backward_routed)(const std::uint8_t*, const float*, float, bool, float*, int, int, int, int, int, int,
-                                   int);
+                                   int, bool);
   void (*dropout_forward)(const float*, float*, float*, std::size_t, std::size_t, std::size_t, float,
                           std::uint64_t, std::uint64_t, std::uint64_t);
   void (*multiply)(const float*, const float*, float*, std::size_t, std::size_t);
@@ -130,20 +130,21 @@ struct Kernels {
                     float eps) {                                                                                 \
     rmsprop_body(p, g, m, b, e, lr, rho, eps);                                                                   \
   }                                                                                                              \
-  attr void pool_fwd(const float* x, float* y, int i0, int i1, int h, int w, int c, int blocks, int lanes) {     \
-    maxpool2_forward_body(x, y, i0, i1, h, w, c, blocks, lanes);                                                 \
+  attr void pool_fwd(const float* x, float* y, int i0, int i1, int h, int w, int c, int blocks, int lanes,       \
+                     bool yb) {                                                                                  \
+    maxpool2_forward_body(x, y, i0, i1, h, w, c, blocks, lanes, yb);                                             \
   }                                                                                                              \
   attr void pool_bwd(const float* x, const float* y, const float* dy, PoolFusion f, float* dx, int i0, int i1,   \
-                     int h, int w, int c, int blocks, int lanes) {                                               \
-    maxpool2_backward_body(x, y, dy, f, dx, i0, i1, h, w, c, blocks, lanes, pool_window);                        \
+                     int h, int w, int c, int blocks, int lanes, bool yb) {                                      \
+    maxpool2_backward_body(x, y, dy, f, dx, i0, i1, h, w, c, blocks, lanes, yb, pool_window);                    \
   }                                                                                                              \
   attr void pool_fwd_routed(const float* x, float* y, std::uint8_t* r, const RouteDraws& d, int i0, int i1, int h, \
-                            int w, int c, int blocks, int lanes) {                                              \
-    maxpool2_forward_routed_body(x, y, r, d, i0, i1, h, w, c, blocks, lanes);                                   \
+                            int w, int c, int blocks, int lanes, bool yb) {                                     \
+    maxpool2_forward_routed_body(x, y, r, d, i0, i1, h, w, c, blocks, lanes, yb);                               \
   }                                                                                                              \
   attr void pool_bwd_routed(const std::uint8_t* r, const float* dy, float keep, bool relu, float* dx, int i0,   \
-                            int i1, int h, int w, int c, int blocks, int lanes) {                               \
-    maxpool2_backward_routed_body(r, dy, keep, relu, dx, i0, i1, h, w, c, blocks, lanes);                       \
+                            int i1, int h, int w, int c, int blocks, int lanes, bool yb) {                      \
+    maxpool2_backward_routed_body(r, dy, keep, relu, dx, i0, i1, h, w, c, blocks, lanes, yb);                   \
   }                                                                                                              \
   attr void dropout_fwd(const float* x, float* y, float* m, std::size_t per, std::size_t i0, std::size_t i1,     \
                         float keep, std::uint64_t t, std::uint64_t s, std::uint64_t k) {                         \
@@ -221,35 +222,34 @@ void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t 
   kernels().rmsprop(p, g, m, begin, end, lr, rho, eps);
 }
 
-void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c) {
-  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, 1, c);
+namespace {
+
+int blocks_of(PoolKernelLayout l, int c) { return l == PoolKernelLayout::kNhwc ? 1 : c / 16; }
+int lanes_of(PoolKernelLayout l, int c) { return l == PoolKernelLayout::kNhwc ? c : 16; }
+bool y_blocked(PoolKernelLayout l) { return l == PoolKernelLayout::kBlocked; }
+
+}  // namespace
+
+void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l) {
+  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, blocks_of(l, c), lanes_of(l, c), y_blocked(l));
 }
 
 void maxpool2_backward(const float* x, const float* y, const float* dy, const float* dy_mask, bool relu_of_x,
-                       float* dx, int img_begin, int img_end, int h, int w, int c) {
-  kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c, 1, c);
-}
-
-void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c) {
-  kernels().maxpool2_forward(x, y, img_begin, img_end, h, w, c, c / 16, 16);
-}
-
-void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, const float* dy_mask,
-                               bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c) {
-  kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c, c / 16,
-                              16);
+                       float* dx, int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l) {
+  kernels().maxpool2_backward(x, y, dy, PoolFusion{dy_mask, relu_of_x}, dx, img_begin, img_end, h, w, c,
+                              blocks_of(l, c), lanes_of(l, c), y_blocked(l));
 }
 
 void maxpool2_forward_routed(const float* x, float* y, std::uint8_t* routes, const RouteDraws& draws, int img_begin,
-                             int img_end, int h, int w, int c, bool blocked) {
-  kernels().maxpool2_forward_routed(x, y, routes, draws, img_begin, img_end, h, w, c, blocked ? c / 16 : 1,
-                                    blocked ? 16 : c);
+                             int img_end, int h, int w, int c, PoolKernelLayout l) {
+  kernels().maxpool2_forward_routed(x, y, routes, draws, img_begin, img_end, h, w, c, blocks_of(l, c), lanes_of(l, c),
+                                    y_blocked(l));
 }
 
 void maxpool2_backward_routed(const std::uint8_t* routes, const float* dy, float keep, bool relu_of_x, float* dx,
-                              int img_begin, int img_end, int h, int w, int c, bool blocked) {
-  kernels().maxpool2_backward_routed(routes, dy, keep, relu_of_x, dx, img_begin, img_end, h, w, c,
-                                     blocked ? c / 16 : 1, blocked ? 16 : c);
+                              int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l) {
+  kernels().maxpool2_backward_routed(routes, dy, keep, relu_of_x, dx, img_begin, img_end, h, w, c, blocks_of(l, c),
+                                     lanes_of(l, c), y_blocked(l));
 }
 
 void dropout_forward(const float* x, float* y, float* mask, std::size_t per_image, std::size_t img_begin,

@@ -28,19 +28,19 @@ void relu_mask_to_blocked16(const float* dy, const float* y, float* out, int img
 void rmsprop(float* p, const float* g, float* m, std::size_t begin, std::size_t end, float lr, float rho,
              float eps);
 
-// 2x2 max pooling, stride 2, floor, NHWC, over images [img_begin, img_end) of (h, w, c).
-void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
+// Where a pooling's x (and dx) and y (and dy, the routes) lie: all NHWC; x in oneDNN's nChw16c (c
+// a multiple of 16) and y NHWC; or both nChw16c.
+enum class PoolKernelLayout { kNhwc, kBlockedToNhwc, kBlocked };
+
+// 2x2 max pooling, stride 2, floor, over images [img_begin, img_end) of (h, w, c).
+void maxpool2_forward(const float* x, float* y, int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l);
 // dx = g at the first maximum of each window (x == y there, in the order top-left, top-right,
 // bottom-left, bottom-right), 0 elsewhere and on the row/column a floor-pool drops. g = dy, or
 // dy * dy_mask when dy_mask is not null (a dropout after the pooling: its backward, the same
 // product); when relu_of_x (x is a ReLU's output), g = 0 where the window's maximum is not > 0
 // (the ReLU's backward: x > 0 at the maximum exactly when the maximum is > 0).
 void maxpool2_backward(const float* x, const float* y, const float* dy, const float* dy_mask, bool relu_of_x,
-                       float* dx, int img_begin, int img_end, int h, int w, int c);
-// The same with x and dx in oneDNN's nChw16c (c a multiple of 16); y and dy NHWC.
-void maxpool2_forward_nchw16c(const float* x, float* y, int img_begin, int img_end, int h, int w, int c);
-void maxpool2_backward_nchw16c(const float* x, const float* y, const float* dy, const float* dy_mask,
-                               bool relu_of_x, float* dx, int img_begin, int img_end, int h, int w, int c);
+                       float* dx, int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l);
 
 // A pooling that keeps its routes (backend.hpp's Backend::pools_by_routes): routes[o], a byte per
 // output, holds the position of the window's first maximum (kRouteWhere: 0..3, the order above),
@@ -51,12 +51,13 @@ struct RouteDraws {
   std::uint64_t threshold = 0, layer_stream = 0, first_key = 0;
 };
 constexpr std::uint8_t kRouteWhere = 3, kRouteKept = 4, kRoutePositive = 8;
+// A dropout's draw for an output is by its feature's NHWC index in the image, whatever y's layout.
 void maxpool2_forward_routed(const float* x, float* y, std::uint8_t* routes, const RouteDraws& draws, int img_begin,
-                             int img_end, int h, int w, int c, bool blocked);
-// dx (nChw16c when blocked) from the routes and dy alone, the same floats as maxpool2_backward
-// given x, y and the dropout's mask (keep != 0) and relu_of_x.
+                             int img_end, int h, int w, int c, PoolKernelLayout l);
+// dx from the routes and dy alone, the same floats as maxpool2_backward given x, y and the
+// dropout's mask (keep != 0) and relu_of_x.
 void maxpool2_backward_routed(const std::uint8_t* routes, const float* dy, float keep, bool relu_of_x, float* dx,
-                              int img_begin, int img_end, int h, int w, int c, bool blocked);
+                              int img_begin, int img_end, int h, int w, int c, PoolKernelLayout l);
 
 // Inverted dropout over images [img_begin, img_end) of `per_image` floats each: mask = 0 where
 // counter_rng.hpp's dropout_drops(image_stream(layer_stream, first_key + j), f, threshold), else

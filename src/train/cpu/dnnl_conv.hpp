@@ -29,6 +29,10 @@ class DnnlConv {
   // float32: its weight gradient is a few-channel kernel, and the image enters unrounded.
   DnnlConv(const dnnl::engine& engine, const ConvShape& shape, bool relu, bool bf16 = false, bool winograd = false);
   bool bf16() const { return bf16_; }
+  // Whether it runs oneDNN's Winograd kernels (float32 only; where asked, on AVX-512, for whole
+  // 16-channel blocks in and out), which read and write nChw16c only: activations in another
+  // layout go through copies of their own.
+  bool winograd() const { return winograd_; }
   // y = act(conv(x, w) + b); all pointers are host memory of the backend.
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
   // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU, and

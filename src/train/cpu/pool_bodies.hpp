@@ -1,6 +1,7 @@
 // The pooling bodies of the CPU backend's element-wise kernels (cpu_elementwise.cpp compiles them
 // once per ISA). They take x (and dx) as `blocks` planes an image, each (h, w, lanes): NHWC is one
-// plane of all c channels, nChw16c c/16 planes of 16; y, dy and the routes are NHWC either way.
+// plane of all c channels, nChw16c c/16 planes of 16; y, dy and the routes NHWC, or nChw16c too
+// when y_blocked (x blocked).
 #pragma once
 #include <immintrin.h>
 
@@ -17,19 +18,22 @@ namespace batchai::train::cpu::pool_bodies {
 #define BATCHAI_POOL_INLINE [[gnu::always_inline]] inline
 #define BATCHAI_POOL_INLINE_LAMBDA __attribute__((always_inline))
 
-// Calls window(img, o, base, row) for every 2x2 window of images [img_begin, img_end): o is its
-// output's index (NHWC), base its top-left input's (in x's layout), row the distance to the row
-// below. The lambdas passed are always_inline too, so that each ISA's variant compiles its own.
-// With dx, first zeroes the row and column of dx that a floor-pool drops on odd sizes (every
-// window writes all four of its inputs, so nothing else needs a fill).
+// Calls window(img, o, f, base, row) for every 2x2 window of images [img_begin, img_end): o is its
+// output's index in y's layout (NHWC, or nChw16c when y_blocked, which x's blocks of 16 lanes
+// then are too), f the output's feature within its image in NHWC order (a dropout's draw), base
+// its top-left input's index (in x's layout), row the distance to the row below. The lambdas
+// passed are always_inline too, so that each ISA's variant compiles its own. With dx, first zeroes
+// the row and column of dx that a floor-pool drops on odd sizes (every window writes all four of
+// its inputs, so nothing else needs a fill).
 template <class Window>
 BATCHAI_POOL_INLINE void for_each_window(float* dx, int img_begin, int img_end, int h, int w, int c, int blocks,
-                                         int lanes, Window window) {
+                                         int lanes, bool y_blocked, Window window) {
   const int ph = h / 2, pw = w / 2;
-  const std::size_t row = static_cast<std::size_t>(w) * lanes;
+  const std::size_t row = static_cast<std::size_t>(w) * lanes, per_image = static_cast<std::size_t>(ph) * pw * c;
   for (int img = img_begin; img < img_end; ++img) {
     for (int blk = 0; blk < blocks; ++blk) {
       const std::size_t plane = (static_cast<std::size_t>(img) * blocks + blk) * h * row;
+      const std::size_t y_plane = (static_cast<std::size_t>(img) * blocks + blk) * ph * pw * lanes;
       if (dx != nullptr && h % 2 != 0) std::fill(dx + plane + (h - 1) * row, dx + plane + h * row, 0.0f);
       for (int py = 0; py < ph; ++py) {
         if (dx != nullptr && w % 2 != 0) {
@@ -38,8 +42,10 @@ BATCHAI_POOL_INLINE void for_each_window(float* dx, int img_begin, int img_end, 
           }
         }
         for (int px = 0; px < pw; ++px) {
-          window(img, ((static_cast<std::size_t>(img) * ph + py) * pw + px) * c + blk * lanes,
-                 plane + (2 * py) * row + static_cast<std::size_t>(2 * px) * lanes, row);
+          const std::size_t f = (static_cast<std::size_t>(py) * pw + px) * c + blk * lanes;
+          const std::size_t o =
+              y_blocked ? y_plane + (static_cast<std::size_t>(py) * pw + px) * lanes : img * per_image + f;
+          window(img, o, f, plane + (2 * py) * row + static_cast<std::size_t>(2 * px) * lanes, row);
         }
       }
     }
@@ -47,9 +53,10 @@ BATCHAI_POOL_INLINE void for_each_window(float* dx, int img_begin, int img_end, 
 }
 
 BATCHAI_POOL_INLINE void maxpool2_forward_body(const float* __restrict x, float* __restrict y, int img_begin,
-                                               int img_end, int h, int w, int c, int blocks, int lanes) {
-  for_each_window(nullptr, img_begin, img_end, h, w, c, blocks, lanes,
-                  [&](int, std::size_t o, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
+                                               int img_end, int h, int w, int c, int blocks, int lanes,
+                                               bool y_blocked) {
+  for_each_window(nullptr, img_begin, img_end, h, w, c, blocks, lanes, y_blocked,
+                  [&](int, std::size_t o, std::size_t, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
                     const float *a = x + base, *b = a + lanes, *d = a + row, *e = d + lanes;
                     for (int ch = 0; ch < lanes; ++ch) {
                       y[o + ch] = std::max(std::max(a[ch], b[ch]), std::max(d[ch], e[ch]));
@@ -108,9 +115,9 @@ template <class Window>
 BATCHAI_POOL_INLINE void maxpool2_backward_body(const float* __restrict x, const float* __restrict y,
                                                 const float* __restrict dy, PoolFusion fused, float* __restrict dx,
                                                 int img_begin, int img_end, int h, int w, int c, int blocks, int lanes,
-                                                Window window) {
-  for_each_window(dx, img_begin, img_end, h, w, c, blocks, lanes,
-                  [&](int, std::size_t o, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
+                                                bool y_blocked, Window window) {
+  for_each_window(dx, img_begin, img_end, h, w, c, blocks, lanes, y_blocked,
+                  [&](int, std::size_t o, std::size_t, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
                     const float *a = x + base, *d = a + row;
                     float *da = dx + base, *dd = da + row;
                     window(a, a + lanes, d, d + lanes, y + o, dy + o, fused.gm != nullptr ? fused.gm + o : nullptr,
@@ -180,19 +187,19 @@ BATCHAI_POOL_INLINE void routed_forward_window(const float* a, const float* b, c
 BATCHAI_POOL_INLINE void maxpool2_forward_routed_body(const float* __restrict x, float* __restrict y,
                                                       std::uint8_t* __restrict routes, const RouteDraws& draws,
                                                       int img_begin, int img_end, int h, int w, int c, int blocks,
-                                                      int lanes) {
-  const std::size_t per_image = static_cast<std::size_t>(h / 2) * (w / 2) * c;
+                                                      int lanes, bool y_blocked) {
   int drawn = -1;  // the image whose dropout stream `image` is
   std::uint64_t image = 0;
-  for_each_window(nullptr, img_begin, img_end, h, w, c, blocks, lanes,
-                  [&](int img, std::size_t o, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
-                    if (draws.keep != 0.0f && img != drawn) {
-                      image = image_stream(draws.layer_stream, draws.first_key + img), drawn = img;
-                    }
-                    const float* a = x + base;
-                    routed_forward_window(a, a + lanes, a + row, a + row + lanes, y + o, routes + o, draws, image,
-                                          o - static_cast<std::size_t>(img) * per_image, lanes);
-                  });
+  for_each_window(nullptr, img_begin, img_end, h, w, c, blocks, lanes, y_blocked,
+                  [&](int img, std::size_t o, std::size_t f, std::size_t base, std::size_t row)
+                      BATCHAI_POOL_INLINE_LAMBDA {
+                        if (draws.keep != 0.0f && img != drawn) {
+                          image = image_stream(draws.layer_stream, draws.first_key + img), drawn = img;
+                        }
+                        const float* a = x + base;
+                        routed_forward_window(a, a + lanes, a + row, a + row + lanes, y + o, routes + o, draws, image,
+                                              f, lanes);
+                      });
 }
 
 // One window's channels from its routes alone: g = dy, times the dropout's mask when keep != 0, 0
@@ -227,9 +234,9 @@ BATCHAI_POOL_INLINE void routed_backward_window(const std::uint8_t* routes, cons
 BATCHAI_POOL_INLINE void maxpool2_backward_routed_body(const std::uint8_t* __restrict routes,
                                                        const float* __restrict dy, float keep, bool relu,
                                                        float* __restrict dx, int img_begin, int img_end, int h, int w,
-                                                       int c, int blocks, int lanes) {
-  for_each_window(dx, img_begin, img_end, h, w, c, blocks, lanes,
-                  [&](int, std::size_t o, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
+                                                       int c, int blocks, int lanes, bool y_blocked) {
+  for_each_window(dx, img_begin, img_end, h, w, c, blocks, lanes, y_blocked,
+                  [&](int, std::size_t o, std::size_t, std::size_t base, std::size_t row) BATCHAI_POOL_INLINE_LAMBDA {
                     float* da = dx + base;
                     routed_backward_window(routes + o, dy + o, keep, relu, da, da + lanes, da + row, da + row + lanes,
                                            lanes);
