@@ -1,10 +1,12 @@
 // The CPU backend's blocked chain (Backend::blocked_chain_pays): a first convolution, the next
 // and a pooling with their activations in oneDNN's nChw16c must compute what the NHWC layers
-// compute, layer by layer and in the Model. Skips where the backend does not take the chain
+// compute, layer by layer and in the Model, where the chain goes on through the convolutions that
+// run Winograd (Backend::conv_wants_blocked). Skips where the backend does not take the chain
 // (oneDNN below AVX-512).
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 
 #include "cpu/cpu_backend.hpp"
@@ -77,11 +79,13 @@ TEST(BlockedChain, TheLayersComputeWhatTheNhwcLayersCompute) {
   }
 }
 
-bool chained(const cpu::CpuBackend& be) {
+// How many convolution shapes (of any batch) ran with blocked activations.
+int chained(const cpu::CpuBackend& be) {
+  std::set<std::string> shapes;
   for (const std::string& k : be.kernels()) {
-    if (k.find("(blocked chain)") != std::string::npos) return true;
+    if (k.find("(blocked chain)") != std::string::npos) shapes.insert(k);
   }
-  return false;
+  return static_cast<int>(shapes.size());
 }
 
 // Two steps of the tutorial's network, with the chain and without, then an evaluation of 3
@@ -95,7 +99,8 @@ TEST(BlockedChain, TheModelTrainsAlikeWithTheChainAndWithout) {
   struct Result {
     double loss;
     std::vector<float> grads, logits, few_logits;
-    bool chained;
+    int chained;
+    bool winograd;  // conv2d_3's kernels want blocked activations (Backend::conv_wants_blocked)
   };
   auto train = [&](bool allow) {
     cpu::CpuBackend be(2);
@@ -106,11 +111,15 @@ TEST(BlockedChain, TheModelTrainsAlikeWithTheChainAndWithout) {
     s = m.train_batch(x.data(), labels.data(), kBatch, true, 1, kBatch);
     const std::vector<float> grads = m.get_grads(), logits = m.logits(kBatch);
     m.evaluate_batch(x.data(), labels.data(), 3);  // fewer images than the buffers hold
-    return Result{s.loss_sum, grads, logits, m.logits(3), chained(be)};
+    const ConvShape conv2d_3{kBatch, 15, 15, 32, 64, 3, 1, Layout::kNchw16c, Layout::kNchw16c};
+    return Result{s.loss_sum, grads, logits, m.logits(3), chained(be), be.conv_wants_blocked(conv2d_3)};
   };
   const Result with = train(true), without = train(false);
-  if (!with.chained) GTEST_SKIP() << "this CPU's oneDNN takes no blocked chain";
-  EXPECT_FALSE(without.chained);
+  if (with.chained == 0) GTEST_SKIP() << "this CPU's oneDNN takes no blocked chain";
+  EXPECT_EQ(without.chained, 0);
+  // The first chain (conv2d_1, conv2d_2); with Winograd also conv2d_3 and conv2d_4, from the
+  // first pooling's output to the second pooling's input.
+  EXPECT_EQ(with.chained, with.winograd ? 4 : 2);
   EXPECT_NEAR(with.loss, without.loss, 1e-5 * std::abs(without.loss));
   EXPECT_LT(testing::relative_error(with.logits, as_vec(without.logits)), 1e-5);
   EXPECT_LT(testing::relative_error(with.grads, as_vec(without.grads)), 1e-4);
