@@ -1,5 +1,6 @@
-// The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays); convolutions
-// on oneDNN's JIT kernels (bias and ReLU fused, primitives cached per shape and layouts); dense
+// The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays, conv_wants_blocked);
+// convolutions on oneDNN's JIT kernels, Winograd's where they run (bias and ReLU fused, primitives
+// cached per shape and layouts); dense
 // layers on oneDNN's kernels where oneDNN runs AVX-512 or OpenBLAS runs kernels older than
 // AVX2, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
 // element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the

@@ -8,14 +8,14 @@
 // (roofline.hpp) and the ISAs that ran.
 // Usage: train_bench [--threads 2] [--batch 32] [--steps 60] [--warmup 5] [--window 10]
 //                    [--roofline [--limit-reps 20]]
-//                    [--no-blocked-chain] [--prepare-ahead] [--no-folding] [--no-routes]
+//                    [--no-blocked-chain] [--prepare-ahead] [--no-folding] [--no-routes] [--no-winograd]
 //                    [--precision float32|mixed_bfloat16]
 //        (--variants: --roofline, also printing every format variant the limits tried;
 //         --no-blocked-chain: every activation NHWC, as before the blocked chain; --prepare-ahead: the
 //         batch prepared on a helper thread as before; --no-folding: dense_1's weight gradient stored
 //         and then applied, as a run of several ranks does; --no-routes: the poolings' backward
-//         reads x, y and the dropout's mask, the dropout its own forward pass; each for a
-//         side-by-side run)
+//         reads x, y and the dropout's mask, the dropout its own forward pass; --no-winograd: the
+//         convolutions on oneDNN's direct kernels, as before Winograd; each for a side-by-side run)
 #include <cblas.h>
 #include <sys/resource.h>
 
