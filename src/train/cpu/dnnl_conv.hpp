@@ -3,7 +3,7 @@
 // "hwio" and reordered each step into the blocked format the JIT kernels want; bias + ReLU fused
 // as a post-op. Primitives are created once per shape and layouts, and reused. In float32 on
 // AVX-512, convolutions of whole 16-channel blocks run oneDNN's Winograd kernels (F(4x4, 3x3)),
-// 1.5 to 1.9 times as fast as its direct ones (Zen 4, alone); in mixed precision (bf16) the direct
+// 1.25 to 2 times as fast as its direct ones (Zen 4, alone); in mixed precision (bf16) the direct
 // kernels compute on bfloat16 copies of x, dy and the kernel.
 #pragma once
 #include <string>
