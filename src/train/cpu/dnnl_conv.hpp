@@ -39,8 +39,8 @@ class DnnlConv {
   void forward(dnnl::stream& stream, const float* x, const float* w, const float* b, float* y);
   // dL/dw and dL/db into the primitive's own buffers. dy must already be masked by the ReLU, and
   // when dy_to_blocked() be in oneDNN's nChw16c (relu_mask_to_blocked16). x must hold what the
-  // forward read (backprop's contract): in bf16, the forward's rounded x serves when x is the array
-  // the last forward read, once; any other x is rounded again.
+  // forward read (backprop's contract): the forward's copy of x (bf16's rounded one, Winograd's
+  // blocked one) serves when x is the array the last forward read, once; any other x is copied again.
   void backward_weights(dnnl::stream& stream, const float* x, const float* dy);
   // For a convolution of few input channels (the first layer) with NHWC x and y: its weight
   // gradient runs the JIT kernel on an NCHW copy of x and on dy in nChw16c, which the caller
@@ -52,9 +52,10 @@ class DnnlConv {
   bool jit(bool with_data_gradient) const;
   // Then dw += dL/dw (hwio), db += dL/db: accumulating, via a sum post-op on the reorder.
   void accumulate_weights(dnnl::stream& stream, float* dw, float* db);
-  // dx = dL/dx, as a forward convolution of dy where data_gradient_as_forward says so. In bf16,
-  // the rounded dy that backward_weights made serves when dy is the same array (conv2d_backward
-  // calls the two back to back on one dy); any other call rounds dy again.
+  // dx = dL/dx, on direct kernels as a forward convolution of dy where data_gradient_as_forward
+  // says so. The copy of dy that backward_weights made (bf16's rounded one, Winograd's blocked one)
+  // serves when dy is the same array (conv2d_backward calls the two back to back on one dy); any
+  // other call copies dy again.
   void backward_data(dnnl::stream& stream, const float* w, const float* dy, float* dx);
   // The kernels oneDNN chose for the three primitives ("brgconv:avx512_core ..."), for the roofline.
   std::string kernels() const;
