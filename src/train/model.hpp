@@ -88,7 +88,8 @@ class Model {
  private:
   struct Layer;
   // Asks the backend whether the first layers run as a blocked chain (Backend::blocked_chain_pays)
-  // and sets their layouts.
+  // and sets their layouts; the chain goes on past a routed pooling through the convolutions that
+  // want blocked activations (Backend::conv_wants_blocked) to the pooling after them.
   void plan_layouts();
   // Lets each pooling's backward do the backward of the ReLU before it and of a dropout after it
   // (backend.hpp's PoolBackwardFusion): two passes over memory fewer. Where the backend routes

@@ -335,7 +335,6 @@ void CpuBackend::to_blocked_in_place(const ConvShape& s, Buffer& dy, const Buffe
   });
 }
 
-
 bool CpuBackend::blocked_chain_pays(const ConvShape& first, const ConvShape& second) {
   // Measured on AVX-512 for 3 -> 32 -> 32 channels at 32x32 (docs/measurements/
   // 2026-12-trainer-avx512.md): the first convolution's blocked kernels and the pooling's
