@@ -1,6 +1,7 @@
 // DnnlConv on oneDNN's Winograd kernels (float32, where oneDNN runs AVX-512, for whole 16-channel
-// blocks): each phase must be its definition to float32 rounding, whether the caller's activations
-// are NHWC (copied to and from nChw16c) or blocked; and the forward's blocked copy of x, like
+// blocks): each phase, and the forward with its ReLU, must be its definition to float32 rounding,
+// whether the caller's activations are NHWC (copied to and from nChw16c) or blocked; and the
+// forward's blocked copy of x, like
 // dy's of the weight gradient, serves the next phase only on the same array, once.
 #include <gtest/gtest.h>
 
@@ -59,6 +60,15 @@ class ConvWinograd : public ::testing::Test {
     EXPECT_LT(testing::relative_error(testing::relayout(eng, st, y, s.n, s.out, s.oh(), s.ow(), yl, tag::nhwc), ref_y),
               kTolerance)
         << "forward";
+    DnnlConv with_relu(eng, s, true, false, true);  // the ReLU as the kernels' post-op
+    with_relu.forward(st, x_in.data(), w.data(), b.data(), y.data());
+    const testing::Vec ref_relu = testing::ref_conv(s, testing::Vec(x.begin(), x.end()),
+                                                    testing::Vec(w.begin(), w.end()), testing::Vec(b.begin(), b.end()),
+                                                    true);
+    EXPECT_LT(testing::relative_error(testing::relayout(eng, st, y, s.n, s.out, s.oh(), s.ow(), yl, tag::nhwc),
+                                      ref_relu),
+              kTolerance)
+        << "forward with the ReLU";
 
     std::vector<float> dw(w.size() + b.size(), 0.0f);
     conv.backward_weights(st, x_in.data(), dy_in.data());
