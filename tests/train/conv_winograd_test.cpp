@@ -1,8 +1,8 @@
 // DnnlConv on oneDNN's Winograd kernels (float32, where oneDNN runs AVX-512, for whole 16-channel
 // blocks): each phase, and the forward with its ReLU, must be its definition to float32 rounding,
 // whether the caller's activations are NHWC (copied to and from nChw16c) or blocked; and the
-// forward's blocked copy of x, like
-// dy's of the weight gradient, serves the next phase only on the same array, once.
+// forward's blocked copy of x, like dy's of the weight gradient, serves the next phase only on the
+// same array, once.
 #include <gtest/gtest.h>
 
 #include <random>
