@@ -1,11 +1,10 @@
 // The CPU backend: NHWC activations but in a blocked chain (blocked_chain_pays, conv_wants_blocked);
 // convolutions on oneDNN's JIT kernels, Winograd's where they run (bias and ReLU fused, primitives
-// cached per shape and layouts); dense
-// layers on oneDNN's kernels where oneDNN runs AVX-512 or OpenBLAS runs kernels older than
-// AVX2, else on OpenBLAS sgemm split by output columns (cpu_dense.cpp); everything else on
-// element-wise kernels chosen per ISA at run time (cpu_elementwise.hpp). One OpenMP team (the
-// one oneDNN uses) runs all of it, so no two thread pools fight over the cores. Buffers are
-// allocated once, 64-byte aligned, and reused.
+// cached per shape and layouts); dense layers on oneDNN's kernels where oneDNN runs AVX-512 or
+// OpenBLAS runs kernels older than AVX2, else on OpenBLAS sgemm split by output columns
+// (cpu_dense.cpp); everything else on element-wise kernels chosen per ISA at run time
+// (cpu_elementwise.hpp). One OpenMP team (the one oneDNN uses) runs all of it, so no two thread
+// pools fight over the cores. Buffers are allocated once, 64-byte aligned, and reused.
 #pragma once
 #include <functional>
 #include <map>
@@ -88,6 +87,7 @@ class CpuBackend final : public Backend {
   void allow_blocked_chains(bool allow) { blocked_chains_ = allow; }
   // For benchmarks and tests: whether pools_by_routes answers yes (the default).
   void allow_pool_routes(bool allow) { pool_routes_ = allow; }
+  // For benchmarks and tests: whether convolutions may run Winograd's kernels (the default).
   void allow_winograd(bool allow) { winograd_ = allow; }
   // Per-operation timing for the benchmark's roofline; null (the default) times nothing.
   void set_profile(CpuProfile* profile) { profile_ = profile; }
@@ -106,7 +106,6 @@ class CpuBackend final : public Backend {
   // Images (or rows) of `floats_per_image` that make a part worth its thread.
   static std::size_t images_per_part(std::size_t floats_per_image);
   void mask_relu(Buffer& dy, const Buffer& y, std::size_t count) const;
-  // The pooling reads NHWC, or nChw16c of whole 16-channel blocks; throws for anything else.
   // A convolution's dy (DnnlConv::dy_to_blocked), NHWC, into nChw16c in place, masked by y when
   // `relu`: image by image through a copy in this thread's scratch (one image, in L2), so no
   // buffer the size of dy is needed. It costs about 0.13 ms more than the NHWC mask for conv2d_1.

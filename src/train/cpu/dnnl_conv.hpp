@@ -72,7 +72,6 @@ class DnnlConv {
   // The data gradient as a forward convolution of dy (data_gradient_as_forward): the
   // kernel mirrored with its channels swapped, w_swapped_ in hwio (k, k, out, c), padding k-1-pad.
   bool data_as_forward_ = false;
-  bool winograd_ = false;
   dnnl::convolution_forward::primitive_desc data_fwd_pd_;
   dnnl::convolution_forward data_fwd_;
   std::vector<float> w_swapped_;
@@ -113,6 +112,7 @@ class DnnlConv {
     float* target_ = nullptr;
   };
   bool bf16_ = false;
+  bool winograd_ = false;  // winograd()
   dnnl::memory::desc y_md_;  // dy as the caller gives it (float32)
   OperandCopy x_copy_, dy_copy_;  // the forward's x for the weight gradient, its dy for the data gradient
   OperandOut y_out_, dx_out_;
