@@ -262,8 +262,11 @@ void CpuBackend::conv2d_backward(const ConvShape& s, const Buffer& x, const Buff
       mask_relu(dy, y, count);
     }
     {
-      ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-weights", conv_flops(s));
-      few_channel_weights(s, x, dy, relu && !mask_first ? &y : nullptr, dw, w_off, b_off);
+      // Its own phase name where the ReLU's backward is inside, for the roofline's limit.
+      const bool folded = relu && !mask_first;
+      ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "",
+                         folded ? "bwd-weights+relu" : "bwd-weights", conv_flops(s));
+      few_channel_weights(s, x, dy, folded ? &y : nullptr, dw, w_off, b_off);
     }
     if (dx != nullptr) {
       ProfileScope timed(profile_, "conv", profile_ ? conv_shape_label(s) : "", "bwd-data", conv_flops(s));

@@ -166,6 +166,30 @@ LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& s, boo
   return best;
 }
 
+PhaseLimit relu_backward_limit(const dnnl::engine& engine, const train::ConvShape& s, int reps) {
+  dnnl::stream stream(engine);
+  PhaseLimit best;
+  const memory::dims dst{s.n, s.out, s.oh(), s.ow()};
+  for (const tag layout : {tag::nhwc, tag::nChw16c}) {
+    const memory::desc md(dst, dt::f32, layout);
+    const auto fwd_pd = dnnl::eltwise_forward::primitive_desc(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training,
+                                    dnnl::algorithm::eltwise_relu_use_dst_for_bwd, md, 0.0f),
+        engine);
+    const auto pd = dnnl::eltwise_backward::primitive_desc(
+        dnnl::eltwise_backward::desc(dnnl::algorithm::eltwise_relu_use_dst_for_bwd, md, md, 0.0f), engine,
+        fwd_pd);
+    time_primitive<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
+        best, reps, engine, stream, pd, {DNNL_ARG_DST, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC}, "");
+  }
+  return best;
+}
+
+PhaseLimit plus(const PhaseLimit& a, const PhaseLimit& b) {
+  return {a.seconds + b.seconds, a.impl + " + " + b.impl, a.cold_seconds + b.cold_seconds,
+          a.cold_impl + " + " + b.cold_impl};
+}
+
 LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& s, bool relu, int reps) {
   dnnl::stream stream(engine);
   LayerLimit best;

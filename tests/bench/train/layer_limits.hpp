@@ -31,6 +31,13 @@ LayerLimit conv_limit(const dnnl::engine& engine, const train::ConvShape& shape,
                       bool bf16 = false);
 LayerLimit dense_limit(const dnnl::engine& engine, const train::DenseShape& shape, bool relu, int reps);
 
+// The ReLU's backward on a convolution's output alone (oneDNN's eltwise backward from y, in NHWC and
+// nChw16c): what a phase that folds it in does beyond the convolution.
+PhaseLimit relu_backward_limit(const dnnl::engine& engine, const train::ConvShape& shape, int reps);
+
+// Two primitives one after the other: the times added, the kernels named both.
+PhaseLimit plus(const PhaseLimit& a, const PhaseLimit& b);
+
 // Median seconds of `reps` calls of fn (after 3 untimed ones); with `evict`, each call follows a
 // pass over a buffer larger than the caches (not timed).
 double median_seconds(int reps, const std::function<void()>& fn, bool evict = false);

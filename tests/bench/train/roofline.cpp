@@ -65,6 +65,12 @@ void print_roofline(const RooflineInput& in) {
         out.row(spec.name, "fwd", find(p, "conv", label, "fwd"), &lim.forward);
         out.row(spec.name, "bwd-data", find(p, "conv", label, "bwd-data"), &lim.backward_data);
         out.row(spec.name, "bwd-weights", find(p, "conv", label, "bwd-weights"), &lim.backward_weights);
+        // Where the backend folds the ReLU's backward into the weight gradient, the limit is
+        // oneDNN's two primitives for that work.
+        if (const auto* folded = find(p, "conv", label, "bwd-weights+relu")) {
+          const PhaseLimit both = plus(lim.backward_weights, relu_backward_limit(engine, s, in.limit_reps));
+          out.row(spec.name, "bwd-weights, its ReLU's backward in it", folded, &both);
+        }
         out.row(spec.name, "ReLU mask (its activation's backward)", find(p, "conv", label, "relu-mask"), nullptr);
         break;
       }
